@@ -1,0 +1,1 @@
+"""A TensorFlow-1 style graph, autodiff and optimizer engine on numpy."""

@@ -1,0 +1,49 @@
+"""Event files: the writer, pure summary builders, record framing and the readers.
+
+Usable from any training loop (numpy, PyTorch, JAX)::
+
+    from tfevents.summaries import SummaryWriter
+    with SummaryWriter("runs/exp1") as w:
+        w.add_scalar("loss", 0.25, global_step=1)
+
+Names are imported on first use (PEP 562), so ``import tfevents.summaries`` stays cheap and
+numpy is loaded only by what needs it.
+"""
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+__version__ = "0.1.0"
+
+# public name -> submodule that defines it
+_EXPORTS = {
+    # record framing (record.py)
+    "DataLossError": "record", "TruncatedRecordError": "record", "CorruptedRecordError": "record",
+    # writing (event_file_writer.py, writer.py)
+    "EventFileWriter": "event_file_writer",
+    "SummaryWriter": "writer", "FileWriter": "writer",
+    # reading one file (iterator.py) and graphs (graph_io.py)
+    "summary_iterator": "iterator",
+    "write_graph": "graph_io",
+    # the offline reader (reader.py)
+    "read_scalars": "reader", "load_logdir": "reader",
+}
+# pure summary builders (builders.py) are also reachable as tfevents.summaries.builders.<name>
+_BUILDERS = ("scalar", "histogram", "image", "audio", "text", "pr_curve", "hparams", "custom_scalars")
+_EXPORTS.update({name: "builders" for name in _BUILDERS})
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError("module 'tfevents.summaries' has no attribute %r" % name)
+    value = getattr(importlib.import_module("." + module, __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_EXPORTS))

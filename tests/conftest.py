@@ -1,0 +1,38 @@
+"""Shared fixtures: paths, and the real tools (TensorFlow, TensorBoard) imported the same way everywhere."""
+import os
+import sys
+
+import pytest
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+os.environ.setdefault("TF_USE_LEGACY_KERAS", "1")
+os.environ.setdefault("TF_ENABLE_ONEDNN_OPTS", "0")
+os.environ.setdefault("CUDA_VISIBLE_DEVICES", "")
+os.environ.setdefault("MPLBACKEND", "Agg")
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SHARED = os.path.join(os.path.dirname(REPO), "shared")
+sys.path.insert(0, os.path.join(REPO, "tests"))
+
+
+@pytest.fixture(scope="session")
+def tf():
+    """tensorflow (2.x API); import is slow, so tests share one."""
+    return pytest.importorskip("tensorflow")
+
+
+@pytest.fixture(scope="session")
+def tf1(tf):
+    """tensorflow.compat.v1, the oracle for tfevents.core.
+
+    Eager execution stays on for the process (other tests need it): build TF1 graphs inside
+    ``with tf1.Graph().as_default(), tf1.Session() as sess:``.
+    """
+    return tf.compat.v1
+
+
+@pytest.fixture
+def logdir(tmp_path):
+    d = tmp_path / "logs"
+    d.mkdir()
+    return str(d)
