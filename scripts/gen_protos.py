@@ -36,25 +36,39 @@ def protoc_command(explicit: str | None) -> list[str]:
     return [sys.executable, "-m", "grpc_tools.protoc"]
 
 
-def generate(out_dir: str, protoc: str | None = None) -> list[str]:
-    """Compile every proto/*.proto into out_dir; return the written paths."""
+def _run_protoc(protoc: str | None, output_args: list[str]) -> None:
+    """Run protoc on every proto/*.proto from an include root holding tfevents/proto/."""
     with tempfile.TemporaryDirectory() as root:
         os.makedirs(os.path.join(root, "tfevents"))
         os.symlink(PROTO_DIR, os.path.join(root, "tfevents", "proto"))
         sources = sorted(glob.glob(os.path.join(PROTO_DIR, "*.proto")))
         rel = [os.path.join("tfevents", "proto", os.path.basename(s)) for s in sources]
-        with tempfile.TemporaryDirectory() as gen:
-            cmd = protoc_command(protoc) + ["-I", root, "--python_out=" + gen] + rel
-            if cmd[0] == sys.executable:  # grpc_tools needs the well-known types' path
-                import grpc_tools
-                cmd[3:3] = ["-I", os.path.join(os.path.dirname(grpc_tools.__file__), "_proto")]
-            subprocess.run(cmd, check=True, cwd=root)
-            written = []
-            for path in sorted(glob.glob(os.path.join(gen, "tfevents", "proto", "*_pb2.py"))):
-                dest = os.path.join(out_dir, os.path.basename(path))
-                shutil.copyfile(path, dest)
-                written.append(dest)
-            return written
+        cmd = protoc_command(protoc) + ["-I", root] + output_args + rel
+        if cmd[0] == sys.executable:  # grpc_tools needs the well-known types' path
+            import grpc_tools
+            cmd[3:3] = ["-I", os.path.join(os.path.dirname(grpc_tools.__file__), "_proto")]
+        subprocess.run(cmd, check=True, cwd=root)
+
+
+def descriptor_set(protoc: str | None = None) -> bytes:
+    """The serialized FileDescriptorSet of proto/*.proto, as protoc compiles them now."""
+    with tempfile.TemporaryDirectory() as tmp:
+        out = os.path.join(tmp, "set.pb")
+        _run_protoc(protoc, ["--descriptor_set_out=" + out])
+        with open(out, "rb") as f:
+            return f.read()
+
+
+def generate(out_dir: str, protoc: str | None = None) -> list[str]:
+    """Compile every proto/*.proto into out_dir; return the written paths."""
+    with tempfile.TemporaryDirectory() as gen:
+        _run_protoc(protoc, ["--python_out=" + gen])
+        written = []
+        for path in sorted(glob.glob(os.path.join(gen, "tfevents", "proto", "*_pb2.py"))):
+            dest = os.path.join(out_dir, os.path.basename(path))
+            shutil.copyfile(path, dest)
+            written.append(dest)
+        return written
 
 
 def main() -> None:
