@@ -1,0 +1,76 @@
+"""The ``tfevents`` command line.
+
+Each subcommand lives in its own module ``tfevents.viewer.cmd_<name>`` that defines
+``add_arguments(parser)`` and ``run(args) -> int``; modules are imported only when their
+subcommand runs, so ``tfevents --version`` and ``tfevents inspect`` stay fast.
+"""
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from typing import Optional, Sequence
+
+# subcommand -> one-line help
+COMMANDS = {
+    "inspect": "list runs, tags, kinds, step ranges, restarts and corruption of event files",
+    "export": "export scalars to CSV or Parquet",
+    "plot": "plot scalars to PNG, SVG or PDF",
+    "report": "write a self-contained HTML report of a logdir",
+    "demo": "train the example MLP with tfevents.core and log every kind of summary",
+}
+
+
+def _version() -> str:
+    try:
+        from importlib.metadata import version
+        return version("tfevents")
+    except Exception:  # not installed as a distribution (e.g. run from a source tree)
+        from tfevents.summaries import __version__
+        return __version__
+
+
+def _command_module(name: str):
+    return importlib.import_module("tfevents.viewer.cmd_" + name)
+
+
+def build_parser(argv: Sequence[str]) -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="tfevents", description="Write, read and view TensorFlow event files.")
+    parser.add_argument("--version", action="version", version="tfevents " + _version())
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    # Only the chosen subcommand's module is imported to add its arguments.
+    chosen = next((a for a in argv if not a.startswith("-")), None)
+    for name, help_text in COMMANDS.items():
+        p = sub.add_parser(name, help=help_text, description=help_text)
+        if name == chosen:
+            try:
+                _command_module(name).add_arguments(p)
+            except ModuleNotFoundError as e:
+                if e.name != "tfevents.viewer.cmd_" + name:
+                    raise
+    return parser
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser(argv)
+    args = parser.parse_args(argv)
+    if not args.command:
+        parser.print_help()
+        return 2
+    try:
+        module = _command_module(args.command)
+    except ModuleNotFoundError as e:
+        if e.name != "tfevents.viewer.cmd_" + args.command:
+            raise
+        parser.error("'%s' is not available in this version" % args.command)
+    try:
+        return int(module.run(args) or 0)
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:  # e.g. `tfevents inspect … | head`
+        return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
