@@ -1,0 +1,54 @@
+"""matplotlib plumbing shared by the plots: imported lazily, Agg-safe, no pyplot global state.
+
+Figures are made with ``matplotlib.figure.Figure`` (not pyplot), so nothing is kept alive by a global
+figure manager and they render with the Agg canvas; in Jupyter they display like any Figure.
+"""
+from __future__ import annotations
+
+import base64
+import io
+import math
+
+
+def new_figure(width: float, height: float):
+    from matplotlib.figure import Figure
+    return Figure(figsize=(width, height), layout="constrained")
+
+
+def grid(n: int, ncols: int | None = None, cell=(6.0, 3.8), sharex: bool = False):
+    """A Figure with ``n`` axes in a grid of ``ncols`` columns; returns (fig, [axes])."""
+    n = max(n, 1)
+    ncols = ncols or min(n, 2)
+    nrows = math.ceil(n / ncols)
+    fig = new_figure(cell[0] * ncols, cell[1] * nrows)
+    axes = fig.subplots(nrows, ncols, squeeze=False, sharex=sharex).ravel().tolist()
+    for ax in axes[n:]:
+        ax.set_visible(False)
+    return fig, axes[:n]
+
+
+def to_bytes(fig, fmt: str = "png", dpi: int = 100) -> bytes:
+    buf = io.BytesIO()
+    fig.savefig(buf, format=fmt, dpi=dpi)
+    return buf.getvalue()
+
+
+def to_data_uri(fig, dpi: int = 100) -> str:
+    return "data:image/png;base64," + base64.b64encode(to_bytes(fig, "png", dpi)).decode("ascii")
+
+
+def save(fig, path: str, dpi: int = 100) -> None:
+    """Save by the file's extension (png, svg, pdf, ...), atomically (write a temp file, then rename)."""
+    import os
+    ext = os.path.splitext(path)[1].lstrip(".").lower() or "png"
+    data = to_bytes(fig, ext, dpi)
+    tmp = "%s.tmp%d" % (path, os.getpid())
+    with open(tmp, "wb") as f:
+        f.write(data)
+    os.replace(tmp, path)
+
+
+def empty(ax, message: str) -> None:
+    ax.text(0.5, 0.5, message, ha="center", va="center", transform=ax.transAxes, color="0.4")
+    ax.set_xticks([])
+    ax.set_yticks([])

@@ -1,0 +1,182 @@
+"""Scalar charts as TensorBoard draws them: every run overlaid in its own colour, the raw series faint
+behind the smoothed one, non-finite points as markers, and long series downsampled per pixel column
+keeping each column's first, last, minimum and maximum (so spikes survive)."""
+from __future__ import annotations
+
+import re
+from typing import Any, Mapping, Optional
+
+import numpy as np
+
+from . import sources
+from .colors import run_colors
+from .smoothing import DEFAULT_SMOOTHING, minmax_indices, smooth
+
+X_AXES = ("step", "relative", "wall")
+RAW_ALPHA = 0.25
+MARKERS = {"nan": ("X", "NaN"), "+inf": ("^", "+inf"), "-inf": ("v", "-inf")}
+LINESTYLES = ("-", "--", ":", "-.")
+
+
+def chart_groups(tags, group: Optional[str] = None) -> dict[str, list[str]]:
+    """``{chart title: [tags]}``: one chart per tag, or per value of ``group``'s first capture group
+    (the whole match if it has none) for tags the regex matches; other tags keep their own chart."""
+    pattern = sources.compile_pattern(group, "group")
+    charts: dict[str, list[str]] = {}
+    for tag in sorted(set(tags)):
+        key = tag
+        if pattern is not None:
+            m = pattern.search(tag)
+            if m:
+                key = m.group(1) if pattern.groups and m.group(1) is not None else m.group(0)
+        charts.setdefault(key, []).append(tag)
+    return charts
+
+
+def plot_scalars(source: Any, tags: Optional[str] = None, runs: Optional[str] = None, *,
+                 smoothing: float = DEFAULT_SMOOTHING, x: str = "step", logy: bool = False,
+                 group: Optional[str] = None, max_points: int = 2000, ncols: Optional[int] = None,
+                 colors: Optional[Mapping[str, str]] = None):
+    """One matplotlib Figure with a chart per tag (or per ``group`` regex value), every run overlaid.
+
+    ``source``: a logdir path, a Logdir, or ``{(run, tag): series}`` with ``.step``, ``.wall_time``,
+    ``.value`` arrays. ``tags`` / ``runs``: regexes (``re.search``). ``smoothing``: TensorBoard's weight
+    in [0, 1]. ``x``: ``step``, ``relative`` (time since the run's first point) or ``wall``.
+    """
+    charts, colors = _prepare(source, tags, runs, group, colors)
+    from . import figures
+    fig, axes = figures.grid(len(charts), ncols)
+    if not charts:
+        figures.empty(axes[0], "no scalars match")
+        return fig
+    for ax, (title, series) in zip(axes, charts.items()):
+        draw_chart(ax, title, series, colors, smoothing=smoothing, x=x, logy=logy, max_points=max_points)
+    return fig
+
+
+def scalar_figures(source: Any, tags: Optional[str] = None, runs: Optional[str] = None, *,
+                   smoothing: float = DEFAULT_SMOOTHING, x: str = "step", logy: bool = False,
+                   group: Optional[str] = None, max_points: int = 2000,
+                   colors: Optional[Mapping[str, str]] = None, size=(7.0, 4.2)) -> dict:
+    """``{chart title: Figure}``, one Figure per tag or group (as in the HTML report)."""
+    charts, colors = _prepare(source, tags, runs, group, colors)
+    from . import figures
+    out = {}
+    for title, series in charts.items():
+        fig = figures.new_figure(*size)
+        draw_chart(fig.add_subplot(), title, series, colors, smoothing=smoothing, x=x, logy=logy,
+                   max_points=max_points)
+        out[title] = fig
+    return out
+
+
+def _prepare(source, tags, runs, group, colors):
+    if not isinstance(source, Mapping):
+        source = sources.load(source)
+    mapping = sources.kind(source, "scalars")
+    colors = dict(colors or run_colors(sources.all_runs(source, mapping)))
+    chosen = sources.select(mapping, tags, runs)
+    for run, _ in chosen:
+        colors.setdefault(run, run_colors([run])[run])
+    by_tag: dict[str, list] = {}
+    for (run, tag), s in chosen.items():
+        by_tag.setdefault(tag, []).append((run, tag, s))
+    charts = {title: [item for t in members for item in by_tag[t]]
+              for title, members in chart_groups(by_tag, group).items()}
+    return charts, colors
+
+
+def x_values(series, x: str) -> np.ndarray:
+    if x == "step":
+        return np.asarray(series.step, dtype=np.float64)
+    wall = np.asarray(series.wall_time, dtype=np.float64)
+    if x == "relative":
+        return wall - wall[0] if wall.size else wall
+    if x == "wall":
+        return wall
+    raise ValueError("x must be one of %s, got %r" % (", ".join(X_AXES), x))
+
+
+def draw_chart(ax, title: str, series: list, colors: Mapping[str, str], *,
+               smoothing: float = DEFAULT_SMOOTHING, x: str = "step", logy: bool = False,
+               max_points: int = 2000) -> None:
+    """Draw ``[(run, tag, series)]`` into ``ax``: raw (faint) + smoothed line per run, non-finite markers."""
+    if x not in X_AXES:
+        raise ValueError("x must be one of %s, got %r" % (", ".join(X_AXES), x))
+    if not 0.0 <= smoothing <= 1.0:
+        raise ValueError("smoothing must be in [0, 1], got %r" % smoothing)
+    tags = sorted({t for _, t, _ in series})
+    style = {t: LINESTYLES[i % len(LINESTYLES)] for i, t in enumerate(tags)}
+    xs = {id(s): x_values(s, x) for _, _, s in series}
+    scale, unit = _time_scale(xs.values()) if x == "relative" else (1.0, "")
+    seen_markers = set()
+    for run, tag, s in series:
+        xv = xs[id(s)] / scale
+        yv = np.asarray(s.value, dtype=np.float64)
+        color = colors[run]
+        label = run if len(tags) == 1 else "%s: %s" % (run, tag)
+        if x == "wall":
+            xv_plot = lambda idx: (xv[idx] * 1e6).astype("datetime64[us]")  # noqa: E731
+        else:
+            xv_plot = lambda idx: xv[idx]  # noqa: E731
+        sm = smooth(yv, smoothing) if smoothing > 0 else yv
+        raw = minmax_indices(xv, yv, max_points)
+        if smoothing > 0:
+            ax.plot(xv_plot(raw.line), yv[raw.line], color=color, alpha=RAW_ALPHA, lw=1.0,
+                    ls=style[tag], zorder=2)
+            smo = minmax_indices(xv, sm, max_points)
+            ax.plot(xv_plot(smo.line), sm[smo.line], color=color, lw=1.6, ls=style[tag], label=label,
+                    zorder=3)
+        else:
+            ax.plot(xv_plot(raw.line), yv[raw.line], color=color, lw=1.4, ls=style[tag], label=label,
+                    zorder=3)
+        if raw.markers.size:
+            # TensorBoard draws a non-finite point at the last finite (displayed) value before it
+            where = _last_finite_before(sm, raw.markers)
+            bad = yv[raw.markers]
+            for key, mask in (("nan", np.isnan(bad)), ("+inf", bad > 0), ("-inf", bad < 0)):
+                mask = mask & ~np.isnan(bad) if key != "nan" else mask
+                if mask.any():
+                    ax.plot(xv_plot(raw.markers[mask]), where[mask], ls="none", marker=MARKERS[key][0],
+                            color=color, ms=7, mec="black", mew=0.6, zorder=4)
+                    seen_markers.add(key)
+    ax.set_title(title, fontsize=10)
+    ax.set_xlabel({"step": "step", "relative": "relative time (%s)" % unit, "wall": "wall time"}[x])
+    if logy:
+        ax.set_yscale("log")
+    if x == "wall":
+        import matplotlib.dates as mdates
+        locator = mdates.AutoDateLocator()
+        ax.xaxis.set_major_locator(locator)
+        ax.xaxis.set_major_formatter(mdates.ConciseDateFormatter(locator))
+    ax.grid(True, alpha=0.3)
+    handles, labels = ax.get_legend_handles_labels()
+    for key in ("nan", "+inf", "-inf"):
+        if key in seen_markers:
+            from matplotlib.lines import Line2D
+            handles.append(Line2D([], [], ls="none", marker=MARKERS[key][0], color="0.5", mec="black"))
+            labels.append(MARKERS[key][1])
+    if handles:
+        ax.legend(handles, labels, fontsize=8, loc="best")
+
+
+def _last_finite_before(values: np.ndarray, idx: np.ndarray) -> np.ndarray:
+    """For each index, the last finite value before it (the first finite value if none; 0 if none)."""
+    finite = np.flatnonzero(np.isfinite(values))
+    if finite.size == 0:
+        return np.zeros(idx.size)
+    pos = np.searchsorted(finite, idx) - 1
+    return values[finite[np.clip(pos, 0, None)]]
+
+
+def _time_scale(xs) -> tuple[float, str]:
+    span = max((float(np.nanmax(v)) for v in xs if np.size(v)), default=0.0)
+    if span >= 2 * 3600:
+        return 3600.0, "h"
+    if span >= 120:
+        return 60.0, "min"
+    return 1.0, "s"
+
+
+def tag_sort_key(tag: str):
+    return [int(p) if p.isdigit() else p for p in re.split(r"(\d+)", tag)]

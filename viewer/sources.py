@@ -1,0 +1,61 @@
+"""Where the viewer's data comes from: a logdir path (read through tfevents.summaries.load_logdir), an
+already loaded Logdir, or a plain ``{(run, tag): record}`` mapping (handy in notebooks and tests)."""
+from __future__ import annotations
+
+import os
+import re
+from typing import Any, Mapping, Optional
+
+Pattern = Optional[str]
+
+
+def load(source: Any, **kwargs) -> Any:
+    """A Logdir for ``source``: a path is read with ``load_logdir``; anything else is returned as is."""
+    if isinstance(source, (str, os.PathLike)):
+        from tfevents.summaries import load_logdir
+        path = os.fspath(source)
+        if not os.path.exists(path):
+            raise FileNotFoundError("logdir not found: %s" % path)
+        return load_logdir(path, **kwargs)
+    return source
+
+
+def kind(source: Any, attr: str) -> dict:
+    """The ``{(run, tag): ...}`` (or ``{run: ...}``) mapping of one kind from a source.
+
+    A Mapping source is taken to already be that kind's mapping.
+    """
+    if isinstance(source, Mapping):
+        return dict(source)
+    return dict(getattr(load(source), attr, {}) or {})
+
+
+def all_runs(source: Any, mapping: Mapping) -> list[str]:
+    """Every run of the source (so colours agree across kinds), else the runs in ``mapping``'s keys."""
+    runs = getattr(source, "runs", None)
+    found = {k[0] if isinstance(k, tuple) else k for k in mapping}
+    return sorted(set(runs or ()) | found)
+
+
+def compile_pattern(pattern: Pattern, what: str):
+    if pattern is None or pattern == "":
+        return None
+    try:
+        return re.compile(pattern)
+    except re.error as e:
+        raise ValueError("invalid %s regex %r: %s" % (what, pattern, e)) from None
+
+
+def select(mapping: Mapping, tags: Pattern = None, runs: Pattern = None) -> dict:
+    """Keys ``(run, tag)`` (or ``run``) whose tag / run match the regexes (``re.search``), sorted."""
+    tag_re = compile_pattern(tags, "tag")
+    run_re = compile_pattern(runs, "run")
+    out = {}
+    for key in sorted(mapping, key=lambda k: k if isinstance(k, tuple) else (k,)):
+        run, tag = key if isinstance(key, tuple) else (key, None)
+        if run_re is not None and not run_re.search(run):
+            continue
+        if tag_re is not None and tag is not None and not tag_re.search(tag):
+            continue
+        out[key] = mapping[key]
+    return out
