@@ -1,1 +1,43 @@
-"""Plots and reports of runs; the tfevents command line."""
+"""Plots and reports of runs; the tfevents command line.
+
+Every plot function takes a logdir path, a loaded ``tfevents.summaries.Logdir``, or a plain
+``{(run, tag): record}`` mapping, and returns a ``matplotlib.figure.Figure`` (shown inline in Jupyter)::
+
+    from tfevents.viewer import plot_scalars
+    fig = plot_scalars("runs/", tags="loss", smoothing=0.6, x="relative")
+    fig.savefig("loss.png")
+
+matplotlib is imported only when a plot is made, not by ``import tfevents.viewer``.
+"""
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+# public name -> submodule that defines it
+_EXPORTS = {
+    "smooth": "smoothing", "minmax_indices": "smoothing", "DEFAULT_SMOOTHING": "smoothing",
+    "run_colors": "colors",
+    "plot_scalars": "scalars", "scalar_figures": "scalars",
+    "plot_distributions": "histograms", "plot_histograms": "histograms", "distribution": "histograms",
+    "plot_images": "media", "plot_pr_curves": "media",
+    "hparams_table": "hparams", "plot_parallel_coordinates": "hparams",
+    "summarize_graph": "graphs", "graph_summaries": "graphs", "plot_graph_summary": "graphs",
+    "markdown_to_safe_html": "safe_html", "text_to_safe_html": "safe_html",
+    "render_report": "report", "write_report": "report", "watch_report": "report",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError("module 'tfevents.viewer' has no attribute %r" % name)
+    value = getattr(importlib.import_module("." + module, __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_EXPORTS))

@@ -1,0 +1,65 @@
+"""``tfevents plot LOGDIR -o out.png|svg|pdf``: scalar charts of every run, TensorBoard-smoothed."""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+FORMATS = ("png", "svg", "pdf")
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("logdir", help="directory of runs (event files are found recursively)")
+    parser.add_argument("-o", "--output", required=True, help="output file: .png, .svg or .pdf")
+    parser.add_argument("--tags", metavar="REGEX", help="only tags matching this regex (re.search)")
+    parser.add_argument("--runs", metavar="REGEX", help="only runs matching this regex (re.search)")
+    parser.add_argument("--smoothing", type=_weight, default=0.6,
+                        help="TensorBoard's smoothing weight in [0, 1] (default 0.6; 0 = raw)")
+    parser.add_argument("--x", choices=("step", "relative", "wall"), default="step",
+                        help="x axis: step, relative time since each run's first point, or wall time")
+    parser.add_argument("--logy", action="store_true", help="logarithmic y axis")
+    parser.add_argument("--group", metavar="REGEX",
+                        help="one chart per value of this regex's first group (e.g. '^([^/]*)/')")
+    parser.add_argument("--ncols", type=int, default=None, help="charts per row")
+    parser.add_argument("--dpi", type=int, default=100, help="resolution of PNG output (default 100)")
+
+
+def _weight(text: str) -> float:
+    try:
+        w = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError("not a number: %r" % text) from None
+    if not 0.0 <= w <= 1.0:
+        raise argparse.ArgumentTypeError("smoothing must be in [0, 1], got %s" % text)
+    return w
+
+
+def run(args) -> int:
+    ext = os.path.splitext(args.output)[1].lstrip(".").lower()
+    if ext not in FORMATS:
+        print("tfevents plot: output must end in .png, .svg or .pdf, got %r" % args.output, file=sys.stderr)
+        return 2
+    if not os.path.isdir(args.logdir):
+        print("tfevents plot: no such directory: %s" % args.logdir, file=sys.stderr)
+        return 2
+    import matplotlib
+    matplotlib.use("Agg")
+    from . import figures, sources
+    from .scalars import plot_scalars
+    try:
+        logdir = sources.load(args.logdir)
+        scalars = sources.select(sources.kind(logdir, "scalars"), args.tags, args.runs)
+        if not scalars:
+            print("tfevents plot: no scalars in %s match --tags %r --runs %r"
+                  % (args.logdir, args.tags, args.runs), file=sys.stderr)
+            return 1
+        fig = plot_scalars(logdir, args.tags, args.runs, smoothing=args.smoothing, x=args.x, logy=args.logy,
+                           group=args.group, ncols=args.ncols)
+    except ValueError as e:  # a bad regex and the like
+        print("tfevents plot: %s" % e, file=sys.stderr)
+        return 2
+    figures.save(fig, args.output, dpi=args.dpi)
+    n_runs = len({run for run, _ in scalars})
+    n_tags = len({tag for _, tag in scalars})
+    print("wrote %s (%d tags, %d runs)" % (args.output, n_tags, n_runs))
+    return 0

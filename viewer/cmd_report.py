@@ -1,0 +1,45 @@
+"""``tfevents report LOGDIR -o report.html``: one self-contained HTML file; ``--watch`` keeps it current."""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+from .cmd_plot import _weight
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("logdir", help="directory of runs (event files are found recursively)")
+    parser.add_argument("-o", "--output", default="report.html", help="output HTML file (default report.html)")
+    parser.add_argument("--tags", metavar="REGEX", help="only tags matching this regex (re.search)")
+    parser.add_argument("--runs", metavar="REGEX", help="only runs matching this regex (re.search)")
+    parser.add_argument("--smoothing", type=_weight, default=0.6, help="scalar smoothing weight in [0, 1]")
+    parser.add_argument("--x", choices=("step", "relative", "wall"), default="step", help="scalar x axis")
+    parser.add_argument("--logy", action="store_true", help="logarithmic y axis for scalars")
+    parser.add_argument("--title", help="page title (default: the logdir's path)")
+    parser.add_argument("--watch", action="store_true",
+                        help="keep running; re-render whenever event files change (Ctrl-C stops)")
+    parser.add_argument("--interval", type=float, default=2.0, help="--watch polling interval in seconds")
+
+
+def run(args) -> int:
+    if not os.path.isdir(args.logdir):
+        print("tfevents report: no such directory: %s" % args.logdir, file=sys.stderr)
+        return 2
+    import matplotlib
+    matplotlib.use("Agg")
+    from .report import watch_report, write_report
+    options = dict(tags=args.tags, runs=args.runs, smoothing=args.smoothing, x=args.x, logy=args.logy,
+                   title=args.title)
+    try:
+        if args.watch:
+            print("watching %s -> %s (Ctrl-C to stop)" % (args.logdir, args.output), flush=True)
+            watch_report(args.logdir, args.output, interval=args.interval,
+                         on_render=lambda p: print("rendered %s" % p, flush=True), **options)
+            return 0
+        write_report(args.logdir, args.output, **options)
+    except ValueError as e:
+        print("tfevents report: %s" % e, file=sys.stderr)
+        return 2
+    print("wrote %s" % args.output)
+    return 0

@@ -1,0 +1,270 @@
+"""One self-contained HTML file for a logdir: every chart and image inline as a data URI, inline CSS, no
+scripts and nothing fetched from a network. ``watch_report`` re-renders it whenever event files grow."""
+from __future__ import annotations
+
+import datetime
+import os
+import threading
+import warnings
+from typing import Any, Callable, Optional
+
+
+from . import figures, sources
+from .colors import run_colors
+from .safe_html import escape, text_to_safe_html
+from .smoothing import DEFAULT_SMOOTHING
+
+MAX_TEXT_STEPS = 10    # TensorBoard's default sampling keeps 10 images / audio clips per series
+MAX_AUDIO_STEPS = 5
+
+CSS = """
+body{font-family:system-ui,-apple-system,"Segoe UI",Roboto,Helvetica,Arial,sans-serif;margin:0;color:#212121;
+     background:#f5f5f5}
+header{background:#ff6f00;color:#fff;padding:12px 24px}
+header h1{margin:0;font-size:20px;font-weight:500} header p{margin:4px 0 0;font-size:12px;opacity:.9}
+nav{padding:8px 24px;background:#fff;border-bottom:1px solid #ddd;font-size:14px}
+nav a{margin-right:16px;color:#e65100;text-decoration:none}
+main{padding:8px 24px 40px}
+section{margin-top:16px} h2{font-size:17px;font-weight:500;border-bottom:2px solid #ff6f00;padding-bottom:4px}
+h3{font-size:14px;font-weight:500;margin:14px 0 6px}
+.cards{display:flex;flex-wrap:wrap;gap:12px}
+.card{background:#fff;border:1px solid #ddd;border-radius:4px;padding:8px;max-width:100%;box-sizing:border-box}
+.card img.chart{max-width:100%;height:auto;display:block}
+.runs span{display:inline-block;margin:2px 12px 2px 0;font-size:13px}
+.swatch{display:inline-block;width:12px;height:12px;border-radius:2px;margin-right:4px;vertical-align:-1px}
+.thumb{display:inline-block;margin:4px;text-align:center;font-size:11px;color:#555;vertical-align:top}
+.thumb img{display:block;max-width:256px;max-height:256px;image-rendering:pixelated;border:1px solid #ccc;
+     min-width:32px}
+table{border-collapse:collapse;font-size:13px;background:#fff}
+td,th{border:1px solid #ddd;padding:3px 8px;text-align:left;vertical-align:top}
+th{background:#fafafa;font-weight:500}
+.text-entry{background:#fff;border:1px solid #ddd;padding:4px 10px;margin:6px 0}
+.text-entry .step{font-size:11px;color:#777}
+.problems{background:#fff3e0;border:1px solid #ffb74d;padding:6px 12px;font-size:13px}
+.empty{color:#777;font-style:italic}
+"""
+
+
+def render_report(source: Any, *, tags: Optional[str] = None, runs: Optional[str] = None,
+                  smoothing: float = DEFAULT_SMOOTHING, x: str = "step", logy: bool = False,
+                  title: Optional[str] = None, refresh_seconds: Optional[int] = None,
+                  max_images: int = 6) -> str:
+    """The report's HTML text. ``source``: a logdir path or a loaded Logdir; ``tags`` / ``runs``: regexes."""
+    problems: list[str] = []
+    if isinstance(source, (str, os.PathLike)):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            logdir = sources.load(source)
+        problems = [str(w.message) for w in caught]
+        title = title or os.path.abspath(os.fspath(source))
+    else:
+        logdir = source
+    title = title or "tfevents report"
+    colors = run_colors(sources.all_runs(logdir, {}))
+    parts = [
+        ("Scalars", _scalars(logdir, tags, runs, colors, smoothing, x, logy)),
+        ("Distributions", _histograms(logdir, tags, runs, "distribution")),
+        ("Histograms", _histograms(logdir, tags, runs, "ridge")),
+        ("Images", _images(logdir, tags, runs, max_images)),
+        ("Audio", _audio(logdir, tags, runs)),
+        ("Text", _text(logdir, tags, runs)),
+        ("PR curves", _pr_curves(logdir, tags, runs)),
+        ("HParams", _hparams(logdir, runs)),
+        ("Graphs", _graphs(logdir, runs)),
+    ]
+    parts = [(name, body) for name, body in parts if body]
+    head = ['<meta charset="utf-8">',
+            '<meta name="viewport" content="width=device-width, initial-scale=1">',
+            # no network, no scripts: everything the page shows is inline
+            '<meta http-equiv="Content-Security-Policy" content="default-src \'none\'; img-src data:; '
+            'media-src data:; style-src \'unsafe-inline\'">',
+            "<title>%s</title>" % escape(title), "<style>%s</style>" % CSS]
+    if refresh_seconds:
+        head.append('<meta http-equiv="refresh" content="%d">' % int(refresh_seconds))
+    run_list = "".join('<span><i class="swatch" style="background:%s"></i>%s</span>' % (c, escape(r))
+                       for r, c in colors.items())
+    now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
+    body = ["<header><h1>%s</h1><p>%d runs · rendered %s · smoothing %.3g · x: %s</p></header>"
+            % (escape(title), len(colors), now, smoothing, escape(x))]
+    if parts:
+        body.append("<nav>%s</nav>" % "".join('<a href="#%s">%s</a>' % (_anchor(n), n) for n, _ in parts))
+    body.append("<main>")
+    if problems:
+        body.append('<div class="problems"><b>Problems while reading</b><ul>%s</ul></div>'
+                    % "".join("<li>%s</li>" % escape(p) for p in problems))
+    body.append('<section id="runs"><h2>Runs</h2><div class="runs">%s</div></section>'
+                % (run_list or '<span class="empty">no runs found</span>'))
+    for name, html in parts:
+        body.append('<section id="%s"><h2>%s</h2>%s</section>' % (_anchor(name), name, html))
+    if not parts:
+        body.append('<p class="empty">No summaries found.</p>')
+    body.append("</main>")
+    return "<!DOCTYPE html>\n<html lang=\"en\"><head>%s</head><body>%s</body></html>\n" % (
+        "".join(head), "\n".join(body))
+
+
+def write_report(source: Any, path: str, **kwargs) -> str:
+    """Render and write atomically (a reader never sees a half-written file); returns ``path``."""
+    html = render_report(source, **kwargs)
+    tmp = "%s.tmp%d" % (path, os.getpid())
+    with open(tmp, "w", encoding="utf-8") as f:
+        f.write(html)
+    os.replace(tmp, path)
+    return path
+
+
+def logdir_signature(logdir: str) -> tuple:
+    """(path, size, mtime) of every event file under ``logdir``: changes when a file grows or appears."""
+    sig = []
+    for root, _, files in os.walk(logdir):
+        for name in files:
+            if "tfevents" in name:
+                p = os.path.join(root, name)
+                try:
+                    st = os.stat(p)
+                except OSError:
+                    continue
+                sig.append((p, st.st_size, st.st_mtime_ns))
+    return tuple(sorted(sig))
+
+
+def watch_report(logdir: str, path: str, *, interval: float = 2.0, stop: Optional[threading.Event] = None,
+                 on_render: Optional[Callable[[str], None]] = None, **kwargs) -> None:
+    """Write the report, then re-render it each time the logdir's event files change, until ``stop`` is
+    set (or Ctrl-C). The page reloads itself in the browser every ``interval`` seconds (at least 2)."""
+    stop = stop or threading.Event()
+    kwargs.setdefault("refresh_seconds", max(2, int(round(interval))))
+    last = None
+    while not stop.is_set():
+        sig = logdir_signature(logdir)
+        if sig != last:
+            write_report(logdir, path, **kwargs)
+            last = sig
+            if on_render:
+                on_render(path)
+        stop.wait(interval)
+
+
+def _anchor(name: str) -> str:
+    return name.lower().replace(" ", "-")
+
+
+def _img(fig, alt: str) -> str:
+    return '<img class="chart" alt="%s" src="%s">' % (escape(alt), figures.to_data_uri(fig))
+
+
+def _cards(items) -> str:
+    return '<div class="cards">%s</div>' % "".join('<div class="card">%s</div>' % i for i in items)
+
+
+def _scalars(logdir, tags, runs, colors, smoothing, x, logy) -> str:
+    from .scalars import scalar_figures
+    figs = scalar_figures(logdir, tags, runs, smoothing=smoothing, x=x, logy=logy, colors=colors)
+    return _cards(_img(f, "scalar chart " + t) for t, f in figs.items()) if figs else ""
+
+
+def _histograms(logdir, tags, runs, style) -> str:
+    from .histograms import draw_distribution, draw_ridge
+    chosen = sources.select(dict(getattr(logdir, "histograms", {}) or {}), tags, runs)
+    colors = run_colors(sources.all_runs(logdir, chosen))
+    cards = []
+    for (run, tag), s in chosen.items():
+        if not len(s.step):
+            continue
+        fig = figures.new_figure(6.0, 3.6 if style == "distribution" else 4.4)
+        ax = fig.add_subplot()
+        title = "%s (%s)" % (tag, run)
+        if style == "distribution":
+            draw_distribution(ax, s, colors[run], title)
+        else:
+            draw_ridge(ax, s, colors[run], title)
+        cards.append(_img(fig, "%s %s" % (style, title)))
+    return _cards(cards) if cards else ""
+
+
+def _images(logdir, tags, runs, max_images) -> str:
+    from .media import data_uri, image_mime, pick_steps
+    chosen = sources.select(dict(getattr(logdir, "images", {}) or {}), tags, runs)
+    out = []
+    for (run, tag), recs in chosen.items():
+        thumbs = []
+        for rec in pick_steps(list(recs), None, max_images):
+            data = bytes(rec.data)
+            thumbs.append('<div class="thumb"><img alt="%s step %d" src="%s" width="%d">step %d</div>'
+                          % (escape(tag), rec.step, data_uri(data, image_mime(data)),
+                             min(max(int(rec.width or 0), 32), 256), rec.step))
+        if thumbs:
+            out.append('<h3>%s <small>(%s)</small></h3><div>%s</div>' % (escape(tag), escape(run),
+                                                                          "".join(thumbs)))
+    return "".join(out)
+
+
+def _audio(logdir, tags, runs) -> str:
+    from .media import data_uri
+    chosen = sources.select(dict(getattr(logdir, "audio", {}) or {}), tags, runs)
+    out = []
+    for (run, tag), recs in chosen.items():
+        clips = []
+        for rec in list(recs)[-MAX_AUDIO_STEPS:]:
+            mime = getattr(rec, "content_type", None) or "audio/wav"
+            clips.append('<div class="thumb"><audio controls preload="metadata" src="%s"></audio><br>'
+                         'step %d · %g Hz · %d ch</div>'
+                         % (data_uri(bytes(rec.data), mime), rec.step, rec.sample_rate, rec.num_channels or 1))
+        if clips:
+            out.append('<h3>%s <small>(%s)</small></h3><div>%s</div>' % (escape(tag), escape(run),
+                                                                          "".join(clips)))
+    return "".join(out)
+
+
+def _text(logdir, tags, runs) -> str:
+    chosen = sources.select(dict(getattr(logdir, "text", {}) or {}), tags, runs)
+    out = []
+    for (run, tag), recs in chosen.items():
+        entries = ['<div class="text-entry"><div class="step">step %d</div>%s</div>'
+                   % (rec.step, text_to_safe_html(rec.text)) for rec in list(recs)[-MAX_TEXT_STEPS:]]
+        if entries:
+            out.append("<h3>%s <small>(%s)</small></h3>%s" % (escape(tag), escape(run), "".join(entries)))
+    return "".join(out)
+
+
+def _pr_curves(logdir, tags, runs) -> str:
+    if not sources.select(dict(getattr(logdir, "pr_curves", {}) or {}), tags, runs):
+        return ""
+    from .media import plot_pr_curves
+    return _cards([_img(plot_pr_curves(logdir, tags, runs), "pr curves")])
+
+
+def _hparams(logdir, runs) -> str:
+    from .hparams import hparams_table, plot_parallel_coordinates
+    names, metrics, rows = hparams_table(logdir, runs)
+    if not rows:
+        return ""
+    head = "<tr><th>run</th>%s%s</tr>" % ("".join("<th>%s</th>" % escape(n) for n in names),
+                                          "".join("<th>%s</th>" % escape(m) for m in metrics))
+    body = "".join("<tr><td>%s</td>%s%s</tr>" % (
+        escape(r["run"]), "".join("<td>%s</td>" % escape(_cell(r["hparams"].get(n))) for n in names),
+        "".join("<td>%s</td>" % escape(_cell(r["metrics"].get(m))) for m in metrics)) for r in rows)
+    table = "<table><thead>%s</thead><tbody>%s</tbody></table>" % (head, body)
+    return table + _cards([_img(plot_parallel_coordinates(logdir, runs), "hparams parallel coordinates")])
+
+
+def _cell(v) -> str:
+    if v is None:
+        return ""
+    if isinstance(v, float):
+        return "%.6g" % v
+    return str(v)
+
+
+def _graphs(logdir, runs) -> str:
+    from .graphs import graph_summaries
+    out = []
+    for run, s in graph_summaries(logdir, runs).items():
+        scopes = "".join("<tr><td>%s</td><td>%d</td></tr>" % (escape(k), v) for k, v in s.scopes.most_common(30))
+        ops = "".join("<tr><td>%s</td><td>%d</td></tr>" % (escape(k), v) for k, v in s.op_types.most_common(30))
+        out.append('<h3>%s <small>%d nodes, %d functions</small></h3><div class="cards">'
+                   '<div class="card"><table><thead><tr><th>scope</th><th>nodes</th></tr></thead>%s</table></div>'
+                   '<div class="card"><table><thead><tr><th>op type</th><th>nodes</th></tr></thead>%s</table></div>'
+                   "</div>" % (escape(run), s.nodes, s.functions, scopes, ops))
+    return "".join(out)
+
