@@ -1,0 +1,576 @@
+/* Scalar fast path of the offline reader: frames TFRecords, checks both CRC32C checksums and
+ * decodes scalar summaries straight from the protobuf wire format into per-tag columns.
+ *
+ *   Scanner(accept, want_other, check_crc)
+ *     accept(tag: str) -> bool   called once per new tag; rows of refused tags are dropped
+ *     want_other: bit 1 graphs, bit 2 run metadata, bit 4 non-scalar summaries
+ *   Scanner.feed(buf, base) -> (status, used, length)
+ *     frames the complete records of buf (buf[0] is at file offset base) and stops at
+ *     status 0: an incomplete record at buf[used:] (length = its full size if its header is whole)
+ *     status 1: a bad length checksum at buf[used]
+ *     status 2: a bad payload checksum at buf[used] (length = its full size)
+ *   Scanner.take_others() -> [(offset, payload bytes)]  records left to the proto-based decoder:
+ *     file_version, session_log, anything not a pure scalar summary, unparseable payloads
+ *   Scanner.columns() -> [(tag, meta_offset, meta bytes | None, offsets, steps, wall_times, values)]
+ *     columns are bytearrays of int64 / int64 / float64 / float64
+ *   Scanner.records  number of framed records
+ *
+ * A summary goes to the columns only if every value in it is a simple_value or a rank-0 float,
+ * double, half, int32 or int64 tensor (with a tag); otherwise the whole event goes to the
+ * proto-based decoder, so one event is never split between the two paths. Framing semantics are
+ * those of record.py (which the pure-Python reader uses); tests run both paths on the same files.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+#include <limits.h>
+
+/* ------------------------------------------------------------------ CRC32C (Castagnoli) */
+
+static uint32_t crc_table[8][256];
+
+static void crc_init(void) {
+    for (uint32_t i = 0; i < 256; i++) {
+        uint32_t c = i;
+        for (int k = 0; k < 8; k++) c = (c >> 1) ^ (0x82F63B78u & (0u - (c & 1u)));
+        crc_table[0][i] = c;
+    }
+    for (uint32_t i = 0; i < 256; i++)
+        for (int t = 1; t < 8; t++)
+            crc_table[t][i] = (crc_table[t - 1][i] >> 8) ^ crc_table[0][crc_table[t - 1][i] & 0xff];
+}
+
+static uint32_t crc_sw(const uint8_t *p, size_t n) {
+    uint32_t c = 0xFFFFFFFFu;
+    while (n >= 8) {
+        uint64_t w;
+        memcpy(&w, p, 8);
+        w ^= c;
+        c = crc_table[7][w & 0xff] ^ crc_table[6][(w >> 8) & 0xff] ^ crc_table[5][(w >> 16) & 0xff] ^
+            crc_table[4][(w >> 24) & 0xff] ^ crc_table[3][(w >> 32) & 0xff] ^ crc_table[2][(w >> 40) & 0xff] ^
+            crc_table[1][(w >> 48) & 0xff] ^ crc_table[0][w >> 56];
+        p += 8;
+        n -= 8;
+    }
+    while (n--) c = (c >> 8) ^ crc_table[0][(c ^ *p++) & 0xff];
+    return c ^ 0xFFFFFFFFu;
+}
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+__attribute__((target("sse4.2"))) static uint32_t crc_hw(const uint8_t *p, size_t n) {
+    uint64_t c = 0xFFFFFFFFu;
+    while (n >= 8) {
+        uint64_t w;
+        memcpy(&w, p, 8);
+        c = __builtin_ia32_crc32di(c, w);
+        p += 8;
+        n -= 8;
+    }
+    uint32_t c32 = (uint32_t)c;
+    while (n--) c32 = __builtin_ia32_crc32qi(c32, *p++);
+    return c32 ^ 0xFFFFFFFFu;
+}
+#define HAVE_CRC_HW 1
+#endif
+
+static uint32_t (*crc32c)(const uint8_t *, size_t) = crc_sw;
+
+static inline uint32_t masked_crc(const uint8_t *p, size_t n) {
+    uint32_t c = crc32c(p, n);
+    return ((c >> 15) | (c << 17)) + 0xA282EAD8u;
+}
+
+static inline uint64_t rd64(const uint8_t *p) { uint64_t v; memcpy(&v, p, 8); return v; }
+static inline uint32_t rd32(const uint8_t *p) { uint32_t v; memcpy(&v, p, 4); return v; }
+
+/* ------------------------------------------------------------------ protobuf wire format */
+
+typedef struct { const uint8_t *p, *end; } Cur;
+
+static inline int varint(Cur *c, uint64_t *out) {
+    uint64_t v = 0;
+    for (int shift = 0; shift < 64 && c->p < c->end; shift += 7) {
+        uint8_t b = *c->p++;
+        v |= (uint64_t)(b & 0x7f) << shift;
+        if (!(b & 0x80)) { *out = v; return 1; }
+    }
+    return 0;
+}
+
+/* Skip a field of wire type wt; 0 on malformed input. */
+static inline int skip(Cur *c, int wt) {
+    uint64_t v;
+    switch (wt) {
+    case 0: return varint(c, &v);
+    case 1: if (c->end - c->p < 8) return 0; c->p += 8; return 1;
+    case 2: if (!varint(c, &v) || (uint64_t)(c->end - c->p) < v) return 0; c->p += v; return 1;
+    case 5: if (c->end - c->p < 4) return 0; c->p += 4; return 1;
+    default: return 0;
+    }
+}
+
+static inline int bytes_field(Cur *c, Cur *sub) {
+    uint64_t n;
+    if (!varint(c, &n) || (uint64_t)(c->end - c->p) < n) return 0;
+    sub->p = c->p;
+    sub->end = c->p + n;
+    c->p += n;
+    return 1;
+}
+
+static double half_to_double(uint16_t h) {
+    int sign = h >> 15, exp = (h >> 10) & 0x1f, mant = h & 0x3ff;
+    double v;
+    if (exp == 0) v = ldexp((double)mant, -24);
+    else if (exp == 31) v = mant ? NAN : INFINITY;
+    else v = ldexp((double)(mant | 0x400), exp - 25);
+    return sign ? -v : v;
+}
+
+enum { DT_FLOAT = 1, DT_DOUBLE = 2, DT_INT32 = 3, DT_INT64 = 9, DT_HALF = 19 };
+
+/* A rank-0 numeric TensorProto -> *out. 0 if it is anything else. */
+static int scalar_tensor(Cur t, double *out) {
+    uint64_t key, dtype = 0, v;
+    int nvals = 0;
+    double val = 0;
+    const uint8_t *content = NULL;
+    size_t content_len = 0;
+    int fields_seen = 0; /* which value field held the values */
+    while (t.p < t.end) {
+        if (!varint(&t, &key)) return 0;
+        int f = (int)(key >> 3), wt = (int)(key & 7);
+        Cur s;
+        switch (f) {
+        case 1: if (wt != 0 || !varint(&t, &dtype)) return 0; break;
+        case 2: /* shape: rank 0 only, i.e. no dim and no unknown_rank */
+            if (wt != 2 || !bytes_field(&t, &s)) return 0;
+            if (s.p != s.end) {
+                while (s.p < s.end) {
+                    if (!varint(&s, &key)) return 0;
+                    if ((key >> 3) == 2 || (key >> 3) == 3) return 0;
+                    if (!skip(&s, (int)(key & 7))) return 0;
+                }
+            }
+            break;
+        case 3: if (!skip(&t, wt)) return 0; break; /* version_number */
+        case 4: if (wt != 2 || !bytes_field(&t, &s)) return 0; content = s.p; content_len = (size_t)(s.end - s.p); break;
+        case 5: /* float_val */
+            fields_seen |= 1 << 5;
+            if (wt == 5) { if (t.end - t.p < 4) return 0; float x; memcpy(&x, t.p, 4); t.p += 4; val = x; nvals++; }
+            else if (wt == 2) {
+                if (!bytes_field(&t, &s) || (s.end - s.p) % 4) return 0;
+                for (; s.p < s.end; s.p += 4) { float x; memcpy(&x, s.p, 4); val = x; nvals++; }
+            } else return 0;
+            break;
+        case 6: /* double_val */
+            fields_seen |= 1 << 6;
+            if (wt == 1) { if (t.end - t.p < 8) return 0; memcpy(&val, t.p, 8); t.p += 8; nvals++; }
+            else if (wt == 2) {
+                if (!bytes_field(&t, &s) || (s.end - s.p) % 8) return 0;
+                for (; s.p < s.end; s.p += 8) { memcpy(&val, s.p, 8); nvals++; }
+            } else return 0;
+            break;
+        case 7: case 10: case 13: /* int_val, int64_val, half_val: varints */
+            fields_seen |= 1 << f;
+            if (wt == 0) {
+                if (!varint(&t, &v)) return 0;
+                val = f == 13 ? half_to_double((uint16_t)v) : f == 7 ? (double)(int32_t)v : (double)(int64_t)v;
+                nvals++;
+            } else if (wt == 2) {
+                if (!bytes_field(&t, &s)) return 0;
+                while (s.p < s.end) {
+                    if (!varint(&s, &v)) return 0;
+                    val = f == 13 ? half_to_double((uint16_t)v) : f == 7 ? (double)(int32_t)v : (double)(int64_t)v;
+                    nvals++;
+                }
+            } else return 0;
+            break;
+        default: return 0; /* strings, bools, complex, resources, ... */
+        }
+    }
+    if (content) {
+        if (nvals) return 0;
+        switch (dtype) {
+        case DT_FLOAT: if (content_len != 4) return 0; { float x; memcpy(&x, content, 4); *out = x; } return 1;
+        case DT_DOUBLE: if (content_len != 8) return 0; memcpy(out, content, 8); return 1;
+        case DT_INT32: if (content_len != 4) return 0; *out = (double)(int32_t)rd32(content); return 1;
+        case DT_INT64: if (content_len != 8) return 0; *out = (double)(int64_t)rd64(content); return 1;
+        case DT_HALF: if (content_len != 2) return 0; { uint16_t h; memcpy(&h, content, 2); *out = half_to_double(h); } return 1;
+        default: return 0;
+        }
+    }
+    if (nvals != 1) return 0;
+    int want = dtype == DT_FLOAT ? 1 << 5 : dtype == DT_DOUBLE ? 1 << 6 : dtype == DT_INT32 ? 1 << 7 :
+               dtype == DT_INT64 ? 1 << 10 : dtype == DT_HALF ? 1 << 13 : 0;
+    if (!want || fields_seen != want) return 0;
+    *out = val;
+    return 1;
+}
+
+typedef struct {
+    const uint8_t *tag; size_t tag_len;
+    const uint8_t *meta; size_t meta_len; int has_meta;
+    double value;
+} FastValue;
+
+/* One Summary.Value: 1 = a fast scalar (filled in), 0 = no value at all (skip), -1 = not fast. */
+static int fast_value(Cur v, FastValue *fv) {
+    uint64_t key;
+    int have = 0;
+    fv->tag = NULL; fv->tag_len = 0; fv->has_meta = 0; fv->meta = NULL; fv->meta_len = 0;
+    while (v.p < v.end) {
+        if (!varint(&v, &key)) return -1;
+        int f = (int)(key >> 3), wt = (int)(key & 7);
+        Cur s;
+        switch (f) {
+        case 1: if (wt != 2 || !bytes_field(&v, &s)) return -1; fv->tag = s.p; fv->tag_len = (size_t)(s.end - s.p); break;
+        case 2: {
+            if (wt != 5 || v.end - v.p < 4) return -1;
+            float x; memcpy(&x, v.p, 4); v.p += 4; fv->value = x; have = 1; break;
+        }
+        case 8: if (wt != 2 || !bytes_field(&v, &s)) return -1; if (!scalar_tensor(s, &fv->value)) return -1; have = 1; break;
+        case 9: if (wt != 2 || !bytes_field(&v, &s)) return -1;
+            fv->meta = s.p; fv->meta_len = (size_t)(s.end - s.p); fv->has_meta = 1; break;
+        case 3: case 4: case 5: case 6: return -1; /* old histogram, image, histo, audio */
+        default: if (!skip(&v, wt)) return -1; break;  /* node_name and unknown fields */
+        }
+    }
+    if (!have) return fv->has_meta ? -1 : 0;  /* metadata without a value: let the decoder see it */
+    if (fv->tag_len == 0) return -1;            /* tensor keyed by node_name, or no tag */
+    return 1;
+}
+
+/* ------------------------------------------------------------------ per-tag columns */
+
+typedef struct {
+    uint8_t *key; size_t key_len; uint64_t hash;
+    int accepted;
+    PyObject *name;                 /* str */
+    PyObject *meta; int64_t meta_offset;
+    PyObject *cols[4];              /* bytearrays: offsets, steps, wall_times, values */
+    Py_ssize_t n, cap;
+} Tag;
+
+typedef struct {
+    PyObject_HEAD
+    PyObject *accept;
+    int want_other, check_crc;
+    PyObject *others;               /* list of (offset, bytes) */
+    Tag *tags; Py_ssize_t ntags, tags_cap;
+    Py_ssize_t *slots; Py_ssize_t nslots; /* open addressing: index+1 into tags, 0 empty */
+    Py_ssize_t last;                /* last tag hit */
+    Py_ssize_t records;
+} Scanner;
+
+static uint64_t fnv1a(const uint8_t *p, size_t n) {
+    uint64_t h = 1469598103934665603ULL;
+    while (n--) { h ^= *p++; h *= 1099511628211ULL; }
+    return h;
+}
+
+static int grow_slots(Scanner *s) {
+    Py_ssize_t n = s->nslots ? s->nslots * 2 : 64;
+    Py_ssize_t *slots = PyMem_Calloc((size_t)n, sizeof(Py_ssize_t));
+    if (!slots) { PyErr_NoMemory(); return -1; }
+    for (Py_ssize_t i = 0; i < s->ntags; i++) {
+        Py_ssize_t j = (Py_ssize_t)(s->tags[i].hash & (uint64_t)(n - 1));
+        while (slots[j]) j = (j + 1) & (n - 1);
+        slots[j] = i + 1;
+    }
+    PyMem_Free(s->slots);
+    s->slots = slots;
+    s->nslots = n;
+    return 0;
+}
+
+/* Index of the tag, creating it (and asking accept()) if new; -1 on error. */
+static Py_ssize_t find_tag(Scanner *s, const uint8_t *key, size_t len) {
+    if (s->last >= 0) {
+        Tag *t = &s->tags[s->last];
+        if (t->key_len == len && memcmp(t->key, key, len) == 0) return s->last;
+    }
+    uint64_t h = fnv1a(key, len);
+    if (s->nslots) {
+        Py_ssize_t j = (Py_ssize_t)(h & (uint64_t)(s->nslots - 1));
+        while (s->slots[j]) {
+            Tag *t = &s->tags[s->slots[j] - 1];
+            if (t->hash == h && t->key_len == len && memcmp(t->key, key, len) == 0) return s->last = s->slots[j] - 1;
+            j = (j + 1) & (s->nslots - 1);
+        }
+    }
+    if ((s->ntags + 1) * 2 > s->nslots && grow_slots(s) < 0) return -1;
+    if (s->ntags == s->tags_cap) {
+        Py_ssize_t cap = s->tags_cap ? s->tags_cap * 2 : 16;
+        Tag *tags = PyMem_Realloc(s->tags, (size_t)cap * sizeof(Tag));
+        if (!tags) { PyErr_NoMemory(); return -1; }
+        s->tags = tags;
+        s->tags_cap = cap;
+    }
+    Tag *t = &s->tags[s->ntags];
+    memset(t, 0, sizeof(Tag));
+    t->key = PyMem_Malloc(len ? len : 1);
+    if (!t->key) { PyErr_NoMemory(); return -1; }
+    memcpy(t->key, key, len);
+    t->key_len = len;
+    t->hash = h;
+    t->meta_offset = -1;
+    t->name = PyUnicode_DecodeUTF8((const char *)key, (Py_ssize_t)len, "replace");
+    if (!t->name) { PyMem_Free(t->key); return -1; }
+    if (s->accept != Py_None) {
+        PyObject *r = PyObject_CallOneArg(s->accept, t->name);
+        if (!r) { Py_DECREF(t->name); PyMem_Free(t->key); return -1; }
+        t->accepted = PyObject_IsTrue(r);
+        Py_DECREF(r);
+        if (t->accepted < 0) { Py_DECREF(t->name); PyMem_Free(t->key); return -1; }
+    } else {
+        t->accepted = 1;
+    }
+    Py_ssize_t idx = s->ntags++;
+    Py_ssize_t j = (Py_ssize_t)(h & (uint64_t)(s->nslots - 1));
+    while (s->slots[j]) j = (j + 1) & (s->nslots - 1);
+    s->slots[j] = idx + 1;
+    return s->last = idx;
+}
+
+static int append_row(Tag *t, int64_t offset, int64_t step, double wall, double value) {
+    if (t->n == t->cap) {
+        Py_ssize_t cap = t->cap ? t->cap * 2 : 256;
+        for (int k = 0; k < 4; k++) {
+            if (!t->cols[k]) {
+                t->cols[k] = PyByteArray_FromStringAndSize(NULL, cap * 8);
+                if (!t->cols[k]) return -1;
+            } else if (PyByteArray_Resize(t->cols[k], cap * 8) < 0) {
+                return -1;
+            }
+        }
+        t->cap = cap;
+    }
+    Py_ssize_t i = t->n++;
+    ((int64_t *)PyByteArray_AS_STRING(t->cols[0]))[i] = offset;
+    ((int64_t *)PyByteArray_AS_STRING(t->cols[1]))[i] = step;
+    ((double *)PyByteArray_AS_STRING(t->cols[2]))[i] = wall;
+    ((double *)PyByteArray_AS_STRING(t->cols[3]))[i] = value;
+    return 0;
+}
+
+/* Which part of an Event a record holds. */
+enum { W_NONE, W_SUMMARY, W_GRAPH, W_RUN_METADATA, W_ALWAYS };
+
+/* Decode one payload: 1 = taken into columns, 0 = hand to the proto decoder, 2 = drop, -1 error. */
+static int decode_event(Scanner *s, const uint8_t *p, size_t n, int64_t offset) {
+    Cur c = {p, p + n}, summary = {NULL, NULL};
+    uint64_t key, v;
+    double wall = 0;
+    int64_t step = 0;
+    int what = W_NONE, nwhat = 0;
+    while (c.p < c.end) {
+        if (!varint(&c, &key)) return 0;
+        int f = (int)(key >> 3), wt = (int)(key & 7);
+        switch (f) {
+        case 1: if (wt != 1 || c.end - c.p < 8) return 0; memcpy(&wall, c.p, 8); c.p += 8; break;
+        case 2: if (wt != 0 || !varint(&c, &v)) return 0; step = (int64_t)v; break;
+        case 5: if (wt != 2 || !bytes_field(&c, &summary)) return 0; what = W_SUMMARY; nwhat++; break;
+        case 4: case 9: what = W_GRAPH; nwhat++; if (!skip(&c, wt)) return 0; break;
+        case 8: what = W_RUN_METADATA; nwhat++; if (!skip(&c, wt)) return 0; break;
+        case 3: case 6: case 7: what = W_ALWAYS; nwhat++; if (!skip(&c, wt)) return 0; break;
+        default: if (!skip(&c, wt)) return 0; break;
+        }
+    }
+    if (nwhat != 1) return nwhat ? 0 : 2;
+    if (what == W_GRAPH) return (s->want_other & 1) ? 0 : 2;
+    if (what == W_RUN_METADATA) return (s->want_other & 2) ? 0 : 2;
+    if (what != W_SUMMARY) return 0;
+
+    /* pass 1: is every value fast? */
+    Cur sc = summary;
+    int all_fast = 1, any_fast = 0;
+    while (sc.p < sc.end) {
+        Cur vc;
+        if (!varint(&sc, &key)) return 0;
+        if ((key >> 3) != 1 || (key & 7) != 2) { if (!skip(&sc, (int)(key & 7))) return 0; continue; }
+        if (!bytes_field(&sc, &vc)) return 0;
+        FastValue fv;
+        int r = fast_value(vc, &fv);
+        if (r < 0) all_fast = 0; else if (r > 0) any_fast = 1;
+    }
+    if (!all_fast && (s->want_other & 4)) return 0;
+    if (!any_fast) return all_fast ? 1 : 2;
+    /* pass 2: emit the fast values (all of them, or the scalars of a summary nobody else wants) */
+    sc = summary;
+    while (sc.p < sc.end) {
+        Cur vc;
+        varint(&sc, &key);
+        if ((key >> 3) != 1 || (key & 7) != 2) { skip(&sc, (int)(key & 7)); continue; }
+        bytes_field(&sc, &vc);
+        FastValue fv;
+        if (fast_value(vc, &fv) <= 0) continue;
+        Py_ssize_t ti = find_tag(s, fv.tag, fv.tag_len);
+        if (ti < 0) return -1;
+        Tag *t = &s->tags[ti];
+        if (!t->accepted) continue;
+        if (fv.has_meta && !t->meta) {
+            t->meta = PyBytes_FromStringAndSize((const char *)fv.meta, (Py_ssize_t)fv.meta_len);
+            if (!t->meta) return -1;
+            t->meta_offset = offset;
+        }
+        if (append_row(t, offset, step, wall, fv.value) < 0) return -1;
+    }
+    return 1;
+}
+
+static PyObject *Scanner_feed(Scanner *s, PyObject *args) {
+    Py_buffer buf;
+    long long base;
+    if (!PyArg_ParseTuple(args, "y*L", &buf, &base)) return NULL;
+    const uint8_t *p = buf.buf;
+    Py_ssize_t n = buf.len, pos = 0;
+    int status = 0;
+    long long length = 0;
+    while (1) {
+        if (n - pos < 12) { length = 0; status = 0; break; }
+        const uint8_t *h = p + pos;
+        if (masked_crc(h, 8) != rd32(h + 8)) { status = 1; break; }
+        uint64_t len = rd64(h), avail = (uint64_t)(n - pos - 12);  /* bytes after the header */
+        if (len > avail || len + 4 > avail) {
+            status = 0;
+            length = len > (uint64_t)LLONG_MAX - 16 ? LLONG_MAX : (long long)(len + 16);
+            break;
+        }
+        const uint8_t *payload = h + 12;
+        if (s->check_crc && masked_crc(payload, len) != rd32(payload + len)) {
+            status = 2; length = (long long)(len + 16); break;
+        }
+        s->records++;
+        int r = decode_event(s, payload, (size_t)len, base + pos);
+        if (r < 0) { PyBuffer_Release(&buf); return NULL; }
+        if (r == 0) {
+            PyObject *item = Py_BuildValue("(Ly#)", base + pos, (const char *)payload, (Py_ssize_t)len);
+            if (!item || PyList_Append(s->others, item) < 0) { Py_XDECREF(item); PyBuffer_Release(&buf); return NULL; }
+            Py_DECREF(item);
+        }
+        pos += (Py_ssize_t)len + 16;
+    }
+    PyBuffer_Release(&buf);
+    return Py_BuildValue("(inL)", status, pos, length);
+}
+
+static PyObject *Scanner_take_others(Scanner *s, PyObject *Py_UNUSED(ignored)) {
+    PyObject *out = s->others;
+    s->others = PyList_New(0);
+    if (!s->others) { s->others = out; return NULL; }
+    return out;
+}
+
+static PyObject *Scanner_columns(Scanner *s, PyObject *Py_UNUSED(ignored)) {
+    PyObject *out = PyList_New(0);
+    if (!out) return NULL;
+    for (Py_ssize_t i = 0; i < s->ntags; i++) {
+        Tag *t = &s->tags[i];
+        if (!t->accepted || !t->n) continue;
+        for (int k = 0; k < 4; k++)
+            if (PyByteArray_Resize(t->cols[k], t->n * 8) < 0) { Py_DECREF(out); return NULL; }
+        t->cap = t->n;
+        PyObject *item = Py_BuildValue("(OLOOOOO)", t->name, (long long)t->meta_offset, t->meta ? t->meta : Py_None,
+                                       t->cols[0], t->cols[1], t->cols[2], t->cols[3]);
+        if (!item || PyList_Append(out, item) < 0) { Py_XDECREF(item); Py_DECREF(out); return NULL; }
+        Py_DECREF(item);
+    }
+    return out;
+}
+
+static void Scanner_clear_tags(Scanner *s) {
+    for (Py_ssize_t i = 0; i < s->ntags; i++) {
+        Tag *t = &s->tags[i];
+        PyMem_Free(t->key);
+        Py_XDECREF(t->name);
+        Py_XDECREF(t->meta);
+        for (int k = 0; k < 4; k++) Py_XDECREF(t->cols[k]);
+    }
+    PyMem_Free(s->tags);
+    PyMem_Free(s->slots);
+    s->tags = NULL; s->slots = NULL; s->ntags = s->tags_cap = s->nslots = 0;
+}
+
+static int Scanner_init(Scanner *s, PyObject *args, PyObject *kwds) {
+    static char *kwlist[] = {"accept", "want_other", "check_crc", NULL};
+    PyObject *accept = Py_None;
+    int want_other = 7, check_crc = 1;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "|Oip", kwlist, &accept, &want_other, &check_crc)) return -1;
+    Py_INCREF(accept);
+    Py_XSETREF(s->accept, accept);
+    s->want_other = want_other;
+    s->check_crc = check_crc;
+    Py_XSETREF(s->others, PyList_New(0));
+    if (!s->others) return -1;
+    Scanner_clear_tags(s);
+    s->last = -1;
+    s->records = 0;
+    return 0;
+}
+
+static void Scanner_dealloc(Scanner *s) {
+    Scanner_clear_tags(s);
+    Py_XDECREF(s->accept);
+    Py_XDECREF(s->others);
+    Py_TYPE(s)->tp_free((PyObject *)s);
+}
+
+static PyObject *Scanner_get_records(Scanner *s, void *Py_UNUSED(c)) { return PyLong_FromSsize_t(s->records); }
+
+static PyMethodDef Scanner_methods[] = {
+    {"feed", (PyCFunction)Scanner_feed, METH_VARARGS, "feed(buf, base) -> (status, used, length)"},
+    {"take_others", (PyCFunction)Scanner_take_others, METH_NOARGS, "records left to the proto decoder"},
+    {"columns", (PyCFunction)Scanner_columns, METH_NOARGS, "per-tag scalar columns"},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyGetSetDef Scanner_getset[] = {
+    {"records", (getter)Scanner_get_records, NULL, "records framed so far", NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
+static PyTypeObject ScannerType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "tfevents.summaries._fastscan.Scanner",
+    .tp_basicsize = sizeof(Scanner),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_new = PyType_GenericNew,
+    .tp_init = (initproc)Scanner_init,
+    .tp_dealloc = (destructor)Scanner_dealloc,
+    .tp_methods = Scanner_methods,
+    .tp_getset = Scanner_getset,
+    .tp_doc = "Frames records, checks CRCs and decodes scalar summaries into per-tag columns.",
+};
+
+static PyObject *fs_masked_crc32c(PyObject *self, PyObject *arg) {
+    Py_buffer b;
+    if (PyObject_GetBuffer(arg, &b, PyBUF_SIMPLE) < 0) return NULL;
+    uint32_t c = masked_crc(b.buf, (size_t)b.len);
+    PyBuffer_Release(&b);
+    return PyLong_FromUnsignedLong(c);
+}
+
+static PyMethodDef module_methods[] = {
+    {"masked_crc32c", fs_masked_crc32c, METH_O, "masked CRC32C of a bytes-like object (for tests)"},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef moduledef = {PyModuleDef_HEAD_INIT, "_fastscan", NULL, -1, module_methods};
+
+PyMODINIT_FUNC PyInit__fastscan(void) {
+    crc_init();
+#ifdef HAVE_CRC_HW
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("sse4.2")) crc32c = crc_hw;
+#endif
+    if (PyType_Ready(&ScannerType) < 0) return NULL;
+    PyObject *m = PyModule_Create(&moduledef);
+    if (!m) return NULL;
+    Py_INCREF(&ScannerType);
+    if (PyModule_AddObject(m, "Scanner", (PyObject *)&ScannerType) < 0) { Py_DECREF(&ScannerType); Py_DECREF(m); return NULL; }
+    PyModule_AddIntConstant(m, "hardware_crc", crc32c != crc_sw);
+    return m;
+}

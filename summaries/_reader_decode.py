@@ -1,0 +1,248 @@
+"""Decoding Event protos into the reader's per-file rows (the general, proto-based path).
+
+Everything the scalar fast path (``_fastscan``) does not take comes here as one record's payload:
+``FileRows.add_event`` parses it with the Event proto and files each part by kind. Scalar-like
+values (``simple_value``, and one-element numeric tensors) become rows of a per-tag column;
+everything else is kept as a small tuple until the run is merged, because a tensor value's kind
+depends on the first metadata of its tag in the whole run (as in TensorBoard), which one file
+cannot know.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Dict, List, Optional, Tuple
+
+import numpy as np
+from google.protobuf.message import DecodeError
+
+from tfevents.proto import event_pb2, meta_graph_pb2, tensor_pb2, types_pb2
+
+__all__ = ["FileRows", "Problem", "tensor_to_ndarray", "parse_file_version"]
+
+# DataType enum -> numpy dtype, and the TensorProto repeated field holding that dtype's values.
+_NUMPY = {
+    types_pb2.DT_FLOAT: (np.float32, "float_val"),
+    types_pb2.DT_DOUBLE: (np.float64, "double_val"),
+    types_pb2.DT_HALF: (np.float16, "half_val"),
+    types_pb2.DT_BFLOAT16: (None, "half_val"),
+    types_pb2.DT_INT32: (np.int32, "int_val"),
+    types_pb2.DT_INT16: (np.int16, "int_val"),
+    types_pb2.DT_INT8: (np.int8, "int_val"),
+    types_pb2.DT_UINT8: (np.uint8, "int_val"),
+    types_pb2.DT_UINT16: (np.uint16, "int_val"),
+    types_pb2.DT_INT64: (np.int64, "int64_val"),
+    types_pb2.DT_UINT32: (np.uint32, "uint32_val"),
+    types_pb2.DT_UINT64: (np.uint64, "uint64_val"),
+    types_pb2.DT_BOOL: (np.bool_, "bool_val"),
+    types_pb2.DT_STRING: (np.object_, "string_val"),
+}
+_NUMERIC_KINDS = "biuf"
+
+
+@dataclass
+class Problem:
+    """Something wrong found while reading: ``kind`` is 'truncated', 'corrupted', 'unparseable',
+    'purged' or 'unreadable'; ``offset`` the byte offset of the record (None when not about one)."""
+
+    path: str
+    offset: Optional[int]
+    kind: str
+    detail: str = ""
+
+    def __str__(self) -> str:
+        where = self.path if self.offset is None else "%s at offset %d" % (self.path, self.offset)
+        return "%s: %s%s" % (where, self.kind, ": " + self.detail if self.detail else "")
+
+
+def parse_file_version(text: str) -> float:
+    """'brain.Event:2' -> 2.0 (TensorBoard's event_util.ParseFileVersion); -1 if unparseable."""
+    try:
+        return float(text.split(":")[-1])
+    except ValueError:
+        return -1.0
+
+
+def _bfloat16_to_float32(bits: np.ndarray) -> np.ndarray:
+    return (bits.astype(np.uint32) << 16).view(np.float32)
+
+
+def tensor_to_ndarray(t: tensor_pb2.TensorProto) -> np.ndarray:
+    """A TensorProto as a numpy array (like ``tf.make_ndarray``); strings come back as bytes objects.
+
+    The values come from ``tensor_content`` when set, else from the dtype's repeated field; a
+    repeated field shorter than the shape is padded with its last value (TF's convention).
+    """
+    shape = [d.size for d in t.tensor_shape.dim]
+    n = int(np.prod(shape)) if shape else 1
+    if t.dtype not in _NUMPY:
+        raise ValueError("unsupported tensor dtype %s" % types_pb2.DataType.Name(t.dtype)
+                         if t.dtype in types_pb2.DataType.values() else "unknown dtype %d" % t.dtype)
+    np_dtype, field_name = _NUMPY[t.dtype]
+    if t.dtype == types_pb2.DT_STRING:
+        values = list(t.string_val)
+        array = np.empty(len(values), dtype=object)
+        array[:] = values
+    elif t.tensor_content:
+        if t.dtype == types_pb2.DT_BFLOAT16:
+            array = _bfloat16_to_float32(np.frombuffer(t.tensor_content, dtype="<u2"))
+        else:
+            array = np.frombuffer(t.tensor_content, dtype=np.dtype(np_dtype).newbyteorder("<")).astype(np_dtype)
+    else:
+        raw = getattr(t, field_name)
+        if t.dtype == types_pb2.DT_HALF:
+            array = np.asarray(raw, dtype=np.uint16).view(np.float16)
+        elif t.dtype == types_pb2.DT_BFLOAT16:
+            array = _bfloat16_to_float32(np.asarray(raw, dtype=np.uint16))
+        else:
+            array = np.asarray(raw, dtype=np_dtype)
+    if array.size == n:
+        return array.reshape(shape)
+    if array.size == 0:
+        return np.zeros(shape, dtype=array.dtype) if array.dtype != object else np.full(shape, b"", dtype=object)
+    if array.size < n:
+        padded = np.empty(n, dtype=array.dtype)
+        padded[:array.size] = array
+        padded[array.size:] = array[-1]
+        return padded.reshape(shape)
+    raise ValueError("tensor holds %d values but its shape %s needs %d" % (array.size, shape, n))
+
+
+def scalar_of_tensor(t: tensor_pb2.TensorProto) -> Optional[float]:
+    """The value of a one-element numeric tensor, or None if ``t`` is not one."""
+    if t.dtype == types_pb2.DT_STRING or t.dtype not in _NUMPY:
+        return None
+    if any(d.size != 1 for d in t.tensor_shape.dim):
+        return None
+    try:
+        array = tensor_to_ndarray(t)
+    except ValueError:
+        return None
+    if array.size != 1 or array.dtype.kind not in _NUMERIC_KINDS:
+        return None
+    return float(array.reshape(()))
+
+
+@dataclass
+class FileRows:
+    """What one event file holds, by kind, before the run is merged.
+
+    Every entry carries ``offset`` (the record's byte offset), which orders entries of one file
+    the way they were written. ``scalars[tag]`` has parallel lists offset/step/wall_time/value;
+    ``values[tag]`` holds ``(offset, step, wall_time, what, payload)`` for non-scalar values with
+    ``what`` in {'histo', 'image', 'audio', 'tensor'}; ``metadata[tag]`` is the first
+    ``(offset, SummaryMetadata bytes)`` seen for the tag.
+    """
+
+    path: str
+    scalars: Dict[str, Tuple[list, list, list, list]] = field(default_factory=dict)
+    values: Dict[str, list] = field(default_factory=dict)
+    metadata: Dict[str, Tuple[int, bytes]] = field(default_factory=dict)
+    graphs: List[tuple] = field(default_factory=list)        # (offset, step, wall_time, bytes, from_meta_graph)
+    run_metadata: List[tuple] = field(default_factory=list)  # (offset, step, wall_time, tag, bytes)
+    session_logs: List[tuple] = field(default_factory=list)  # (offset, step, wall_time, status, checkpoint_path)
+    file_versions: List[tuple] = field(default_factory=list)  # (offset, version)
+    problems: List[Problem] = field(default_factory=list)
+    records: int = 0
+    tag_filter: Optional[object] = None  # callable(tag) -> bool, or None for every tag
+    kinds: Optional[frozenset] = None
+    _accepted: Dict[str, bool] = field(default_factory=dict)
+
+    def accepts(self, tag: str) -> bool:
+        ok = self._accepted.get(tag)
+        if ok is None:
+            ok = self._accepted[tag] = self.tag_filter is None or bool(self.tag_filter(tag))
+        return ok
+
+    def _wants(self, kind: str) -> bool:
+        return self.kinds is None or kind in self.kinds
+
+    def add_event(self, offset: int, payload: bytes) -> None:
+        """Parse one record's payload and file what it holds."""
+        try:
+            event = event_pb2.Event.FromString(payload)
+        except DecodeError as err:
+            self.problems.append(Problem(self.path, offset, "unparseable", "not an Event proto: %s" % err))
+            return
+        what = event.WhichOneof("what")
+        step, wall_time = event.step, event.wall_time
+        if what == "summary":
+            self._add_summary(offset, step, wall_time, event.summary)
+        elif what == "file_version":
+            self.file_versions.append((offset, parse_file_version(event.file_version)))
+        elif what == "session_log":
+            sl = event.session_log
+            self.session_logs.append((offset, step, wall_time, sl.status, sl.checkpoint_path))
+        elif what == "graph_def":
+            if self._wants("graphs"):
+                self.graphs.append((offset, step, wall_time, event.graph_def, False))
+        elif what == "meta_graph_def":
+            if self._wants("graphs"):
+                try:
+                    meta = meta_graph_pb2.MetaGraphDef.FromString(event.meta_graph_def)
+                except DecodeError:
+                    meta = None
+                if meta is not None and meta.HasField("graph_def"):
+                    self.graphs.append((offset, step, wall_time, meta.graph_def.SerializeToString(), True))
+        elif what == "tagged_run_metadata":
+            if self._wants("run_metadata"):
+                trm = event.tagged_run_metadata
+                self.run_metadata.append((offset, step, wall_time, trm.tag, trm.run_metadata))
+
+    def _add_summary(self, offset: int, step: int, wall_time: float, summary) -> None:
+        for value in summary.value:
+            what = value.WhichOneof("value")
+            tag = value.tag
+            if what == "tensor" and not tag:
+                tag = value.node_name  # tensor summaries of the plugin-asset era
+            if not self.accepts(tag):
+                continue
+            if value.HasField("metadata") and tag not in self.metadata:
+                self.metadata[tag] = (offset, value.metadata.SerializeToString())
+            if what is None or what == "obsolete_old_style_histogram":
+                continue
+            if what == "simple_value":
+                scalar = value.simple_value
+            elif what == "tensor":
+                scalar = scalar_of_tensor(value.tensor)
+            else:
+                scalar = None
+            if scalar is not None:
+                cols = self.scalars.get(tag)
+                if cols is None:
+                    cols = self.scalars[tag] = ([], [], [], [])
+                cols[0].append(offset)
+                cols[1].append(step)
+                cols[2].append(wall_time)
+                cols[3].append(scalar)
+            else:
+                self.values.setdefault(tag, []).append((offset, step, wall_time, what, getattr(value, what)))
+
+    def add_fast_columns(self, tag: str, meta: Optional[Tuple[int, bytes]], offsets: np.ndarray,
+                         steps: np.ndarray, wall_times: np.ndarray, values: np.ndarray) -> None:
+        """Fold in one tag's columns from the fast path (already filtered by ``tag_filter``)."""
+        if meta is not None and (tag not in self.metadata or meta[0] < self.metadata[tag][0]):
+            self.metadata[tag] = meta
+        cols = self.scalars.get(tag)
+        if cols is None:
+            self.scalars[tag] = (offsets, steps, wall_times, values)
+            return
+        o = np.concatenate([offsets, np.asarray(cols[0], dtype=np.int64)])
+        order = np.argsort(o, kind="stable")
+        self.scalars[tag] = (
+            o[order],
+            np.concatenate([steps, np.asarray(cols[1], dtype=np.int64)])[order],
+            np.concatenate([wall_times, np.asarray(cols[2], dtype=np.float64)])[order],
+            np.concatenate([values, np.asarray(cols[3], dtype=np.float64)])[order],
+        )
+
+    def finish(self) -> "FileRows":
+        """Turn the scalar lists into arrays (int64 offset/step, float64 wall_time/value)."""
+        for tag, cols in list(self.scalars.items()):
+            if isinstance(cols[0], list):
+                self.scalars[tag] = (np.asarray(cols[0], dtype=np.int64), np.asarray(cols[1], dtype=np.int64),
+                                     np.asarray(cols[2], dtype=np.float64), np.asarray(cols[3], dtype=np.float64))
+        self.tag_filter = None  # not picklable in general, and no longer needed
+        self._accepted = {}
+        return self
+
+

@@ -1,0 +1,312 @@
+"""Merging one run's files into the reader's series: kinds by first metadata, restarts, records.
+
+Files of a run are read in name order; a point's order key is ``file index << 40 | byte offset``.
+A tag's kind comes from the first metadata its run holds for it, as in TensorBoard: old-style
+values (histo, image, audio) keep their own kind; tensor values go by the plugin name (scalars,
+histograms, images, audio, text, pr_curves, hparams; anything else is a plain tensor).
+"""
+from __future__ import annotations
+
+import io
+from collections import defaultdict
+from typing import Dict, List, Optional, Sequence
+
+import numpy as np
+
+from tfevents.proto import event_pb2, plugin_hparams_pb2, summary_pb2
+
+from . import restarts as _restarts
+from ._reader_decode import FileRows, Problem, tensor_to_ndarray
+from ._reader_types import (AudioRecord, HistogramSeries, HParamsRecord, ImageRecord, PrCurveRecord, ScalarSeries,
+                           TensorRecord, TextRecord)
+
+__all__ = ["merge_run", "RunData"]
+
+_KEY_SHIFT = 40
+_TENSOR_KINDS = {"histograms": "histograms", "images": "images", "audio": "audio", "text": "text",
+                 "pr_curves": "pr_curves", "hparams": "hparams", "scalars": "scalars"}
+_OLD_STYLE = {"histo": "histograms", "image": "images", "audio": "audio"}
+_STATUS = {v.number: v.name for v in event_pb2.SessionLog.SessionStatus.DESCRIPTOR.values}
+
+
+class RunData:
+    """Everything of one run, ready to be put into a Logdir."""
+
+    def __init__(self, run: str):
+        self.run = run
+        self.scalars: Dict[str, ScalarSeries] = {}
+        self.histograms: Dict[str, HistogramSeries] = {}
+        self.images: Dict[str, list] = {}
+        self.audio: Dict[str, list] = {}
+        self.text: Dict[str, list] = {}
+        self.pr_curves: Dict[str, list] = {}
+        self.tensors: Dict[str, list] = {}
+        self.hparams: Optional[HParamsRecord] = None
+        self.graph: Optional[bytes] = None
+        self.run_metadata: Dict[str, bytes] = {}
+        self.session_logs: list = []
+        self.problems: List[Problem] = []
+        self.out_of_order: Dict[tuple, int] = {}  # (kind, tag) -> count of steps lower than the one before
+        self.purged: Dict[tuple, int] = {}        # (kind, tag) -> points dropped by restarts
+        self.metadata: Dict[str, summary_pb2.SummaryMetadata] = {}
+        self.files: List[str] = []
+
+
+def _kind_of_tensor(meta: Optional[summary_pb2.SummaryMetadata]) -> str:
+    if meta is None:
+        return "tensors"
+    if meta.data_class == summary_pb2.DATA_CLASS_SCALAR:
+        return "scalars"
+    return _TENSOR_KINDS.get(meta.plugin_data.plugin_name, "tensors")
+
+
+def _scalar_rows_kind(meta: Optional[summary_pb2.SummaryMetadata]) -> str:
+    """Kind of a tag's scalar rows (simple_value, or one-element numeric tensors)."""
+    if meta is None or meta.data_class == summary_pb2.DATA_CLASS_SCALAR:
+        return "scalars"
+    plugin = meta.plugin_data.plugin_name
+    return "scalars" if plugin in ("", "scalars") else _TENSOR_KINDS.get(plugin, "tensors")
+
+
+def merge_run(run: str, files: Sequence[FileRows], mode: str, kinds: Optional[frozenset]) -> RunData:
+    out = RunData(run)
+    out.files = [f.path for f in files]
+    # -- gather, with run-wide order keys
+    first_meta: Dict[str, tuple] = {}
+    scalar_parts: Dict[str, list] = defaultdict(list)
+    value_items: Dict[str, list] = defaultdict(list)
+    file_versions, starts, graphs, run_meta, session_logs = [], [], [], [], []
+    where = {}  # key -> (path, offset), for reports
+    for index, rows in enumerate(files):
+        base = index << _KEY_SHIFT
+        out.problems.extend(rows.problems)
+        for tag, (offset, meta) in rows.metadata.items():
+            if tag not in first_meta:
+                first_meta[tag] = (base + offset, meta)
+        for tag, (offsets, steps, walls, values) in rows.scalars.items():
+            scalar_parts[tag].append((offsets + base, steps, walls, values))
+        for tag, items in rows.values.items():
+            value_items[tag].extend((base + o, s, w, what, p) for o, s, w, what, p in items)
+        file_versions.extend((base + o, v) for o, v in rows.file_versions)
+        for o, s, w, status, ckpt in rows.session_logs:
+            session_logs.append((base + o, s, w, status, ckpt))
+            if status == event_pb2.SessionLog.START:
+                starts.append((base + o, s))
+                where[base + o] = (rows.path, o)
+        graphs.extend((base + o, s, w, g, m) for o, s, w, g, m in rows.graphs)
+        run_meta.extend((base + o, s, w, t, b) for o, s, w, t, b in rows.run_metadata)
+    metas = {tag: summary_pb2.SummaryMetadata.FromString(b) for tag, (_, b) in first_meta.items()}
+    out.metadata = metas
+
+    # -- series by (kind, tag)
+    series: Dict[tuple, _restarts.Series] = {}
+    payloads: Dict[tuple, object] = {}
+    for tag, parts in scalar_parts.items():
+        kind = _scalar_rows_kind(metas.get(tag))
+        keys, steps, walls, values = (np.concatenate(c) for c in zip(*parts))
+        if kind == "scalars":
+            series[(kind, tag)] = _restarts.Series(keys, steps, walls)
+            payloads[(kind, tag)] = values
+        else:  # one-element tensors of some other plugin: keep them as tensors of their tag
+            value_items[tag].extend((k, s, w, "scalar", v) for k, s, w, v in zip(keys.tolist(), steps.tolist(),
+                                                                                  walls.tolist(), values.tolist()))
+    for tag, items in value_items.items():
+        items.sort(key=lambda it: it[0])
+        by_kind = defaultdict(list)
+        for it in items:
+            what = it[3]
+            kind = _OLD_STYLE.get(what) or _kind_of_tensor(metas.get(tag))
+            if kind == "scalars":
+                continue  # a scalars tag holding a tensor with more than one element: TensorBoard skips it too
+            by_kind[kind].append(it)
+        for kind, its in by_kind.items():
+            if kinds is not None and kind not in kinds:
+                continue
+            series[(kind, tag)] = _restarts.Series(np.array([i[0] for i in its], dtype=np.int64),
+                                                   np.array([i[1] for i in its], dtype=np.int64),
+                                                   np.array([i[2] for i in its], dtype=np.float64))
+            payloads[(kind, tag)] = its
+    if kinds is not None:
+        for name in [n for n in series if n[0] not in kinds]:
+            del series[name], payloads[name]
+
+    # -- restarts
+    for name, s in series.items():
+        n_back = int(np.count_nonzero(np.diff(s.steps) < 0))
+        if n_back:
+            out.out_of_order[name] = n_back
+    masks, purges = _restarts.restart_masks(mode, series, file_versions, starts)
+    for p in purges:
+        total = sum(p.counts.values())
+        if not total:
+            continue
+        for name, n in p.counts.items():
+            out.purged[name] = out.purged.get(name, 0) + n
+        path, offset = where.get(p.key, (files[p.key >> _KEY_SHIFT].path, p.key & ((1 << _KEY_SHIFT) - 1)))
+        what = {"start": "SessionLog.START at step %d" % p.step,
+                "out_of_order": "an event at step %d, below the step before it" % p.step,
+                "step_back": "step going back to %d" % p.step}[p.cause]
+        tags = ", ".join(sorted("%s (%d)" % (n[-1], c) for n, c in p.counts.items()))
+        out.problems.append(Problem(path, offset, "purged", "%s dropped %d earlier point(s) with step >= %d: %s"
+                                    % (what, total, p.step, tags)))
+
+    # -- build the records
+    for (kind, tag), s in series.items():
+        keep = masks[(kind, tag)]
+        if kind == "scalars":
+            values = payloads[(kind, tag)]
+            out.scalars[tag] = ScalarSeries(s.steps[keep], s.wall_times[keep], values[keep])
+            continue
+        items = [it for it, k in zip(payloads[(kind, tag)], keep) if k]
+        builder = _BUILDERS[kind]
+        built = builder(tag, items, metas.get(tag))
+        if kind == "hparams":
+            out.hparams = _merge_hparams(out.hparams, built)
+        else:
+            getattr(out, kind)[tag] = built
+    if kinds is None or "hparams" in kinds:
+        # hparams live in the metadata (tensorboardX and torch write values without a value field)
+        for tag in sorted(metas, key=lambda t: first_meta[t][0]):
+            if metas[tag].plugin_data.plugin_name == "hparams" and ("hparams", tag) not in series:
+                out.hparams = _merge_hparams(out.hparams, _hparams(tag, [], metas[tag]))
+    if graphs and (kinds is None or "graphs" in kinds):
+        direct = [g for g in graphs if not g[4]]
+        out.graph = (direct or graphs)[-1][3]  # a graph_def event wins over a meta graph's graph
+    for _, _, _, tag, blob in sorted(run_meta, key=lambda r: r[0]):
+        out.run_metadata[tag] = blob
+    out.session_logs = [(s, w, _STATUS.get(st, str(st)), ckpt) for _, s, w, st, ckpt in sorted(session_logs)]
+    return out
+
+
+# ---------------------------------------------------------------- per-kind builders
+
+def _histograms(tag, items, meta) -> HistogramSeries:
+    n = len(items)
+    cols = {k: np.empty(n) for k in ("min", "max", "num", "sum", "sum_squares")}
+    limits, counts = [], []
+    for i, (_, _, _, what, p) in enumerate(items):
+        if what == "histo":
+            cols["min"][i], cols["max"][i], cols["num"][i] = p.min, p.max, p.num
+            cols["sum"][i], cols["sum_squares"][i] = p.sum, p.sum_squares
+            limits.append(np.array(p.bucket_limit, dtype=np.float64))
+            counts.append(np.array(p.bucket, dtype=np.float64))
+        else:  # TF2 / tensor style: [k, 3] rows of (left edge, right edge, count)
+            b = np.asarray(tensor_to_ndarray(p), dtype=np.float64).reshape(-1, 3)
+            c = b[:, 2]
+            centers = (b[:, 0] + b[:, 1]) / 2
+            cols["min"][i] = b[0, 0] if len(b) else np.nan
+            cols["max"][i] = b[-1, 1] if len(b) else np.nan
+            cols["num"][i] = c.sum()
+            cols["sum"][i] = float((c * centers).sum())  # bucket centers: the exact sums are not stored
+            cols["sum_squares"][i] = float((c * centers ** 2).sum())
+            limits.append(b[:, 1].copy())
+            counts.append(c.copy())
+    return HistogramSeries(np.array([it[1] for it in items], dtype=np.int64),
+                           np.array([it[2] for it in items], dtype=np.float64),
+                           cols["min"], cols["max"], cols["num"], cols["sum"], cols["sum_squares"], limits, counts)
+
+
+def _images(tag, items, meta) -> list:
+    out = []
+    for _, step, wall, what, p in items:
+        if what == "image":
+            out.append(ImageRecord(step, wall, p.width, p.height, p.colorspace, p.encoded_image_string))
+        else:  # [width, height, image_1, ..., image_k]
+            blobs = list(tensor_to_ndarray(p).reshape(-1))
+            if len(blobs) < 2:
+                continue
+            w, h = int(blobs[0] or 0), int(blobs[1] or 0)
+            for i, blob in enumerate(blobs[2:]):
+                out.append(ImageRecord(step, wall, w, h, 0, blob, sample=i))
+    return out
+
+
+def _wav_header(blob: bytes):
+    """(sample_rate, num_channels, frames) of a PCM WAV, or Nones."""
+    if len(blob) >= 44 and blob[:4] == b"RIFF" and blob[8:12] == b"WAVE":
+        try:
+            import wave
+            with wave.open(io.BytesIO(blob)) as w:
+                return w.getframerate(), w.getnchannels(), w.getnframes()
+        except Exception:  # not plain PCM, or damaged
+            pass
+    return None, None, None
+
+
+def _audio(tag, items, meta) -> list:
+    out = []
+    for _, step, wall, what, p in items:
+        if what == "audio":
+            out.append(AudioRecord(step, wall, p.sample_rate, p.num_channels, p.encoded_audio_string,
+                                   p.content_type or "audio/wav", length_frames=p.length_frames))
+        else:  # [k, 2] of (encoded audio, label)
+            a = tensor_to_ndarray(p).reshape(-1, 2) if p.tensor_shape.dim else tensor_to_ndarray(p).reshape(-1, 1)
+            for i, row in enumerate(a):
+                rate, channels, frames = _wav_header(row[0])
+                label = row[1].decode("utf-8", "replace") if a.shape[1] > 1 else ""
+                out.append(AudioRecord(step, wall, rate or 0.0, channels or 0, row[0], "audio/wav",
+                                       length_frames=frames or 0, label=label, sample=i))
+    return out
+
+
+def _text(tag, items, meta) -> list:
+    out = []
+    for _, step, wall, what, p in items:
+        a = tensor_to_ndarray(p)
+        if a.ndim == 0:
+            text = a.item().decode("utf-8", "replace")
+        else:
+            text = np.vectorize(lambda b: b.decode("utf-8", "replace"), otypes=[object])(a).astype(str)
+        out.append(TextRecord(step, wall, text))
+    return out
+
+
+def _pr_curves(tag, items, meta) -> list:
+    return [PrCurveRecord(step, wall, np.asarray(tensor_to_ndarray(p), dtype=np.float64))
+            for _, step, wall, what, p in items]
+
+
+def _tensors(tag, items, meta) -> list:
+    out = []
+    for _, step, wall, what, p in items:
+        value = np.asarray(p) if what == "scalar" else tensor_to_ndarray(p)
+        out.append(TensorRecord(step, wall, value))
+    return out
+
+
+def _hparams(tag, items, meta) -> HParamsRecord:
+    record = HParamsRecord()
+    if meta is None or not meta.plugin_data.content:
+        return record
+    data = plugin_hparams_pb2.HParamsPluginData.FromString(meta.plugin_data.content)
+    which = data.WhichOneof("data")
+    if which == "experiment":
+        record.metrics = [m.name.tag for m in data.experiment.metric_infos]
+        record.hparam_infos = {h.name: h.type for h in data.experiment.hparam_infos}
+    elif which == "session_start_info":
+        ssi = data.session_start_info
+        from google.protobuf.json_format import MessageToDict
+        record.hparams = {k: MessageToDict(v) for k, v in ssi.hparams.items()}
+        record.group_name = ssi.group_name
+        record.start_time = ssi.start_time_secs
+    elif which == "session_end_info":
+        record.status = plugin_hparams_pb2.Status.Name(data.session_end_info.status)
+        record.end_time = data.session_end_info.end_time_secs
+    return record
+
+
+def _merge_hparams(a: Optional[HParamsRecord], b: HParamsRecord) -> HParamsRecord:
+    if a is None:
+        return b
+    a.hparams = a.hparams or b.hparams
+    a.metrics = a.metrics or b.metrics
+    a.hparam_infos = a.hparam_infos or b.hparam_infos
+    a.group_name = a.group_name or b.group_name
+    a.start_time = a.start_time or b.start_time
+    a.end_time = a.end_time or b.end_time
+    a.status = a.status or b.status
+    return a
+
+
+_BUILDERS = {"histograms": _histograms, "images": _images, "audio": _audio, "text": _text,
+             "pr_curves": _pr_curves, "tensors": _tensors, "hparams": _hparams}

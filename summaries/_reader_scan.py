@@ -1,0 +1,180 @@
+"""Reading one event file into :class:`FileRows`: framing, checksums, corruption recovery.
+
+Two paths produce the same rows. The fast path (the ``_fastscan`` C extension) frames records
+chunk by chunk, checks both checksums and decodes pure scalar summaries straight into columns,
+handing every other record to the proto-based decoder. The pure path frames with
+``record.iter_records`` and decodes every record with the proto. Both recover from corruption the
+same way: the bad record is reported with its file and offset, and reading resumes at the end of
+the bad record when its length was sound, else at the next offset where ``record.find_next_record``
+sees a header whose length checksum holds and whose record fits in the file.
+"""
+from __future__ import annotations
+
+import os
+import re
+import warnings
+from typing import BinaryIO, Callable, Optional
+
+import numpy as np
+
+from . import record
+from ._reader_decode import FileRows, Problem
+
+try:
+    from . import _fastscan
+except ImportError:  # built without a C compiler: the pure-Python path does everything
+    _fastscan = None
+
+__all__ = ["scan_file", "scan_stream", "have_fast_path"]
+
+CHUNK = 4 << 20  # bytes read at a time on the fast path
+_WANT_GRAPHS, _WANT_RUN_METADATA, _WANT_SUMMARIES = 1, 2, 4
+
+
+def have_fast_path() -> bool:
+    return _fastscan is not None
+
+
+class ReadWarning(UserWarning):
+    """A problem found while reading event files (corrupted or truncated record, purged points)."""
+
+
+def report(problem: Problem, on_error: str) -> None:
+    """Apply the ``on_error`` policy to one problem (it is always kept in the problem list)."""
+    if on_error == "raise" and problem.kind == "corrupted":
+        raise record.CorruptedRecordError(problem.path, problem.offset, problem.detail)
+    if on_error in ("warn", "raise"):
+        warnings.warn(str(problem), ReadWarning, stacklevel=4)
+
+
+def _resume_offset(f: BinaryIO, offset: int, size: int) -> Optional[int]:
+    """Where to resume after a corrupted record at ``offset``."""
+    f.seek(offset)
+    header = f.read(record.HEADER_SIZE)
+    if len(header) == record.HEADER_SIZE:
+        length = int.from_bytes(header[:8], "little")
+        end = offset + record.HEADER_SIZE + length + record.FOOTER_SIZE
+        if record.masked_crc32c(header[:8]) == int.from_bytes(header[8:], "little") and end <= size:
+            return end  # the length was sound: only the payload (or its checksum) was damaged
+    return record.find_next_record(f, offset + 1, size)
+
+
+def _corrupted(rows: FileRows, f: BinaryIO, offset: int, size: int, detail: str, on_error: str) -> Optional[int]:
+    resume = _resume_offset(f, offset, size)
+    if resume is None:
+        detail += "; no intact record after it"
+    elif resume != offset + 1:
+        detail += "; resumed at offset %d" % resume
+    problem = Problem(rows.path, offset, "corrupted", detail)
+    rows.problems.append(problem)
+    report(problem, on_error)
+    return resume
+
+
+def _truncated(rows: FileRows, offset: int, size: int, on_error: str) -> None:
+    problem = Problem(rows.path, offset, "truncated",
+                      "file ends %d bytes into a record (still being written, or cut short)" % (size - offset))
+    rows.problems.append(problem)
+    report(problem, on_error)
+
+
+def _scan_pure(f: BinaryIO, size: int, rows: FileRows, check_crc: bool, on_error: str) -> None:
+    pos = 0
+    while pos is not None:
+        f.seek(pos)
+        try:
+            for offset, payload in record.iter_records(f, check_crc=check_crc, start=0):
+                rows.records += 1
+                rows.add_event(offset + pos, payload)
+            return
+        except record.TruncatedRecordError as err:
+            _truncated(rows, err.offset + pos, size, on_error)
+            return
+        except record.CorruptedRecordError as err:
+            pos = _corrupted(rows, f, err.offset + pos, size, err.detail, on_error)
+
+
+def _scan_fast(f: BinaryIO, size: int, rows: FileRows, check_crc: bool, on_error: str) -> None:
+    want = _WANT_SUMMARIES
+    if rows.kinds is None or "graphs" in rows.kinds:
+        want |= _WANT_GRAPHS
+    if rows.kinds is None or "run_metadata" in rows.kinds:
+        want |= _WANT_RUN_METADATA
+    scanner = _fastscan.Scanner(rows.tag_filter, want, check_crc)
+    base, buf, eof = 0, b"", False
+    f.seek(0)
+    while True:
+        status, used, length = scanner.feed(buf, base)
+        for offset, payload in scanner.take_others():
+            rows.add_event(offset, payload)
+        if status == 0:
+            if eof:
+                if used < len(buf):
+                    _truncated(rows, base + used, size, on_error)
+                break
+            rest = buf[used:]
+            base += used
+            # read at least a chunk, and the whole pending record, but never past the end of file
+            n = min(max(CHUNK, length - len(rest)), max(size - base - len(rest), 0))
+            data = f.read(n) if n else b""
+            eof = len(data) < n or n == 0
+            buf = rest + data if rest else data
+            continue
+        offset = base + used
+        detail = "length checksum mismatch" if status == 1 else "payload checksum mismatch"
+        resume = _corrupted(rows, f, offset, size, detail, on_error)
+        if resume is None:
+            break
+        f.seek(resume)
+        base, buf, eof = resume, b"", False
+    rows.records += scanner.records
+    for tag, meta_offset, meta, offsets, steps, wall_times, values in scanner.columns():
+        rows.add_fast_columns(tag, (meta_offset, meta) if meta is not None else None,
+                              np.frombuffer(offsets, dtype=np.int64), np.frombuffer(steps, dtype=np.int64),
+                              np.frombuffer(wall_times, dtype=np.float64), np.frombuffer(values, dtype=np.float64))
+
+
+def scan_stream(f: BinaryIO, path: str, size: int, *, tag_filter: Optional[Callable[[str], bool]] = None,
+                kinds: Optional[frozenset] = None, check_crc: bool = True, on_error: str = "warn",
+                fast: Optional[bool] = None) -> FileRows:
+    """Read an open, seekable binary file of ``size`` bytes into FileRows."""
+    rows = FileRows(path, tag_filter=tag_filter, kinds=kinds)
+    if fast is None:
+        fast = _fastscan is not None
+    elif fast and _fastscan is None:
+        raise RuntimeError("the _fastscan extension is not built")
+    (_scan_fast if fast else _scan_pure)(f, size, rows, check_crc, on_error)
+    return rows.finish()
+
+
+def _tag_filter(pattern: Optional[str]) -> Optional[Callable[[str], bool]]:
+    if pattern is None:
+        return None
+    search = re.compile(pattern).search
+    return lambda tag: search(tag) is not None
+
+
+def scan_file(path: str, *, tags: Optional[str] = None, kinds: Optional[frozenset] = None,
+              check_crc: bool = True, on_error: str = "warn", fast: Optional[bool] = None,
+              fs=None) -> FileRows:
+    """Read one event file (a local path, or a path on the fsspec filesystem ``fs``).
+
+    ``tags`` is a regex (re.search) selecting tags; picklable arguments only, so this runs in
+    worker processes.
+    """
+    try:
+        if fs is None:
+            f = open(path, "rb")
+            size = os.fstat(f.fileno()).st_size
+        else:
+            f = fs.open(path, "rb")
+            size = f.size if getattr(f, "size", None) is not None else fs.size(path)
+    except OSError as err:
+        rows = FileRows(path)
+        problem = Problem(path, None, "unreadable", str(err))
+        rows.problems.append(problem)
+        report(problem, on_error)
+        return rows
+    with f:
+        return scan_stream(f, path, size, tag_filter=_tag_filter(tags), kinds=kinds, check_crc=check_crc,
+                           on_error=on_error, fast=fast)

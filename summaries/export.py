@@ -1,0 +1,125 @@
+"""Scalars out of the reader: pandas DataFrames, CSV (long, or TensorBoard's per-series layout), Parquet.
+
+Long format has the columns ``run, tag, step, wall_time, value``, one row per point, series in
+(run, tag) order. TensorBoard's "download CSV" layout is one file per series with the header
+``Wall time,Step,Value``.
+"""
+from __future__ import annotations
+
+import csv
+import os
+import re
+from typing import Dict, Optional, Tuple
+
+import numpy as np
+
+from ._reader_types import ScalarSeries
+
+__all__ = ["scalars_to_pandas", "write_csv", "write_tensorboard_csv", "write_parquet", "export_scalars"]
+
+Scalars = Dict[Tuple[str, str], ScalarSeries]
+COLUMNS = ("run", "tag", "step", "wall_time", "value")
+
+
+def _long_columns(scalars: Scalars):
+    keys = sorted(scalars)
+    counts = [len(scalars[k].step) for k in keys]
+    run = np.repeat(np.array([k[0] for k in keys], dtype=object), counts)
+    tag = np.repeat(np.array([k[1] for k in keys], dtype=object), counts)
+    if keys:
+        step = np.concatenate([scalars[k].step for k in keys]).astype(np.int64)
+        wall = np.concatenate([scalars[k].wall_time for k in keys]).astype(np.float64)
+        value = np.concatenate([scalars[k].value for k in keys]).astype(np.float64)
+    else:
+        step, wall, value = np.zeros(0, np.int64), np.zeros(0), np.zeros(0)
+    return {"run": run, "tag": tag, "step": step, "wall_time": wall, "value": value}
+
+
+def scalars_to_pandas(scalars: Scalars, pivot: bool = False):
+    """Long DataFrame, or (``pivot``) step-indexed with one column per (run, tag)."""
+    import pandas as pd
+    df = pd.DataFrame(_long_columns(scalars), columns=list(COLUMNS))
+    if not pivot:
+        return df
+    df = df.drop_duplicates(subset=["run", "tag", "step"], keep="last")
+    return df.pivot(index="step", columns=["run", "tag"], values="value")
+
+
+def _fmt(x: float) -> str:
+    return repr(float(x))  # shortest text that reads back to the same double
+
+
+def write_csv(scalars: Scalars, out, header: bool = True) -> int:
+    """Long-format CSV to a path or text file; returns the number of rows."""
+    cols = _long_columns(scalars)
+    close = False
+    if isinstance(out, (str, os.PathLike)):
+        out, close = open(out, "w", newline=""), True
+    try:
+        w = csv.writer(out, lineterminator="\n")
+        if header:
+            w.writerow(COLUMNS)
+        n = len(cols["step"])
+        step, wall, value = cols["step"].tolist(), cols["wall_time"].tolist(), cols["value"].tolist()
+        w.writerows(zip(cols["run"].tolist(), cols["tag"].tolist(), step, map(repr, wall), map(repr, value)))
+        return n
+    finally:
+        if close:
+            out.close()
+
+
+def _safe(name: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", name).strip("_") or "_"
+
+
+def write_tensorboard_csv(scalars: Scalars, directory: str) -> list:
+    """One ``run-<run>-tag-<tag>.csv`` per series (TensorBoard's download names) with the header
+    ``Wall time,Step,Value``; returns the paths written."""
+    os.makedirs(directory, exist_ok=True)
+    paths = []
+    for (run, tag) in sorted(scalars):
+        s = scalars[(run, tag)]
+        path = os.path.join(directory, "run-%s-tag-%s.csv" % (_safe(run), _safe(tag)))
+        with open(path, "w", newline="") as f:
+            w = csv.writer(f, lineterminator="\n")
+            w.writerow(("Wall time", "Step", "Value"))
+            w.writerows(zip(map(repr, s.wall_time.tolist()), s.step.tolist(), map(repr, s.value.tolist())))
+        paths.append(path)
+    return paths
+
+
+def write_parquet(scalars: Scalars, path: str) -> int:
+    """Long format to Parquet (needs pyarrow); returns the number of rows."""
+    try:
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+    except ImportError:
+        raise ImportError("Parquet export needs pyarrow: pip install pyarrow") from None
+    cols = _long_columns(scalars)
+    table = pa.table({
+        "run": pa.array(cols["run"].tolist(), type=pa.string()).dictionary_encode(),
+        "tag": pa.array(cols["tag"].tolist(), type=pa.string()).dictionary_encode(),
+        "step": pa.array(cols["step"], type=pa.int64()),
+        "wall_time": pa.array(cols["wall_time"], type=pa.float64()),
+        "value": pa.array(cols["value"], type=pa.float64()),
+    })
+    pq.write_table(table, path)
+    return table.num_rows
+
+
+def export_scalars(scalars: Scalars, out: str, fmt: Optional[str] = None) -> int:
+    """Write ``scalars`` to ``out`` by extension (.csv, .parquet/.pq) or ``fmt``
+    ('csv', 'parquet', 'tensorboard-csv' = a directory of per-series files)."""
+    if fmt is None:
+        lower = str(out).lower()
+        fmt = "parquet" if lower.endswith((".parquet", ".pq")) else "csv"
+    if fmt == "csv":
+        return write_csv(scalars, out)
+    if fmt == "parquet":
+        return write_parquet(scalars, out)
+    if fmt == "tensorboard-csv":
+        write_tensorboard_csv(scalars, out)
+        return sum(len(s.step) for s in scalars.values())
+    raise ValueError("unknown export format %r (csv, parquet, tensorboard-csv)" % fmt)
+
+

@@ -1,0 +1,256 @@
+"""The offline reader: a logdir of event files -> runs -> columnar series, like TensorBoard loads it.
+
+::
+
+    from tfevents.summaries import load_logdir, read_scalars
+    logdir = load_logdir("runs/")                 # every run, every kind
+    s = logdir.scalars[("train", "loss")]          # ScalarSeries: .step, .wall_time, .value
+    df = logdir.to_pandas()                        # run, tag, step, wall_time, value
+    read_scalars("s3://bucket/runs", tags="loss")  # {(run, tag): ScalarSeries}
+
+A run is each directory holding files whose name contains ``tfevents`` (its path relative to
+the logdir, ``.`` for the logdir itself); a run's files are read in name order. ``path`` may be a
+logdir, a run directory, one event file, or an fsspec URL (``s3://``, ``gs://``, ``memory://``).
+
+Checksums are checked. A file ending inside a record (still being written) is reported as
+``truncated``; a bad checksum as ``corrupted`` with file and offset, after which reading resumes
+at the next intact record. ``on_error`` says what else happens: ``'warn'`` (a ReadWarning per
+problem), ``'raise'`` (CorruptedRecordError on the first corrupted record) or ``'skip'``; either
+way, ``Logdir.problems`` lists every problem, including points purged by restarts
+(``restarts=``: see :mod:`tfevents.summaries.restarts`).
+"""
+from __future__ import annotations
+
+import os
+import re
+import warnings
+from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Callable, Dict, Iterable, List, Optional, Tuple, Union
+
+from . import restarts as _restarts
+from ._reader_decode import Problem
+from ._reader_merge import RunData, merge_run
+from ._reader_scan import ReadWarning, report, scan_file
+from ._reader_types import (AudioRecord, HistogramSeries, HParamsRecord, ImageRecord, PrCurveRecord, ScalarSeries,
+                            TensorRecord, TextRecord)
+
+__all__ = ["load_logdir", "read_scalars", "Logdir", "Problem", "ReadWarning", "ScalarSeries", "HistogramSeries",
+           "ImageRecord", "AudioRecord", "TextRecord", "PrCurveRecord", "TensorRecord", "HParamsRecord", "KINDS",
+           "list_runs"]
+
+KINDS = frozenset({"scalars", "histograms", "images", "audio", "text", "pr_curves", "hparams", "graphs",
+                   "run_metadata", "session_logs", "tensors"})
+_PARALLEL_MIN_BYTES = 16 << 20  # below this, worker processes cost more than they save
+PathLike = Union[str, "os.PathLike[str]"]
+
+
+@dataclass
+class Logdir:
+    """Everything read from a logdir. Keys are ``(run, tag)`` or ``run``; runs are relative paths."""
+
+    path: str
+    runs: List[str] = field(default_factory=list)
+    scalars: Dict[Tuple[str, str], ScalarSeries] = field(default_factory=dict)
+    histograms: Dict[Tuple[str, str], HistogramSeries] = field(default_factory=dict)
+    images: Dict[Tuple[str, str], List[ImageRecord]] = field(default_factory=dict)
+    audio: Dict[Tuple[str, str], List[AudioRecord]] = field(default_factory=dict)
+    text: Dict[Tuple[str, str], List[TextRecord]] = field(default_factory=dict)
+    pr_curves: Dict[Tuple[str, str], List[PrCurveRecord]] = field(default_factory=dict)
+    tensors: Dict[Tuple[str, str], List[TensorRecord]] = field(default_factory=dict)
+    hparams: Dict[str, HParamsRecord] = field(default_factory=dict)
+    graphs: Dict[str, bytes] = field(default_factory=dict)
+    run_metadata: Dict[Tuple[str, str], bytes] = field(default_factory=dict)
+    session_logs: Dict[str, list] = field(default_factory=dict)
+    problems: List[Problem] = field(default_factory=list)
+    files: Dict[str, List[str]] = field(default_factory=dict)
+    out_of_order: Dict[Tuple[str, str, str], int] = field(default_factory=dict)  # (run, kind, tag) -> count
+    purged: Dict[Tuple[str, str, str], int] = field(default_factory=dict)        # (run, kind, tag) -> points
+    restarts: str = "tensorboard"
+
+    _SERIES_KINDS = ("scalars", "histograms", "images", "audio", "text", "pr_curves", "tensors")
+
+    def tags(self, kind: Optional[str] = None) -> Dict[str, List[Tuple[str, str]]]:
+        """``{kind: sorted [(run, tag)]}`` for the series kinds (or just ``kind``)."""
+        kinds = [kind] if kind else self._SERIES_KINDS
+        return {k: sorted(getattr(self, k)) for k in kinds if getattr(self, k)}
+
+    def to_pandas(self, pivot: bool = False):
+        """Scalars as a long DataFrame (run, tag, step, wall_time, value), or with ``pivot=True``
+        one column per (run, tag) indexed by step (the last value written for a step)."""
+        from .export import scalars_to_pandas
+        return scalars_to_pandas(self.scalars, pivot=pivot)
+
+    def _add_run(self, data: RunData) -> None:
+        run = data.run
+        self.files[run] = data.files
+        for kind in self._SERIES_KINDS:
+            target = getattr(self, kind)
+            for tag, value in getattr(data, kind).items():
+                target[(run, tag)] = value
+        if data.hparams is not None:
+            self.hparams[run] = data.hparams
+        if data.graph is not None:
+            self.graphs[run] = data.graph
+        for tag, blob in data.run_metadata.items():
+            self.run_metadata[(run, tag)] = blob
+        if data.session_logs:
+            self.session_logs[run] = data.session_logs
+        self.problems.extend(data.problems)
+        for (kind, tag), n in data.out_of_order.items():
+            self.out_of_order[(run, kind, tag)] = n
+        for (kind, tag), n in data.purged.items():
+            self.purged[(run, kind, tag)] = n
+
+
+# ---------------------------------------------------------------- finding runs and files
+
+def _is_url(path: str) -> bool:
+    return "://" in path or path.startswith("memory:")
+
+
+def _event_file(name: str) -> bool:
+    return "tfevents" in os.path.basename(name)
+
+
+def list_runs(path: PathLike, runs: Optional[str] = None):
+    """``(fs, [(run, [file, ...]), ...])`` for a logdir, run directory or event file.
+
+    ``fs`` is None for local paths, else the fsspec filesystem; runs are sorted, files in name
+    order; ``runs`` is a regex (re.search) on the run name.
+    """
+    path = os.fspath(path)
+    fs = None
+    if _is_url(path):
+        import fsspec
+        fs, root = fsspec.core.url_to_fs(path)
+        if fs.isfile(root):
+            groups = {".": [root]}
+        elif fs.isdir(root):
+            root = root.rstrip("/")
+            groups = {}
+            for f in fs.find(root):
+                if _event_file(f):
+                    d = f.rsplit("/", 1)[0] if "/" in f else ""
+                    rel = os.path.relpath(d, root) if d != root else "."
+                    groups.setdefault(rel.replace(os.sep, "/"), []).append(f)
+        else:
+            raise FileNotFoundError("no such file or directory: %s" % path)
+    elif os.path.isfile(path):
+        groups = {".": [path]}
+    elif os.path.isdir(path):
+        groups = {}
+        for d, _, names in os.walk(path):
+            found = sorted(n for n in names if _event_file(n))
+            if found:
+                rel = os.path.relpath(d, path).replace(os.sep, "/")
+                groups[rel] = [os.path.join(d, n) for n in found]
+    else:
+        raise FileNotFoundError("no such file or directory: %s" % path)
+    select = re.compile(runs).search if runs is not None else None
+    out = [(run, sorted(files)) for run, files in sorted(groups.items())
+           if select is None or select(run) is not None]
+    return fs, out
+
+
+def _file_size(fs, path: str) -> int:
+    try:
+        return fs.size(path) if fs is not None else os.path.getsize(path)
+    except (OSError, ValueError):
+        return 0
+
+
+# ---------------------------------------------------------------- loading
+
+def _check_kinds(kinds) -> Optional[frozenset]:
+    if kinds is None:
+        return None
+    kinds = frozenset([kinds] if isinstance(kinds, str) else kinds)
+    unknown = kinds - KINDS
+    if unknown:
+        raise ValueError("unknown kind(s) %s; kinds are %s" % (sorted(unknown), ", ".join(sorted(KINDS))))
+    return kinds
+
+
+def _scan_all(fs, jobs: List[str], sizes: List[int], tags, kinds, check_crc, workers, progress) -> list:
+    """scan_file over ``jobs``, in worker processes (local) or threads (remote) when it pays."""
+    total = sum(sizes)
+    kwargs = dict(tags=tags, kinds=kinds, check_crc=check_crc, on_error="skip", fs=fs)
+    if workers is None:
+        cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+        workers = min(cpus, len(jobs)) if (total >= _PARALLEL_MIN_BYTES or fs is not None) else 1
+    workers = max(1, min(int(workers), len(jobs) or 1))
+    done = 0
+    results = []
+    if workers == 1:
+        for path, size in zip(jobs, sizes):
+            results.append(scan_file(path, **kwargs))
+            done += size
+            if progress:
+                progress(done, total)
+        return results
+    if fs is None:
+        import multiprocessing
+        ctx = multiprocessing.get_context("fork" if "fork" in multiprocessing.get_all_start_methods() else None)
+        pool = ProcessPoolExecutor(workers, mp_context=ctx)
+    else:
+        pool = ThreadPoolExecutor(workers)
+    with pool:
+        # biggest files first keeps the workers busy; results come back in file order
+        order = sorted(range(len(jobs)), key=lambda i: -sizes[i])
+        futures = {i: pool.submit(scan_file, jobs[i], **kwargs) for i in order}
+        for i in range(len(jobs)):
+            results.append(futures[i].result())
+            done += sizes[i]
+            if progress:
+                progress(done, total)
+    return results
+
+
+def load_logdir(path: PathLike, tags: Optional[str] = None, runs: Optional[str] = None, *,
+                kinds: Optional[Iterable[str]] = None, restarts: str = "tensorboard", on_error: str = "warn",
+                workers: Optional[int] = None, check_crc: bool = True,
+                progress: Optional[Callable[[int, int], None]] = None) -> Logdir:
+    """Read every run under ``path`` into a :class:`Logdir`.
+
+    ``tags`` / ``runs``: regexes (re.search) choosing tags and runs before anything is parsed.
+    ``kinds``: subset of :data:`KINDS` to keep (None: all). ``restarts``: 'tensorboard' (what
+    ``tensorboard --logdir`` shows: the Rust data server's rule), 'rust', 'python' (the Python
+    plugin loader), 'legacy' (EventAccumulator) or 'none'. ``on_error``: 'warn', 'raise' or
+    'skip'. ``workers``: processes for local files (None: as many as pay off; 1: in-process).
+    ``progress(done_bytes, total_bytes)`` is called as files finish.
+    """
+    if on_error not in ("warn", "raise", "skip"):
+        raise ValueError("on_error must be 'warn', 'raise' or 'skip', got %r" % (on_error,))
+    mode = _restarts.normalize_mode(restarts)
+    kinds = _check_kinds(kinds)
+    for name, pattern in (("tags", tags), ("runs", runs)):
+        if pattern is not None:
+            try:
+                re.compile(pattern)
+            except re.error as err:
+                raise ValueError("%s is not a valid regex: %r (%s)" % (name, pattern, err)) from None
+    fs, groups = list_runs(path, runs)
+    jobs = [f for _, files in groups for f in files]
+    sizes = [_file_size(fs, f) for f in jobs]
+    scanned = iter(_scan_all(fs, jobs, sizes, tags, kinds, check_crc, workers, progress))
+    logdir = Logdir(os.fspath(path), runs=[run for run, _ in groups], restarts=restarts)
+    for run, files in groups:
+        rows = [next(scanned) for _ in files]
+        for r in rows:
+            for problem in r.problems:
+                report(problem, on_error)
+        data = merge_run(run, rows, mode, kinds)
+        for problem in data.problems:
+            if problem.kind == "purged" and on_error == "warn":
+                warnings.warn(str(problem), ReadWarning, stacklevel=2)
+        logdir._add_run(data)
+    return logdir
+
+
+def read_scalars(path: PathLike, tags: Optional[str] = None, runs: Optional[str] = None, *,
+                 restarts: str = "tensorboard", on_error: str = "warn",
+                 workers: Optional[int] = None) -> Dict[Tuple[str, str], ScalarSeries]:
+    """``{(run, tag): ScalarSeries}`` for every scalar series under ``path`` (see load_logdir)."""
+    return load_logdir(path, tags, runs, kinds=("scalars",), restarts=restarts, on_error=on_error,
+                       workers=workers).scalars
