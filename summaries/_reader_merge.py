@@ -84,7 +84,9 @@ def merge_run(run: str, files: Sequence[FileRows], mode: str, kinds: Optional[fr
             if tag not in first_meta:
                 first_meta[tag] = (base + offset, meta)
         for tag, (offsets, steps, walls, values) in rows.scalars.items():
-            scalar_parts[tag].append((offsets + base, steps, walls, values))
+            if base:
+                offsets = offsets + base
+            scalar_parts[tag].append((offsets, steps, walls, values))
         for tag, items in rows.values.items():
             value_items[tag].extend((base + o, s, w, what, p) for o, s, w, what, p in items)
         file_versions.extend((base + o, v) for o, v in rows.file_versions)
@@ -103,7 +105,7 @@ def merge_run(run: str, files: Sequence[FileRows], mode: str, kinds: Optional[fr
     payloads: Dict[tuple, object] = {}
     for tag, parts in scalar_parts.items():
         kind = _scalar_rows_kind(metas.get(tag))
-        keys, steps, walls, values = (np.concatenate(c) for c in zip(*parts))
+        keys, steps, walls, values = parts[0] if len(parts) == 1 else (np.concatenate(c) for c in zip(*parts))
         if kind == "scalars":
             series[(kind, tag)] = _restarts.Series(keys, steps, walls)
             payloads[(kind, tag)] = values
@@ -155,7 +157,10 @@ def merge_run(run: str, files: Sequence[FileRows], mode: str, kinds: Optional[fr
         keep = masks[(kind, tag)]
         if kind == "scalars":
             values = payloads[(kind, tag)]
-            out.scalars[tag] = ScalarSeries(s.steps[keep], s.wall_times[keep], values[keep])
+            if keep.all():
+                out.scalars[tag] = ScalarSeries(s.steps, s.wall_times, values)
+            else:
+                out.scalars[tag] = ScalarSeries(s.steps[keep], s.wall_times[keep], values[keep])
             continue
         items = [it for it, k in zip(payloads[(kind, tag)], keep) if k]
         builder = _BUILDERS[kind]

@@ -101,24 +101,30 @@ def _scan_fast(f: BinaryIO, size: int, rows: FileRows, check_crc: bool, on_error
     if rows.kinds is None or "run_metadata" in rows.kinds:
         want |= _WANT_RUN_METADATA
     scanner = _fastscan.Scanner(rows.tag_filter, want, check_crc)
-    base, buf, eof = 0, b"", False
+    buf = bytearray(min(CHUNK, max(size, record.HEADER_SIZE)))
+    base, filled, eof = 0, 0, False  # buf[:filled] holds the file from offset base
     f.seek(0)
     while True:
-        status, used, length = scanner.feed(buf, base)
+        if not eof and filled < len(buf):
+            with memoryview(buf) as view:
+                n = f.readinto(view[filled:]) or 0
+            filled += n
+            eof = n == 0 or base + filled >= size
+        with memoryview(buf) as view:
+            status, used, length = scanner.feed(view[:filled], base)
         for offset, payload in scanner.take_others():
             rows.add_event(offset, payload)
         if status == 0:
             if eof:
-                if used < len(buf):
+                if used < filled:
                     _truncated(rows, base + used, size, on_error)
                 break
-            rest = buf[used:]
-            base += used
-            # read at least a chunk, and the whole pending record, but never past the end of file
-            n = min(max(CHUNK, length - len(rest)), max(size - base - len(rest), 0))
-            data = f.read(n) if n else b""
-            eof = len(data) < n or n == 0
-            buf = rest + data if rest else data
+            # keep the incomplete record; make room for all of it, but never beyond the file's end
+            buf[:filled - used] = buf[used:filled]
+            base, filled = base + used, filled - used
+            need = min(max(length, filled + 1), size - base)
+            if need > len(buf):
+                buf.extend(bytes(need - len(buf)))
             continue
         offset = base + used
         detail = "length checksum mismatch" if status == 1 else "payload checksum mismatch"
@@ -126,7 +132,7 @@ def _scan_fast(f: BinaryIO, size: int, rows: FileRows, check_crc: bool, on_error
         if resume is None:
             break
         f.seek(resume)
-        base, buf, eof = resume, b"", False
+        base, filled, eof = resume, 0, False
     rows.records += scanner.records
     for tag, meta_offset, meta, offsets, steps, wall_times, values in scanner.columns():
         rows.add_fast_columns(tag, (meta_offset, meta) if meta is not None else None,
