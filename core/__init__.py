@@ -1,1 +1,80 @@
-"""A TensorFlow-1 style graph, autodiff and optimizer engine on numpy."""
+"""A TensorFlow-1 style graph, autodiff and optimizer engine on numpy.
+
+Programs written for TF1 run with ``from tfevents import core as tf``: build a graph (placeholders,
+variables, ops), differentiate it symbolically with ``tf.gradients``, run it in a ``tf.Session`` and log it
+to TensorBoard (``tf.summary.FileWriter(logdir, sess.graph)``). Ops live in ``ops/`` (one registry entry per op:
+numpy forward, gradient, TF op name); ``train`` (optimizers, Saver, ...) is the ``core/train`` subpackage.
+"""
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+from . import dtypes, errors
+from .dtypes import (DType, as_dtype, bool, double, float16, float32, float64, half, int32, int64,  # noqa: A004
+                     string, uint8)
+from .graph import (Graph, GraphKeys, Operation, Tensor, TensorShape, add_to_collection, add_to_collections,
+                    colocate_with, control_dependencies, device, get_collection, get_collection_ref,
+                    get_default_graph, name_scope, reset_default_graph, set_random_seed)
+from .registry import IndexedSlices, constant, convert_to_tensor, register_gradient as RegisterGradient
+from .ops.math_ops import (abs, add, add_n, argmax, argmin, cast, ceil, cumsum, div, div_no_nan, divide,  # noqa: A004
+                           equal, exp, floor, floordiv, floormod, greater, greater_equal, less, less_equal, log,
+                           log1p, logical_and, logical_not, logical_or, logical_xor, matmul, maximum, minimum, mod,
+                           multiply, negative, not_equal, pow, realdiv, reciprocal, reduce_all, reduce_any,
+                           reduce_max, reduce_mean, reduce_min, reduce_prod, reduce_sum, round, rsqrt, sigmoid, sign,
+                           sqrt, square, squared_difference, subtract, tanh, to_float, to_int32, to_int64, truediv,
+                           where)
+from .ops.array_ops import (broadcast_to, concat, expand_dims, fill, gather, identity, one_hot, ones, ones_like,
+                            range_ as range, rank, reshape, shape, size, split, squeeze, stack, stop_gradient,
+                            strided_slice, tile, transpose, unsorted_segment_sum, unstack, zeros, zeros_like)
+from .ops.state_ops import (assign, assign_add, assign_sub, placeholder, placeholder_with_default, scatter_add,
+                            scatter_sub, scatter_update)
+from .ops.random_ops import random_normal, random_uniform, truncated_normal
+from .ops import nn_ops as _nn_ops
+from .variables import (Variable, all_variables, global_variables, global_variables_initializer,
+                        initialize_all_variables, is_variable_initialized, local_variables,
+                        local_variables_initializer, model_variables, moving_average_variables,
+                        report_uninitialized_variables, trainable_variables, variables_initializer)
+from .variable_scope import (AUTO_REUSE, VariableScope, get_local_variable, get_variable, get_variable_scope,
+                             variable_scope, variable_op_scope)
+from .initializers import (constant_initializer, glorot_normal_initializer, glorot_uniform_initializer,
+                           ones_initializer, random_normal_initializer, random_uniform_initializer,
+                           truncated_normal_initializer, variance_scaling_initializer, zeros_initializer)
+from .control_flow import cond, group, no_op, tuple_ as tuple, with_dependencies  # noqa: A004
+from .gradients import AggregationMethod, gradients, hessians
+from .session import InteractiveSession, Session, get_default_session
+
+newaxis = None
+Dimension = int
+
+# lazily imported submodules and names (PEP 562): tf.train is core/train (written separately), the clipping
+# functions live in tfevents.core.train.clipping, protos come from tfevents.proto.
+_LAZY_MODULES = {"train": ".train", "nn": ".nn", "layers": ".layers", "losses": ".losses", "metrics": ".metrics",
+                 "summary": ".summary", "initializers": ".initializers", "graph_def": ".graph_def"}
+_LAZY_NAMES = {
+    "clip_by_value": (".train.clipping", "clip_by_value"),
+    "clip_by_norm": (".train.clipping", "clip_by_norm"),
+    "clip_by_global_norm": (".train.clipping", "clip_by_global_norm"),
+    "clip_by_average_norm": (".train.clipping", "clip_by_average_norm"),
+    "global_norm": (".train.clipping", "global_norm"),
+    "Summary": ("tfevents.proto.summary_pb2", "Summary"),
+    "HistogramProto": ("tfevents.proto.summary_pb2", "HistogramProto"),
+    "Event": ("tfevents.proto.event_pb2", "Event"),
+    "SessionLog": ("tfevents.proto.event_pb2", "SessionLog"),
+    "GraphDef": ("tfevents.proto.graph_pb2", "GraphDef"),
+    "NodeDef": ("tfevents.proto.graph_pb2", "NodeDef"),
+    "RunOptions": ("tfevents.proto.config_pb2", "RunOptions"),
+    "RunMetadata": ("tfevents.proto.config_pb2", "RunMetadata"),
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY_MODULES:
+        value = importlib.import_module(_LAZY_MODULES[name], __name__)
+    elif name in _LAZY_NAMES:
+        module, attr = _LAZY_NAMES[name]
+        value = getattr(importlib.import_module(module, __name__ if module.startswith(".") else None), attr)
+    else:
+        raise AttributeError("module 'tfevents.core' has no attribute %r" % name)
+    globals()[name] = value
+    return value

@@ -1,0 +1,155 @@
+"""Symbolic reverse-mode differentiation: ``gradients(ys, xs)`` adds gradient ops to the graph.
+
+The backward pass visits the ops between ``xs`` and ``ys`` in reverse topological order (an op is processed
+once every consumer has contributed its gradient), sums the contributions per tensor (``AddN``; sparse
+``IndexedSlices`` are concatenated when all contributions are sparse) and calls the op's registered gradient
+inside the ``gradients/<op name>_grad`` name scope.
+"""
+from __future__ import annotations
+
+from collections import deque
+from typing import Any, Optional, Sequence
+
+from .graph import Operation, Tensor, get_default_graph, name_scope
+from .registry import IndexedSlices, convert_to_tensor
+
+
+class AggregationMethod:
+    """How contributions to one gradient are summed (all three are AddN here)."""
+
+    ADD_N = 0
+    DEFAULT = ADD_N
+    EXPERIMENTAL_TREE = 1
+    EXPERIMENTAL_ACCUMULATE_N = 2
+
+
+def _as_list(x: Any) -> list:
+    if x is None:
+        return []
+    return list(x) if isinstance(x, (list, tuple)) else [x]
+
+
+def _as_x(x: Any) -> Tensor:
+    ref = getattr(x, "_ref", None)
+    return ref() if ref is not None else convert_to_tensor(x)
+
+
+def _aggregate(grads: list, aggregation_method: Optional[int]) -> Any:
+    """Sum of the gradient contributions to one tensor (None if there are none)."""
+    from .ops import array_ops, math_ops
+    if not grads:
+        return None
+    if len(grads) == 1:
+        return grads[0]
+    if all(isinstance(g, IndexedSlices) for g in grads):
+        return IndexedSlices(array_ops.concat([g.values for g in grads], 0),
+                             array_ops.concat([g.indices for g in grads], 0), grads[0].dense_shape)
+    return math_ops.add_n([convert_to_tensor(g) for g in grads])
+
+
+def gradients(ys: Any, xs: Any, grad_ys: Any = None, name: str = "gradients",
+              colocate_gradients_with_ops: bool = False, gate_gradients: bool = False,
+              aggregation_method: Optional[int] = None, stop_gradients: Any = None) -> list:
+    """Symbolic ``sum(ys)``-gradients with respect to each of ``xs`` (None where ``x`` does not reach ``ys``).
+
+    ``grad_ys`` default to ones shaped like each ``y``; ``stop_gradients`` are treated as constants.
+    """
+    ys = [convert_to_tensor(y) for y in _as_list(ys)]
+    xs = [_as_x(x) for x in _as_list(xs)]
+    grad_ys = _as_list(grad_ys) or [None] * len(ys)
+    if len(grad_ys) != len(ys):
+        raise ValueError("Passed %d grad_ys for %d ys" % (len(grad_ys), len(ys)))
+    stop_ops = {convert_to_tensor(t).op for t in _as_list(stop_gradients)}
+    graph = ys[0].graph if ys else get_default_graph()
+
+    with graph.as_default(), name_scope(name):
+        between = _ops_between(graph, [x.op for x in xs], [y.op for y in ys])
+        pending = {}
+        for op in between:
+            for t in op.inputs:
+                if t.op in between:
+                    pending[t.op] = pending.get(t.op, 0) + 1
+        grads: dict = {}
+        for i, (y, gy) in enumerate(zip(ys, grad_ys)):
+            if gy is None:
+                from .ops import array_ops
+                from .registry import constant
+                gy = array_ops.fill(array_ops.shape(y), constant(1, dtype=y.dtype, name="grad_ys_%d" % i))
+            grads.setdefault(y, []).append(convert_to_tensor(gy, dtype=y.dtype) if not isinstance(
+                gy, (Tensor, IndexedSlices)) else gy)
+        ready = deque(op for op in _unique(y.op for y in ys) if pending.get(op, 0) == 0 and op in between)
+        while ready:
+            op = ready.popleft()
+            out_grads = [_aggregate(grads.get(t, []), aggregation_method) for t in op.outputs]
+            for t, g in zip(op.outputs, out_grads):
+                if g is not None:
+                    grads[t] = [g]
+            in_grads = None
+            if (op not in stop_ops and op.opdef.grad is not None and any(g is not None for g in out_grads)
+                    and any(t.op in between for t in op.inputs)):
+                with name_scope(op.name + "_grad"):
+                    in_grads = op.opdef.grad(op, *out_grads)
+                if isinstance(in_grads, (Tensor, IndexedSlices)):
+                    in_grads = [in_grads]
+                if len(in_grads) != len(op.inputs):
+                    raise ValueError("Num gradients %d generated for op %s do not match num inputs %d"
+                                     % (len(in_grads), op.name, len(op.inputs)))
+            for i, t in enumerate(op.inputs):
+                if t.op not in between:
+                    continue
+                g = in_grads[i] if in_grads is not None else None
+                if g is not None and t.dtype.is_floating:
+                    grads.setdefault(t, []).append(g)
+                pending[t.op] -= 1
+                if pending[t.op] == 0:
+                    ready.append(t.op)
+        result = []
+        for x in xs:
+            g = _aggregate(grads.get(x, []), aggregation_method)
+            result.append(g)
+        return result
+
+
+def _unique(items) -> list:
+    out, seen = [], set()
+    for item in items:
+        if item not in seen:
+            seen.add(item)
+            out.append(item)
+    return out
+
+
+def _ops_between(graph, from_ops: Sequence[Operation], to_ops: Sequence[Operation]) -> set:
+    """Ops on a data path from ``from_ops`` to ``to_ops`` (both included)."""
+    consumers: dict = {}
+    for op in graph._ops:
+        for t in op.inputs:
+            consumers.setdefault(t.op, []).append(op)
+    reached, stack = set(), list(from_ops)
+    while stack:
+        op = stack.pop()
+        if op in reached:
+            continue
+        reached.add(op)
+        stack.extend(consumers.get(op, ()))
+    between, stack = set(), [op for op in to_ops if op in reached]
+    while stack:
+        op = stack.pop()
+        if op in between:
+            continue
+        between.add(op)
+        stack.extend(t.op for t in op.inputs if t.op in reached)
+    return between
+
+
+def hessians(ys: Any, xs: Any, name: str = "hessians", **kwargs) -> list:
+    """Second derivatives of ``sum(ys)`` for each x (full Hessian of a flattened x, built row by row)."""
+    from .ops import array_ops
+    out = []
+    for x in _as_list(xs):
+        g = gradients(ys, x, name=name)[0]
+        flat = array_ops.reshape(g, [-1])
+        n = flat.shape.dims[0]
+        rows = [gradients(flat[i], x)[0] for i in range(n)]
+        out.append(array_ops.reshape(array_ops.stack(rows), x.shape.as_list() * 2))
+    return out

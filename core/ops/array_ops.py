@@ -1,0 +1,572 @@
+"""Shape-manipulating ops: reshape, transpose, concat/stack/split, gather, tile, fill, slicing, shape queries."""
+from __future__ import annotations
+
+from typing import Any, Optional, Sequence
+
+import numpy as np
+
+from .. import dtypes
+from ..graph import Tensor, TensorShape
+from ..registry import (IndexedSlices, apply_op, constant, constant_shape, constant_value, convert_to_tensor,
+                        register, shape_same, shape_scalar)
+from . import math_ops
+
+
+def _i32(value, name="Const"):
+    return constant(np.asarray(value, dtype=np.int32), name=name)
+
+
+def _static_or_dynamic_shape(x: Tensor) -> Tensor:
+    return _i32(x.shape.as_list(), name="Shape") if x.shape.is_fully_defined() else shape(x)
+
+
+# ---- identity, stop_gradient
+register("Identity", lambda x: x, lambda op, g: [g], shape_same, aliases=True)
+register("StopGradient", lambda x: x, None, shape_same, aliases=True)
+register("NoOp", lambda: None, None, num_outputs=0)
+
+
+def identity(x, name=None):
+    return apply_op("Identity", [x], name=name)
+
+
+def stop_gradient(x, name=None):
+    return apply_op("StopGradient", [x], name=name)
+
+
+def no_op(name=None):
+    from ..registry import create_op
+    return create_op("NoOp", [], name=name)
+
+
+# ---- shape queries
+register("Shape", lambda x: np.array(np.shape(x), np.int32), None,
+         lambda op: TensorShape([op.inputs[0].shape.ndims]), dtype=dtypes.int32)
+register("Size", lambda x: np.array(np.size(x), np.int32), None, shape_scalar, dtype=dtypes.int32)
+register("Rank", lambda x: np.array(np.ndim(x), np.int32), None, shape_scalar, dtype=dtypes.int32)
+
+
+def shape(x, name=None, out_type=dtypes.int32):
+    return apply_op("Shape", [x], dict(out_type=dtypes.as_dtype(out_type)), name=name)
+
+
+def size(x, name=None, out_type=dtypes.int32):
+    return apply_op("Size", [x], dict(out_type=dtypes.as_dtype(out_type)), name=name)
+
+
+def rank(x, name=None):
+    return apply_op("Rank", [x], name=name)
+
+
+register("Range", lambda start, limit, delta: np.arange(start, limit, delta).astype(np.asarray(start).dtype),
+         None, lambda op: TensorShape([None]))
+
+
+def range_(start, limit=None, delta=1, dtype=None, name="range"):
+    if limit is None:
+        start, limit = 0, start
+    dtype = dtypes.as_dtype(dtype) if dtype is not None else None
+    start = convert_to_tensor(start, dtype=dtype)
+    return apply_op("Range", [start, convert_to_tensor(limit, dtype=start.dtype),
+                              convert_to_tensor(delta, dtype=start.dtype)], name=name)
+
+
+# ---- reshape, transpose, expand_dims, squeeze
+
+
+def _reshape_shape(op):
+    target = constant_shape(op.inputs[1])
+    if target.dims is None:
+        return target
+    dims = list(target.dims)
+    if -1 in [d if d is not None else 0 for d in dims] or None in dims:
+        n = op.inputs[0].shape.num_elements()
+        known = [d for d in dims if d is not None and d != -1]
+        if n is not None and dims.count(None) + dims.count(-1) == 1 and all(known):
+            rest = int(np.prod(known)) if known else 1
+            dims = [n // rest if d is None or d == -1 else d for d in dims]
+    return TensorShape([None if d == -1 else d for d in dims])
+
+
+def _reshape_bind(op, session):
+    target = constant_value(op.inputs[1])
+    if target is not None:
+        target = tuple(int(d) for d in target)
+        return lambda x, _: np.reshape(x, target)
+    return lambda x, s: np.reshape(x, tuple(s))
+
+
+register("Reshape", bind=_reshape_bind, grad=lambda op, g: [reshape(g, _static_or_dynamic_shape(op.inputs[0])),
+                                                             None], shape=_reshape_shape)
+
+
+def reshape(tensor, shape, name=None):  # noqa: F811 - TF's argument name
+    if not isinstance(shape, Tensor):
+        shape = _i32(shape, name="shape")
+    return apply_op("Reshape", [tensor, shape], name=name)
+
+
+def _perm(op):
+    perm = constant_value(op.inputs[1])
+    return None if perm is None else tuple(int(p) for p in perm)
+
+
+register("Transpose", bind=lambda op, s: (lambda x, p, _perm=_perm(op): np.transpose(x, _perm or tuple(p))),
+         grad=lambda op, g: [transpose(g, apply_op("InvertPermutation", [op.inputs[1]])), None],
+         shape=lambda op: TensorShape(None) if _perm(op) is None or op.inputs[0].shape.dims is None
+         else TensorShape([op.inputs[0].shape.dims[p] for p in _perm(op)]))
+register("InvertPermutation", lambda p: np.argsort(p).astype(p.dtype), None, shape_same)
+
+
+def transpose(a, perm=None, name="transpose"):
+    a = convert_to_tensor(a)
+    if perm is None:
+        if a.shape.ndims is None:
+            raise ValueError("transpose without perm needs a known rank")
+        perm = list(range(a.shape.ndims))[::-1]
+    return apply_op("Transpose", [a, perm if isinstance(perm, Tensor) else _i32(perm, name="perm")], name=name)
+
+
+def _expand_shape(op):
+    dims, axis = op.inputs[0].shape.dims, constant_value(op.inputs[1])
+    if dims is None or axis is None:
+        return TensorShape(None)
+    axis = int(axis)
+    axis = axis if axis >= 0 else len(dims) + 1 + axis
+    return TensorShape(list(dims[:axis]) + [1] + list(dims[axis:]))
+
+
+register("ExpandDims", lambda x, axis: np.expand_dims(x, int(axis)),
+         lambda op, g: [reshape(g, _static_or_dynamic_shape(op.inputs[0])), None], _expand_shape)
+
+
+def expand_dims(input, axis=None, name=None, dim=None):  # noqa: A002
+    axis = dim if axis is None else axis
+    return apply_op("ExpandDims", [input, convert_to_tensor(axis, dtype=dtypes.int32, name="dim")], name=name)
+
+
+def _squeeze_forward(x, squeeze_dims=()):
+    return np.squeeze(x, axis=tuple(squeeze_dims) if squeeze_dims else None)
+
+
+def _squeeze_shape(op):
+    dims, axes = op.inputs[0].shape.dims, op.attrs["squeeze_dims"]
+    if dims is None:
+        return TensorShape(None)
+    if not axes:
+        return TensorShape([d for d in dims if d != 1]) if None not in dims else TensorShape(None)
+    axes = {a % len(dims) for a in axes}
+    return TensorShape([d for i, d in enumerate(dims) if i not in axes])
+
+
+register("Squeeze", _squeeze_forward, lambda op, g: [reshape(g, _static_or_dynamic_shape(op.inputs[0]))],
+         _squeeze_shape)
+
+
+def squeeze(input, axis=None, name=None, squeeze_dims=None):  # noqa: A002
+    axis = squeeze_dims if axis is None else axis
+    axis = [] if axis is None else ([axis] if isinstance(axis, int) else list(axis))
+    return apply_op("Squeeze", [input], dict(squeeze_dims=axis), name=name)
+
+
+# ---- concat, stack, unstack, split
+
+
+def _concat_shape(op):
+    *values, axis = op.inputs
+    axis = constant_value(axis)
+    shapes = [v.shape.dims for v in values]
+    if axis is None or any(s is None for s in shapes):
+        return TensorShape(None)
+    axis = int(axis) % len(shapes[0])
+    out = list(shapes[0])
+    sizes = [s[axis] for s in shapes]
+    out[axis] = None if None in sizes else sum(sizes)
+    return TensorShape(out)
+
+
+def _concat_grad(op, g):
+    *values, axis = op.inputs
+    static = [v.shape.dims for v in values]
+    ax = constant_value(axis)
+    if ax is not None and all(s is not None and s[int(ax) % len(s)] is not None for s in static):
+        sizes = _i32([s[int(ax) % len(s)] for s in static])
+    else:
+        sizes = stack([gather(shape(v), axis) for v in values])
+    return split(g, sizes, axis=axis, num=len(values)) + [None]
+
+
+register("ConcatV2", lambda *xs: np.concatenate(xs[:-1], axis=int(xs[-1])), _concat_grad, _concat_shape)
+
+
+def concat(values, axis, name="concat"):
+    values = [convert_to_tensor(v) for v in values]
+    if len(values) == 1:
+        return identity(values[0], name=name)
+    return apply_op("ConcatV2", values + [convert_to_tensor(axis, dtype=dtypes.int32, name="axis")],
+                    dict(N=len(values)), name=name)
+
+
+def _pack_shape(op):
+    dims = [t.shape.dims for t in op.inputs]
+    if any(d is None for d in dims):
+        return TensorShape(None)
+    base = list(dims[0])
+    axis = op.attrs["axis"] % (len(base) + 1)
+    return TensorShape(base[:axis] + [len(dims)] + base[axis:])
+
+
+register("Pack", lambda *xs, axis=0: np.stack(xs, axis=axis),
+         lambda op, g: unstack(g, num=len(op.inputs), axis=op.attrs["axis"]), _pack_shape)
+
+
+def stack(values, axis=0, name="stack"):
+    values = [convert_to_tensor(v) for v in values]
+    return apply_op("Pack", values, dict(N=len(values), axis=int(axis)), name=name)
+
+
+def _unpack_shape(op):
+    dims = op.inputs[0].shape.dims
+    if dims is None:
+        return [TensorShape(None)] * op.attrs["num"]
+    axis = op.attrs["axis"] % len(dims)
+    return [TensorShape(dims[:axis] + dims[axis + 1:])] * op.attrs["num"]
+
+
+def _unpack_grad(op, *grads):
+    grads = [g if g is not None else zeros_like(o) for g, o in zip(grads, op.outputs)]
+    return [stack(grads, axis=op.attrs["axis"])]
+
+
+register("Unpack", lambda x, num, axis=0: tuple(np.moveaxis(x, axis, 0)), _unpack_grad, _unpack_shape,
+         num_outputs=lambda attrs: attrs["num"])
+
+
+def unstack(value, num=None, axis=0, name="unstack"):
+    value = convert_to_tensor(value)
+    if num is None:
+        dims = value.shape.dims
+        num = None if dims is None else dims[axis]
+        if num is None:
+            raise ValueError("Cannot infer num from shape %s" % value.shape)
+    return apply_op("Unpack", [value], dict(num=int(num), axis=int(axis)), name=name)
+
+
+def _splitv_forward(x, sizes, axis, num_split=1):
+    axis = int(axis)
+    sizes = list(np.reshape(sizes, [-1]))
+    if -1 in sizes:
+        sizes[sizes.index(-1)] = x.shape[axis] - (sum(sizes) + 1)
+    return tuple(np.split(x, np.cumsum(sizes)[:-1], axis=axis))
+
+
+def _splitv_shape(op):
+    x, sizes, axis = op.inputs
+    dims, sizes, axis = x.shape.dims, constant_value(sizes), constant_value(axis)
+    n = op.attrs["num_split"]
+    if dims is None or axis is None:
+        return [TensorShape(None)] * n
+    axis = int(axis) % len(dims)
+    out = []
+    for i in range(n):
+        d = list(dims)
+        d[axis] = int(sizes[i]) if sizes is not None and sizes[i] >= 0 else None
+        out.append(TensorShape(d))
+    return out
+
+
+def _split_grads(op, grads, axis):
+    grads = [g if g is not None else zeros_like(o) for g, o in zip(grads, op.outputs)]
+    return concat(grads, axis)
+
+
+register("SplitV", _splitv_forward, lambda op, *gs: [_split_grads(op, gs, op.inputs[2]), None, None],
+         _splitv_shape, num_outputs=lambda attrs: attrs["num_split"])
+register("Split", lambda axis, x, num_split: tuple(np.split(x, num_split, axis=int(axis))),
+         lambda op, *gs: [None, _split_grads(op, gs, op.inputs[0])],
+         lambda op: _split_even_shape(op), num_outputs=lambda attrs: attrs["num_split"],
+         dtype=lambda op: op.inputs[1].dtype)
+
+
+def _split_even_shape(op):
+    axis, x = op.inputs
+    dims, axis, n = x.shape.dims, constant_value(axis), op.attrs["num_split"]
+    if dims is None or axis is None:
+        return [TensorShape(None)] * n
+    d = list(dims)
+    axis = int(axis) % len(d)
+    d[axis] = None if d[axis] is None else d[axis] // n
+    return [TensorShape(d)] * n
+
+
+def split(value, num_or_size_splits, axis=0, num=None, name="split"):
+    value = convert_to_tensor(value)
+    axis_t = convert_to_tensor(axis, dtype=dtypes.int32, name="split_dim")
+    if isinstance(num_or_size_splits, int):
+        return apply_op("Split", [axis_t, value], dict(num_split=num_or_size_splits), name=name)
+    sizes = num_or_size_splits if isinstance(num_or_size_splits, Tensor) else _i32(num_or_size_splits)
+    if num is None:
+        num = sizes.shape.dims[0] if sizes.shape.dims else None
+    out = apply_op("SplitV", [value, sizes, axis_t], dict(num_split=int(num), Tlen=dtypes.int32), name=name)
+    return out if isinstance(out, list) else [out]
+
+
+# ---- gather and its sparse gradient
+
+
+def _gather_forward(params, indices, axis):
+    return np.take(params, indices, axis=int(axis))
+
+
+def _gather_shape(op):
+    p, i, axis = op.inputs[0].shape.dims, op.inputs[1].shape.dims, constant_value(op.inputs[2])
+    if p is None or i is None or axis is None:
+        return TensorShape(None)
+    axis = int(axis) % len(p)
+    return TensorShape(list(p[:axis]) + list(i) + list(p[axis + 1:]))
+
+
+def _gather_grad(op, g):
+    params, indices, axis = op.inputs
+    if constant_value(axis) is None or int(constant_value(axis)) != 0:
+        raise NotImplementedError("the gradient of gather is implemented for axis=0")
+    dense_shape = shape(params)
+    flat_indices = reshape(indices, _i32([-1]))
+    inner = params.shape.dims[1:] if params.shape.dims is not None else None
+    if inner is not None and None not in inner:
+        values = reshape(g, _i32([-1] + list(inner)))
+    else:
+        values = reshape(g, concat([_i32([-1]), apply_op("StridedSlice", [dense_shape, _i32([1]), _i32([0]),
+                                                                           _i32([1])],
+                                                         dict(begin_mask=0, end_mask=1, shrink_axis_mask=0,
+                                                              ellipsis_mask=0, new_axis_mask=0))], 0))
+    return [IndexedSlices(values, flat_indices, dense_shape), None, None]
+
+
+register("GatherV2", _gather_forward, _gather_grad, _gather_shape, dtype=lambda op: op.inputs[0].dtype)
+
+
+def gather(params, indices, axis=0, name=None, validate_indices=None):
+    params = convert_to_tensor(params)
+    indices = convert_to_tensor(indices, dtype=None if isinstance(indices, Tensor) else dtypes.int32)
+    return apply_op("GatherV2", [params, indices, convert_to_tensor(axis, dtype=dtypes.int32, name="axis")],
+                    name=name)
+
+
+def _segment_sum(data, ids, num_segments):
+    out = np.zeros((int(num_segments),) + data.shape[ids.ndim:], dtype=data.dtype)
+    np.add.at(out, ids, data)
+    return out
+
+
+register("UnsortedSegmentSum", _segment_sum,
+         lambda op, g: [gather(g, op.inputs[1]), None, None],
+         lambda op: TensorShape(None), dtype=lambda op: op.inputs[0].dtype)
+
+
+def unsorted_segment_sum(data, segment_ids, num_segments, name=None):
+    return apply_op("UnsortedSegmentSum", [data, segment_ids, num_segments], name=name)
+
+
+def indexed_slices_to_dense(s: IndexedSlices) -> Tensor:
+    """Densify a sparse gradient: ``UnsortedSegmentSum(values, indices, dense_shape[0])`` (duplicates add)."""
+    rows = apply_op("StridedSlice", [s.dense_shape, _i32([0]), _i32([1]), _i32([1])],
+                    dict(begin_mask=0, end_mask=0, shrink_axis_mask=1, ellipsis_mask=0, new_axis_mask=0))
+    out = unsorted_segment_sum(s.values, s.indices, rows)
+    static = s.get_shape()
+    if static.dims is not None:
+        out.set_shape(static)
+    return out
+
+
+# ---- tile, fill, zeros_like / ones_like, broadcast_to, one_hot
+
+
+def _tile_shape(op):
+    dims, mult = op.inputs[0].shape.dims, constant_value(op.inputs[1])
+    if dims is None or mult is None:
+        return TensorShape(None if dims is None else [None] * len(dims))
+    return TensorShape([None if d is None else d * int(m) for d, m in zip(dims, mult)])
+
+
+def _tile_grad_forward(g, multiples):
+    split_shape = []
+    for d, m in zip(g.shape, multiples):
+        split_shape += [int(m), d // int(m)]
+    return g.reshape(split_shape).sum(axis=tuple(range(0, len(split_shape), 2)))
+
+
+register("Tile", lambda x, m: np.tile(x, tuple(m)),
+         lambda op, g: [apply_op("TileGrad", [g, op.inputs[1]]), None], _tile_shape)
+register("TileGrad", _tile_grad_forward, lambda op, g: [tile(g, op.inputs[1]), None],
+         lambda op: TensorShape(None))
+
+
+def tile(input, multiples, name=None):  # noqa: A002
+    return apply_op("Tile", [input, multiples if isinstance(multiples, Tensor) else _i32(multiples)], name=name)
+
+
+register("Fill", lambda dims, value: np.full(tuple(dims), value, dtype=np.asarray(value).dtype),
+         lambda op, g: [None, math_ops.reduce_sum(g)], lambda op: constant_shape(op.inputs[0]),
+         dtype=lambda op: op.inputs[1].dtype)
+
+
+def fill(dims, value, name=None):
+    dims = dims if isinstance(dims, Tensor) else _i32(dims, name="dims")
+    return apply_op("Fill", [dims, value], name=name)
+
+
+register("ZerosLike", np.zeros_like, None, shape_same)
+register("OnesLike", np.ones_like, None, shape_same)
+
+
+def zeros_like(tensor, dtype=None, name=None, optimize=True):
+    tensor = convert_to_tensor(tensor)
+    if dtype is not None and dtypes.as_dtype(dtype) is not tensor.dtype:
+        return zeros(shape(tensor), dtype, name=name)
+    return apply_op("ZerosLike", [tensor], name=name)
+
+
+def ones_like(tensor, dtype=None, name=None, optimize=True):
+    tensor = convert_to_tensor(tensor)
+    if dtype is not None and dtypes.as_dtype(dtype) is not tensor.dtype:
+        return ones(shape(tensor), dtype, name=name)
+    return apply_op("OnesLike", [tensor], name=name)
+
+
+def _filled(value):
+    def fn(shape, dtype=dtypes.float32, name=None):
+        dtype = dtypes.as_dtype(dtype)
+        if isinstance(shape, Tensor):
+            return fill(shape, constant(value, dtype=dtype), name=name)
+        shape = [int(d) for d in (shape if isinstance(shape, (list, tuple)) else TensorShape(shape).as_list())]
+        return constant(np.full(shape, value, dtype=dtype.as_numpy_dtype), name=name or
+                        ("zeros" if value == 0 else "ones"))
+    return fn
+
+
+zeros = _filled(0)
+ones = _filled(1)
+
+
+register("BroadcastTo", lambda x, s: np.broadcast_to(x, tuple(s)),
+         lambda op, g: [math_ops.unbroadcast(g, op.inputs[0]), None],
+         lambda op: constant_shape(op.inputs[1]), aliases=True)
+
+
+def broadcast_to(input, shape, name=None):  # noqa: A002
+    return apply_op("BroadcastTo", [input, shape if isinstance(shape, Tensor) else _i32(shape)], name=name)
+
+
+def _one_hot_bind(op, session):
+    axis = op.attrs["axis"]
+
+    def forward(indices, depth, on, off):
+        idx = np.asarray(indices)
+        out = np.where(np.expand_dims(idx, -1) == np.arange(int(depth)), on, off).astype(np.asarray(on).dtype)
+        return out if axis == -1 else np.moveaxis(out, -1, axis)
+    return forward
+
+
+register("OneHot", bind=_one_hot_bind, shape=lambda op: TensorShape(
+    None if op.inputs[0].shape.dims is None else list(op.inputs[0].shape.dims) + [
+        None if constant_value(op.inputs[1]) is None else int(constant_value(op.inputs[1]))]),
+    dtype=lambda op: op.inputs[2].dtype)
+
+
+def one_hot(indices, depth, on_value=None, off_value=None, axis=None, dtype=None, name=None):
+    dtype = dtypes.as_dtype(dtype) if dtype is not None else dtypes.float32
+    on = constant(1 if on_value is None else on_value, dtype=dtype, name="on_value")
+    off = constant(0 if off_value is None else off_value, dtype=dtype, name="off_value")
+    return apply_op("OneHot", [indices, convert_to_tensor(depth, dtype=dtypes.int32, name="depth"), on, off],
+                    dict(axis=-1 if axis is None else int(axis)), name=name)
+
+
+# ---- slicing: t[1:3, 0] -> StridedSlice
+
+
+def _strided_index(begin, end, strides, begin_mask, end_mask, shrink_axis_mask):
+    index = []
+    for i, (b, e, s) in enumerate(zip(begin, end, strides)):
+        if shrink_axis_mask >> i & 1:
+            index.append(int(b))
+        else:
+            index.append(slice(None if begin_mask >> i & 1 else int(b), None if end_mask >> i & 1 else int(e),
+                               int(s)))
+    return tuple(index)
+
+
+def _strided_slice_bind(op, session):
+    a = op.attrs
+    masks = (a["begin_mask"], a["end_mask"], a["shrink_axis_mask"])
+    consts = [constant_value(t) for t in op.inputs[1:]]
+    if all(c is not None for c in consts):
+        index = _strided_index(*consts, *masks)
+        return lambda x, b, e, s: np.asarray(x[index])
+    return lambda x, b, e, s: np.asarray(x[_strided_index(b, e, s, *masks)])
+
+
+def _strided_slice_shape(op):
+    dims = op.inputs[0].shape.dims
+    consts = [constant_value(t) for t in op.inputs[1:]]
+    if dims is None or any(c is None for c in consts) or None in dims:
+        if dims is not None and all(c is not None for c in consts):
+            shrink = op.attrs["shrink_axis_mask"]
+            n = len(consts[0])
+            return TensorShape([None for i in range(n) if not shrink >> i & 1] + list(dims[n:]))
+        return TensorShape(None)
+    index = _strided_index(*consts, op.attrs["begin_mask"], op.attrs["end_mask"], op.attrs["shrink_axis_mask"])
+    return TensorShape(np.empty(dims, dtype=np.bool_)[index].shape)
+
+
+def _strided_slice_grad(op, g):
+    x, b, e, s = op.inputs
+    return [apply_op("StridedSliceGrad", [_static_or_dynamic_shape(x), b, e, s, g],
+                     {k: op.attrs[k] for k in ("begin_mask", "end_mask", "shrink_axis_mask", "ellipsis_mask",
+                                               "new_axis_mask")}), None, None, None]
+
+
+def _strided_slice_grad_bind(op, session):
+    a = op.attrs
+    masks = (a["begin_mask"], a["end_mask"], a["shrink_axis_mask"])
+
+    def forward(shape_, b, e, s, dy):
+        out = np.zeros(tuple(shape_), dtype=dy.dtype)
+        out[_strided_index(b, e, s, *masks)] = dy
+        return out
+    return forward
+
+
+register("StridedSlice", bind=_strided_slice_bind, grad=_strided_slice_grad, shape=_strided_slice_shape,
+         aliases=True)
+register("StridedSliceGrad", bind=_strided_slice_grad_bind,
+         grad=lambda op, gg: [None, None, None, None, apply_op("StridedSlice", [gg] + op.inputs[1:4], {
+             k: op.attrs[k] for k in ("begin_mask", "end_mask", "shrink_axis_mask", "ellipsis_mask",
+                                      "new_axis_mask")})],
+         shape=lambda op: constant_shape(op.inputs[0]), dtype=lambda op: op.inputs[4].dtype)
+
+
+def strided_slice(x, key, name="strided_slice"):
+    key = key if isinstance(key, tuple) else (key,)
+    begin, end, strides = [], [], []
+    begin_mask = end_mask = shrink = 0
+    for i, k in enumerate(key):
+        if isinstance(k, slice):
+            begin.append(0 if k.start is None else k.start)
+            end.append(0 if k.stop is None else k.stop)
+            strides.append(1 if k.step is None else k.step)
+            begin_mask |= (k.start is None) << i
+            end_mask |= (k.stop is None) << i
+        elif isinstance(k, (int, np.integer)):
+            begin.append(int(k))
+            end.append(int(k) + 1)
+            strides.append(1)
+            shrink |= 1 << i
+        else:
+            raise TypeError("Only integers and slices are supported as tensor indices, got %r" % (k,))
+    return apply_op("StridedSlice", [x, _i32(begin, "stack"), _i32(end, "stack_1"), _i32(strides, "stack_2")],
+                    dict(begin_mask=begin_mask, end_mask=end_mask, shrink_axis_mask=shrink, ellipsis_mask=0,
+                         new_axis_mask=0, Index=dtypes.int32), name=name)
+
+
+Tensor.__getitem__ = strided_slice

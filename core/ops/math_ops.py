@@ -1,0 +1,590 @@
+"""Arithmetic, matmul, reductions, comparisons and logic: forward (numpy) + gradient + TF op name.
+
+Each ``register`` call is one op; its gradient (built from graph ops, so it is itself differentiable) sits
+next to it. Binary ops broadcast like numpy; their gradients sum back to each input's shape (``unbroadcast``).
+"""
+from __future__ import annotations
+
+from typing import Any, Optional
+
+import numpy as np
+
+from .. import dtypes
+from ..graph import Tensor, TensorShape, name_scope
+from ..registry import (apply_op, broadcast_shapes, constant, constant_value, convert_to_tensor, register,
+                        shape_broadcast, shape_same, IndexedSlices)
+
+
+def _pair(x: Any, y: Any):
+    """Convert two operands, giving a Python number the dtype of the other operand (TF's rule)."""
+    if isinstance(x, Tensor) or hasattr(x, "_to_tensor"):
+        x = convert_to_tensor(x)
+        y = convert_to_tensor(y, dtype=None if isinstance(y, Tensor) else x.dtype, name="y")
+    elif isinstance(y, Tensor) or hasattr(y, "_to_tensor"):
+        y = convert_to_tensor(y)
+        x = convert_to_tensor(x, dtype=y.dtype, name="x")
+    else:
+        x = convert_to_tensor(x, name="x")
+        y = convert_to_tensor(y, dtype=x.dtype, name="y")
+    if x.dtype is not y.dtype:
+        raise TypeError("Input 'y' has type %s that does not match type %s of argument 'x'."
+                        % (y.dtype.name, x.dtype.name))
+    return x, y
+
+
+def _binary(op_type: str):
+    def fn(x, y, name=None):
+        with name_scope(name, op_type) as scope:      # a converted operand is named <op>/y, like TF
+            x, y = _pair(x, y)
+            return apply_op(op_type, [x, y], name=scope)
+    fn.__name__ = op_type.lower()
+    return fn
+
+
+def _unary(op_type: str):
+    def fn(x, name=None):
+        return apply_op(op_type, [x], name=name)
+    fn.__name__ = op_type.lower()
+    return fn
+
+
+# ---- broadcasting gradient helper
+
+def unbroadcast(grad: Tensor, x: Tensor) -> Tensor:
+    """Sum ``grad`` (shaped like a broadcast result) back to the shape of ``x``.
+
+    Uses the static shapes when they decide the reduction axes; otherwise TF's dynamic
+    ``BroadcastGradientArgs`` + ``Sum`` + ``Reshape``.
+    """
+    sx, sg = x.shape.dims, grad.shape.dims
+    if sx is not None and sg is not None and len(sx) <= len(sg):
+        lead = len(sg) - len(sx)
+        axes, ok = list(range(lead)), True
+        for i, d in enumerate(sx):
+            if d == 1:
+                if sg[lead + i] != 1:
+                    axes.append(lead + i)
+            elif d is None:
+                ok = False               # x's dim might be 1 at run time: decide dynamically
+        if ok:
+            if not axes:
+                return grad
+            summed = reduce_sum(grad, axes, keepdims=bool(sx) and lead == 0)
+            if lead == 0:
+                return summed
+            return apply_op("Reshape", [summed, constant(np.array(sx, np.int32), name="Shape")])
+    from .array_ops import shape
+    sx_t, sg_t = shape(x), shape(grad)
+    rx, _ = apply_op("BroadcastGradientArgs", [sx_t, sg_t])
+    return apply_op("Reshape", [apply_op("Sum", [grad, rx], dict(keep_dims=False)), sx_t])
+
+
+def _bga(sx, sy):
+    n = max(len(sx), len(sy))
+    px = [1] * (n - len(sx)) + list(sx)
+    py = [1] * (n - len(sy)) + list(sy)
+    rx = [i for i in range(n) if px[i] == 1 and py[i] != 1 or i < n - len(sx)]
+    ry = [i for i in range(n) if py[i] == 1 and px[i] != 1 or i < n - len(sy)]
+    return np.array(rx, np.int32), np.array(ry, np.int32)
+
+
+register("BroadcastGradientArgs", _bga, num_outputs=2, shape=lambda op: [TensorShape([None])] * 2)
+
+
+def _both(fx, fy):
+    """Gradient for a binary broadcasting op from two expressions of (op, g)."""
+    def grad(op, g):
+        x, y = op.inputs
+        return [unbroadcast(fx(op, g), x) if fx else None, unbroadcast(fy(op, g), y) if fy else None]
+    return grad
+
+
+# ---- elementwise binary ops
+register("Add", np.add, _both(lambda op, g: g, lambda op, g: g), shape_broadcast)
+register("AddV2", np.add, _both(lambda op, g: g, lambda op, g: g), shape_broadcast)
+register("Sub", np.subtract, _both(lambda op, g: g, lambda op, g: -g), shape_broadcast)
+register("Mul", np.multiply, _both(lambda op, g: g * op.inputs[1], lambda op, g: op.inputs[0] * g),
+         shape_broadcast)
+register("RealDiv", np.true_divide,
+         _both(lambda op, g: g / op.inputs[1],
+               lambda op, g: g * (-op.inputs[0] / square(op.inputs[1]))), shape_broadcast)
+register("FloorDiv", np.floor_divide, None, shape_broadcast)
+register("FloorMod", np.mod, _both(lambda op, g: g, lambda op, g: g * -floor(op.inputs[0] / op.inputs[1])),
+         shape_broadcast)
+register("Maximum", np.maximum,
+         _both(lambda op, g: where(greater_equal(op.inputs[0], op.inputs[1]), g, zeros_like(g)),
+               lambda op, g: where(less(op.inputs[0], op.inputs[1]), g, zeros_like(g))), shape_broadcast)
+register("Minimum", np.minimum,
+         _both(lambda op, g: where(less_equal(op.inputs[0], op.inputs[1]), g, zeros_like(g)),
+               lambda op, g: where(greater(op.inputs[0], op.inputs[1]), g, zeros_like(g))), shape_broadcast)
+register("SquaredDifference", lambda x, y: np.square(x - y),
+         _both(lambda op, g: g * 2.0 * (op.inputs[0] - op.inputs[1]),
+               lambda op, g: g * -2.0 * (op.inputs[0] - op.inputs[1])), shape_broadcast)
+
+
+def _pow_grad_y(op, g):
+    x, y = op.inputs
+    safe_log = where(greater(x, 0.0), log(where(greater(x, 0.0), x, ones_like(x))), zeros_like(x))
+    return g * op.outputs[0] * safe_log
+
+
+register("Pow", np.power, _both(lambda op, g: g * op.inputs[1] * pow(op.inputs[0], op.inputs[1] - 1.0),
+                                _pow_grad_y), shape_broadcast)
+
+add = _binary("Add")
+subtract = _binary("Sub")
+multiply = _binary("Mul")
+realdiv = _binary("RealDiv")
+floordiv = _binary("FloorDiv")
+floormod = mod = _binary("FloorMod")
+maximum = _binary("Maximum")
+minimum = _binary("Minimum")
+squared_difference = _binary("SquaredDifference")
+pow = _binary("Pow")  # noqa: A001 - TF's public name
+
+
+def divide(x, y, name=None):
+    """``x / y``: RealDiv for floats; integers are cast to float64 first (TF1 ``truediv``)."""
+    with name_scope(name, "truediv") as scope:
+        x, y = _pair(x, y)
+        if x.dtype.is_integer:
+            x, y = cast(x, dtypes.float64), cast(y, dtypes.float64)
+        return apply_op("RealDiv", [x, y], name=scope)
+
+
+truediv = div = divide
+
+
+def _div_no_nan_forward(x, y):
+    return np.divide(x, y, out=np.zeros(np.broadcast_shapes(np.shape(x), np.shape(y)), np.result_type(x, y)),
+                     where=np.asarray(y) != 0)
+
+
+register("DivNoNan", _div_no_nan_forward,
+         _both(lambda op, g: div_no_nan(g, op.inputs[1]),
+               lambda op, g: g * div_no_nan(div_no_nan(-op.inputs[0], op.inputs[1]), op.inputs[1])),
+         shape_broadcast)
+div_no_nan = _binary("DivNoNan")
+
+
+# ---- elementwise unary ops
+register("Neg", np.negative, lambda op, g: [-g], shape_same)
+register("Square", np.square, lambda op, g: [g * (2.0 * op.inputs[0])], shape_same)
+register("Sqrt", np.sqrt, lambda op, g: [g * 0.5 / op.outputs[0]], shape_same)
+register("Rsqrt", lambda x: 1.0 / np.sqrt(x), lambda op, g: [g * -0.5 * op.outputs[0] ** 3], shape_same)
+register("Exp", np.exp, lambda op, g: [g * op.outputs[0]], shape_same)
+register("Log", np.log, lambda op, g: [g / op.inputs[0]], shape_same)
+register("Log1p", np.log1p, lambda op, g: [g / (1.0 + op.inputs[0])], shape_same)
+register("Abs", np.abs, lambda op, g: [g * sign(op.inputs[0])], shape_same)
+register("Sign", np.sign, lambda op, g: [zeros_like(op.inputs[0])], shape_same)
+register("Reciprocal", np.reciprocal, lambda op, g: [-g * square(op.outputs[0])], shape_same)
+register("Floor", np.floor, lambda op, g: [None], shape_same)
+register("Ceil", np.ceil, lambda op, g: [None], shape_same)
+register("Round", np.round, lambda op, g: [None], shape_same)
+register("Sigmoid", lambda x: 0.5 * (np.tanh(0.5 * x) + 1.0),
+         lambda op, g: [apply_op("SigmoidGrad", [op.outputs[0], g])], shape_same)
+register("SigmoidGrad", lambda y, g: g * y * (1.0 - y),
+         lambda op, gg: [gg * op.inputs[1] * (1.0 - 2.0 * op.inputs[0]),
+                         apply_op("SigmoidGrad", [op.inputs[0], gg])], shape_same)
+register("Tanh", np.tanh, lambda op, g: [apply_op("TanhGrad", [op.outputs[0], g])], shape_same)
+register("TanhGrad", lambda y, g: g * (1.0 - y * y),
+         lambda op, gg: [gg * op.inputs[1] * -2.0 * op.inputs[0],
+                         apply_op("TanhGrad", [op.inputs[0], gg])], shape_same)
+
+negative = neg = _unary("Neg")
+square = _unary("Square")
+sqrt = _unary("Sqrt")
+rsqrt = _unary("Rsqrt")
+exp = _unary("Exp")
+log = _unary("Log")
+log1p = _unary("Log1p")
+abs = _unary("Abs")  # noqa: A001
+sign = _unary("Sign")
+reciprocal = _unary("Reciprocal")
+floor = _unary("Floor")
+ceil = _unary("Ceil")
+round = _unary("Round")  # noqa: A001
+sigmoid = _unary("Sigmoid")
+tanh = _unary("Tanh")
+
+
+def add_n(inputs, name=None):
+    """Sum of a list of tensors of one shape (IndexedSlices are densified)."""
+    inputs = [convert_to_tensor(x) for x in inputs]
+    if len(inputs) == 1 and name is None:
+        return inputs[0]
+    return apply_op("AddN", inputs, dict(N=len(inputs)), name=name)
+
+
+def _add_n_forward(*xs):
+    out = xs[0] + xs[1] if len(xs) > 1 else xs[0].copy()
+    for x in xs[2:]:
+        out += x
+    return out
+
+
+register("AddN", _add_n_forward, lambda op, g: [g] * len(op.inputs),
+         lambda op: TensorShape(_merge_shapes([t.shape for t in op.inputs])))
+
+
+def _merge_shapes(shapes):
+    out = shapes[0]
+    for s in shapes[1:]:
+        out = out.merge_with(s)
+    return out.dims
+
+
+# ---- matmul
+
+
+def _matmul_forward(a, b, transpose_a=False, transpose_b=False):
+    return np.matmul(a.T if transpose_a else a, b.T if transpose_b else b)
+
+
+def _matmul_shape(op):
+    a, b = (t.shape for t in op.inputs)
+    if a.dims is None or b.dims is None:
+        return TensorShape([None, None])
+    m = a.dims[1] if op.attrs["transpose_a"] else a.dims[0]
+    k1 = a.dims[0] if op.attrs["transpose_a"] else a.dims[1]
+    k2 = b.dims[1] if op.attrs["transpose_b"] else b.dims[0]
+    n = b.dims[0] if op.attrs["transpose_b"] else b.dims[1]
+    if k1 is not None and k2 is not None and k1 != k2:
+        raise ValueError("Dimensions must be equal, but are %d and %d for '%s' (op: 'MatMul') with input "
+                         "shapes: %s, %s." % (k1, k2, op.name, a, b))
+    return TensorShape([m, n])
+
+
+def _matmul_grad(op, g):
+    a, b = op.inputs
+    ta, tb = op.attrs["transpose_a"], op.attrs["transpose_b"]
+    if not ta and not tb:
+        return [matmul(g, b, transpose_b=True), matmul(a, g, transpose_a=True)]
+    if not ta and tb:
+        return [matmul(g, b), matmul(g, a, transpose_a=True)]
+    if ta and not tb:
+        return [matmul(b, g, transpose_b=True), matmul(a, g)]
+    return [matmul(b, g, transpose_a=True, transpose_b=True), matmul(g, a, transpose_a=True, transpose_b=True)]
+
+
+register("MatMul", _matmul_forward, _matmul_grad, _matmul_shape)
+
+
+def matmul(a, b, transpose_a=False, transpose_b=False, adjoint_a=False, adjoint_b=False, a_is_sparse=False,
+           b_is_sparse=False, name=None):
+    """``a @ b`` for 2-D tensors, optionally transposing either (TF's MatMul)."""
+    with name_scope(name, "MatMul") as scope:
+        a, b = _pair(a, b)
+        return apply_op("MatMul", [a, b], dict(transpose_a=bool(transpose_a or adjoint_a),
+                                               transpose_b=bool(transpose_b or adjoint_b)), name=scope)
+
+
+# ---- reductions (axis is a Const input, like TF's reduction_indices)
+
+
+def _reduction_bind(np_fn):
+    def bind(op, session):
+        keepdims = op.attrs["keep_dims"]
+        axes = constant_value(op.inputs[1])
+        out_dtype = op.outputs[0].dtype.as_numpy_dtype
+        if axes is not None:
+            axes = tuple(int(a) for a in np.reshape(axes, [-1]))
+            return lambda x, _: np.asarray(np_fn(x, axis=axes, keepdims=keepdims), dtype=out_dtype)
+        return lambda x, a: np.asarray(np_fn(x, axis=tuple(np.reshape(a, [-1]).tolist()), keepdims=keepdims),
+                                       dtype=out_dtype)
+    return bind
+
+
+def _reduction_shape(op):
+    s = op.inputs[0].shape
+    axes = constant_value(op.inputs[1])
+    if s.dims is None or axes is None:
+        return TensorShape(None)
+    axes = {int(a) % len(s.dims) for a in np.reshape(axes, [-1])} if s.dims else set()
+    if op.attrs["keep_dims"]:
+        return TensorShape([1 if i in axes else d for i, d in enumerate(s.dims)])
+    return TensorShape([d for i, d in enumerate(s.dims) if i not in axes])
+
+
+def _kept_shape(op):
+    """The reduced shape with size-1 dims kept, static when possible, else a tensor."""
+    s = op.inputs[0].shape
+    axes = constant_value(op.inputs[1])
+    if s.dims is not None and axes is not None:
+        axes = {int(a) % max(len(s.dims), 1) for a in np.reshape(axes, [-1])}
+        kept = [1 if i in axes else d for i, d in enumerate(s.dims)]
+        if all(d is not None for d in kept):
+            return constant(np.array(kept, np.int32))
+    from .array_ops import shape
+    return apply_op("ReducedShape", [shape(op.inputs[0]), op.inputs[1]], dict(), name=None)
+
+
+register("ReducedShape", lambda s, a: np.array([1 if i in set(np.reshape(a, [-1]) % max(len(s), 1)) else d
+                                                  for i, d in enumerate(s)], np.int32),
+         shape=lambda op: op.inputs[0].shape, dtype=dtypes.int32)
+
+
+def _broadcast_back(op, g):
+    """``g`` reshaped to the kept-dims shape and broadcast to the input's shape."""
+    from .array_ops import broadcast_to, reshape, shape
+    x = op.inputs[0]
+    if not op.attrs["keep_dims"]:
+        g = reshape(g, _kept_shape(op))
+    if x.shape.is_fully_defined():
+        return broadcast_to(g, constant(np.array(x.shape.as_list(), np.int32), name="Shape"))
+    return broadcast_to(g, shape(x))
+
+
+def _sum_grad(op, g):
+    return [_broadcast_back(op, g), None]
+
+
+def _mean_grad(op, g):
+    x, y = op.inputs[0], op.outputs[0]
+    if x.shape.is_fully_defined() and y.shape.is_fully_defined():
+        factor = constant(max(x.shape.num_elements() // max(y.shape.num_elements(), 1), 1), dtype=g.dtype)
+    else:
+        from .array_ops import size
+        factor = cast(apply_op("Maximum", [size(x) // apply_op("Maximum", [size(y), 1]), 1]), g.dtype)
+    return [_broadcast_back(op, g / factor), None]
+
+
+def _minmax_grad(op, g):
+    from .array_ops import reshape
+    y = op.outputs[0]
+    if not op.attrs["keep_dims"]:
+        kept = _kept_shape(op)
+        y, g = reshape(y, kept), reshape(g, kept)
+    indicators = cast(equal(y, op.inputs[0]), g.dtype)
+    num = reduce_sum(indicators, op.inputs[1], keepdims=True)
+    return [indicators / num * g, None]
+
+
+def _prod_grad(op, g):
+    # exact for inputs without zeros: d prod / dx = prod / x
+    out = op.outputs[0]
+    if not op.attrs["keep_dims"]:
+        from .array_ops import reshape
+        kept = _kept_shape(op)
+        out, g = reshape(out, kept), reshape(g, kept)
+    return [g * out / op.inputs[0], None]
+
+
+for _type, _np, _grad in (("Sum", np.sum, _sum_grad), ("Mean", np.mean, _mean_grad),
+                          ("Max", np.max, _minmax_grad), ("Min", np.min, _minmax_grad),
+                          ("Prod", np.prod, _prod_grad), ("All", np.all, None), ("Any", np.any, None)):
+    register(_type, bind=_reduction_bind(_np), grad=_grad, shape=_reduction_shape)
+
+
+def _axes_tensor(x: Tensor, axis: Any) -> Tensor:
+    if axis is None:
+        if x.shape.ndims is not None:
+            return constant(np.arange(x.shape.ndims, dtype=np.int32), name="Const")
+        from .array_ops import rank, range_
+        return range_(0, rank(x), 1)
+    if isinstance(axis, Tensor):
+        return axis
+    return constant(np.array(axis, dtype=np.int32), name="Const")
+
+
+def _reducer(op_type: str, default_name: str):
+    def fn(input_tensor, axis=None, keepdims=None, name=None, reduction_indices=None, keep_dims=None):
+        x = convert_to_tensor(input_tensor)
+        if axis is None:
+            axis = reduction_indices
+        kd = bool(keepdims if keepdims is not None else (keep_dims or False))
+        if op_type in ("All", "Any"):
+            x = convert_to_tensor(x, dtype=dtypes.bool)
+        return apply_op(op_type, [x, _axes_tensor(x, axis)], dict(keep_dims=kd), name=name or default_name)
+    fn.__name__ = default_name
+    return fn
+
+
+reduce_sum = _reducer("Sum", "Sum")
+reduce_mean = _reducer("Mean", "Mean")
+reduce_max = _reducer("Max", "Max")
+reduce_min = _reducer("Min", "Min")
+reduce_prod = _reducer("Prod", "Prod")
+reduce_all = _reducer("All", "All")
+reduce_any = _reducer("Any", "Any")
+
+
+# ---- cumulative sum
+
+
+def _cumsum_forward(x, axis, exclusive=False, reverse=False):
+    axis = int(axis)
+    if reverse:
+        x = np.flip(x, axis)
+    out = np.cumsum(x, axis=axis, dtype=x.dtype)
+    if exclusive:
+        out = np.concatenate([np.zeros_like(np.take(out, [0], axis=axis)), np.delete(out, -1, axis=axis)],
+                             axis=axis)
+    return np.flip(out, axis) if reverse else out
+
+
+register("Cumsum", _cumsum_forward,
+         lambda op, g: [cumsum(g, op.inputs[1], exclusive=op.attrs["exclusive"],
+                               reverse=not op.attrs["reverse"]), None], shape_same)
+
+
+def cumsum(x, axis=0, exclusive=False, reverse=False, name=None):
+    """Cumulative sum along ``axis`` (TF's Cumsum, optionally exclusive / reversed)."""
+    x = convert_to_tensor(x)
+    return apply_op("Cumsum", [x, convert_to_tensor(axis, dtype=dtypes.int32)],
+                    dict(exclusive=bool(exclusive), reverse=bool(reverse)), name=name)
+
+
+# ---- casts, comparisons, logic, select
+
+
+def _cast_bind(op, session):
+    npd = op.attrs["DstT"].as_numpy_dtype
+    return lambda x: np.asarray(x).astype(npd, copy=False)
+
+
+def _cast_grad(op, g):
+    src = op.inputs[0].dtype
+    if src.is_floating and op.outputs[0].dtype.is_floating:
+        return [cast(g, src)]
+    return [None]
+
+
+register("Cast", bind=_cast_bind, grad=_cast_grad, shape=shape_same, dtype=lambda op: op.attrs["DstT"])
+
+
+def cast(x, dtype, name=None):
+    """Convert ``x`` to ``dtype`` (TF's Cast; a no-op when the dtype already matches)."""
+    dtype = dtypes.as_dtype(dtype)
+    x = convert_to_tensor(x) if isinstance(x, (Tensor, IndexedSlices)) or hasattr(x, "_to_tensor") \
+        else convert_to_tensor(x, dtype=dtype)
+    if x.dtype is dtype:
+        return x
+    return apply_op("Cast", [x], dict(SrcT=x.dtype, DstT=dtype, Truncate=False), name=name)
+
+
+def to_float(x, name="ToFloat"):
+    return cast(x, dtypes.float32, name=name)
+
+
+def to_int32(x, name="ToInt32"):
+    return cast(x, dtypes.int32, name=name)
+
+
+def to_int64(x, name="ToInt64"):
+    return cast(x, dtypes.int64, name=name)
+
+
+for _type, _np in (("Less", np.less), ("LessEqual", np.less_equal), ("Greater", np.greater),
+                   ("GreaterEqual", np.greater_equal), ("Equal", np.equal), ("NotEqual", np.not_equal),
+                   ("LogicalAnd", np.logical_and), ("LogicalOr", np.logical_or)):
+    register(_type, _np, None, shape_broadcast, dtype=dtypes.bool)
+register("LogicalNot", np.logical_not, None, shape_same, dtype=dtypes.bool)
+
+less = _binary("Less")
+less_equal = _binary("LessEqual")
+greater = _binary("Greater")
+greater_equal = _binary("GreaterEqual")
+equal = _binary("Equal")
+not_equal = _binary("NotEqual")
+logical_and = _binary("LogicalAnd")
+logical_or = _binary("LogicalOr")
+logical_not = _unary("LogicalNot")
+
+
+def logical_xor(x, y, name="LogicalXor"):
+    return logical_and(logical_or(x, y), logical_not(logical_and(x, y)), name=name)
+
+
+def _select_grad(op, g):
+    c = op.inputs[0]
+    zeros = zeros_like(g)
+    return [None, where(c, g, zeros), where(c, zeros, g)]
+
+
+def _select_shape(op):
+    return broadcast_shapes(op.inputs[1].shape, op.inputs[2].shape)
+
+
+register("Select", lambda c, x, y: np.where(c if c.ndim == x.ndim or c.ndim == 0 else
+                                             c.reshape(c.shape + (1,) * (x.ndim - c.ndim)), x, y),
+         _select_grad, _select_shape, dtype=lambda op: op.inputs[1].dtype)
+register("Where", lambda c: np.argwhere(c).astype(np.int64), None,
+         lambda op: TensorShape([None, op.inputs[0].shape.ndims]), dtype=dtypes.int64)
+
+
+def where(condition, x=None, y=None, name=None):
+    """``Select(condition, x, y)``; with only ``condition``, the int64 coordinates of its true entries."""
+    condition = convert_to_tensor(condition, dtype=dtypes.bool)
+    if x is None and y is None:
+        return apply_op("Where", [condition], name=name)
+    x, y = _pair(x, y)
+    return apply_op("Select", [condition, x, y], name=name)
+
+
+def _arg_bind(np_fn):
+    def bind(op, session):
+        npd = op.attrs["output_type"].as_numpy_dtype
+        return lambda x, axis: np_fn(x, axis=int(axis)).astype(npd)
+    return bind
+
+
+def _arg_shape(op):
+    s, axis = op.inputs[0].shape, constant_value(op.inputs[1])
+    if s.dims is None or axis is None:
+        return TensorShape(None)
+    axis = int(axis) % len(s.dims)
+    return TensorShape([d for i, d in enumerate(s.dims) if i != axis])
+
+
+register("ArgMax", bind=_arg_bind(np.argmax), shape=_arg_shape, dtype=lambda op: op.attrs["output_type"])
+register("ArgMin", bind=_arg_bind(np.argmin), shape=_arg_shape, dtype=lambda op: op.attrs["output_type"])
+
+
+def argmax(input, axis=None, name=None, dimension=None, output_type=dtypes.int64):  # noqa: A002
+    axis = 0 if axis is None and dimension is None else (axis if axis is not None else dimension)
+    return apply_op("ArgMax", [input, convert_to_tensor(axis, dtype=dtypes.int32, name="dimension")],
+                    dict(output_type=dtypes.as_dtype(output_type)), name=name)
+
+
+def argmin(input, axis=None, name=None, dimension=None, output_type=dtypes.int64):  # noqa: A002
+    axis = 0 if axis is None and dimension is None else (axis if axis is not None else dimension)
+    return apply_op("ArgMin", [input, convert_to_tensor(axis, dtype=dtypes.int32, name="dimension")],
+                    dict(output_type=dtypes.as_dtype(output_type)), name=name)
+
+
+def zeros_like(x, dtype=None, name=None):
+    from .array_ops import zeros_like as _zl
+    return _zl(x, dtype=dtype, name=name)
+
+
+def ones_like(x, dtype=None, name=None):
+    from .array_ops import ones_like as _ol
+    return _ol(x, dtype=dtype, name=name)
+
+
+# ---- Python operators on Tensor (TF's _OverrideBinaryOperatorHelper)
+
+
+def _op(fn, name, reverse=False):
+    """A Python operator; TF1 names these ops in lower case (``add``, ``sub``, ``mul``, ``truediv``...)."""
+    if reverse:
+        return lambda self, other: fn(other, self, name=name)
+    return lambda self, other: fn(self, other, name=name)
+
+
+for _dunder, _fn, _name in (("add", add, "add"), ("sub", subtract, "sub"), ("mul", multiply, "mul"),
+                            ("truediv", divide, "truediv"), ("floordiv", floordiv, "floordiv"),
+                            ("mod", floormod, "mod"), ("pow", pow, "pow"), ("matmul", matmul, "MatMul"),
+                            ("and", logical_and, "LogicalAnd"), ("or", logical_or, "LogicalOr")):
+    setattr(Tensor, "__%s__" % _dunder, _op(_fn, _name))
+    setattr(Tensor, "__r%s__" % _dunder, _op(_fn, _name, reverse=True))
+Tensor.__neg__ = lambda self: negative(self)
+Tensor.__abs__ = lambda self: abs(self)
+Tensor.__lt__ = lambda self, other: less(self, other)
+Tensor.__le__ = lambda self, other: less_equal(self, other)
+Tensor.__gt__ = lambda self, other: greater(self, other)
+Tensor.__ge__ = lambda self, other: greater_equal(self, other)
+Tensor.__invert__ = lambda self: logical_not(self)
+Tensor.__hash__ = object.__hash__
+Tensor.__eq__ = object.__eq__

@@ -1,0 +1,337 @@
+"""Neural-network ops (``tf.nn``): activations, softmax and cross-entropies, bias_add, l2_loss, in_top_k,
+moments, batch normalization (composite and fused) and dropout."""
+from __future__ import annotations
+
+from typing import Any, Optional
+
+import numpy as np
+
+from .. import dtypes
+from ..graph import TensorShape, name_scope
+from ..registry import apply_op, constant, constant_value, convert_to_tensor, register, shape_same, shape_scalar
+from . import array_ops, math_ops
+from .math_ops import sigmoid, tanh  # noqa: F401 - tf.nn.sigmoid / tf.nn.tanh
+
+
+def _relu_grad_forward(g, features):
+    return g * (features > 0)
+
+
+register("Relu", lambda x: np.maximum(x, 0), lambda op, g: [apply_op("ReluGrad", [g, op.outputs[0]])],
+         shape_same)
+register("ReluGrad", _relu_grad_forward,
+         lambda op, gg: [apply_op("ReluGrad", [gg, op.inputs[1]]), array_ops.zeros_like(op.inputs[1])],
+         shape_same)
+register("Relu6", lambda x: np.clip(x, 0, 6),
+         lambda op, g: [g * math_ops.cast(math_ops.logical_and(op.inputs[0] > 0.0, op.inputs[0] < 6.0),
+                                          g.dtype)], shape_same)
+register("Elu", lambda x: np.where(x > 0, x, np.expm1(np.minimum(x, 0))).astype(x.dtype),
+         lambda op, g: [math_ops.where(op.inputs[0] > 0.0, g, g * (op.outputs[0] + 1.0))], shape_same)
+register("Softplus", lambda x: np.logaddexp(x, np.zeros_like(x)),
+         lambda op, g: [g * math_ops.sigmoid(op.inputs[0])], shape_same)
+register("LeakyRelu", lambda x, alpha=0.2: np.where(x > 0, x, x * np.asarray(alpha, x.dtype)),
+         lambda op, g: [math_ops.where(op.inputs[0] > 0.0, g, g * op.attrs["alpha"])], shape_same)
+
+
+def relu(features, name=None):
+    return apply_op("Relu", [features], name=name)
+
+
+def relu6(features, name=None):
+    return apply_op("Relu6", [features], name=name)
+
+
+def elu(features, name=None):
+    return apply_op("Elu", [features], name=name)
+
+
+def softplus(features, name=None):
+    return apply_op("Softplus", [features], name=name)
+
+
+def leaky_relu(features, alpha=0.2, name=None):
+    return apply_op("LeakyRelu", [features], dict(alpha=float(alpha)), name=name)
+
+
+# ---- softmax family (over the last axis)
+
+
+def _softmax_forward(x):
+    e = np.exp(x - x.max(axis=-1, keepdims=True))
+    e /= e.sum(axis=-1, keepdims=True)
+    return e
+
+
+def _log_softmax_forward(x):
+    shifted = x - x.max(axis=-1, keepdims=True)
+    return shifted - np.log(np.exp(shifted).sum(axis=-1, keepdims=True))
+
+
+def _softmax_grad(op, g):
+    """d softmax: (g - sum(g * y, -1)) * y."""
+    y = op.outputs[0]
+    return [(g - math_ops.reduce_sum(g * y, -1, keepdims=True)) * y]
+
+
+register("Softmax", _softmax_forward, _softmax_grad, shape_same)
+register("LogSoftmax", _log_softmax_forward,
+         lambda op, g: [g - math_ops.reduce_sum(g, -1, keepdims=True) * math_ops.exp(op.outputs[0])],
+         shape_same)
+
+
+def softmax(logits, axis=None, name=None, dim=None):
+    return apply_op("Softmax", [logits], name=name)
+
+
+def log_softmax(logits, axis=None, name=None, dim=None):
+    return apply_op("LogSoftmax", [logits], name=name)
+
+
+def _sce_forward(features, labels):
+    """loss = -sum(labels * log_softmax(features)), backprop = softmax(features) - labels."""
+    shifted = features - features.max(axis=-1, keepdims=True)
+    e = np.exp(shifted)
+    s = e.sum(axis=-1, keepdims=True)
+    loss = np.einsum("ij,ij->i", labels, np.log(s) - shifted) if labels.ndim == 2 else \
+        -(labels * (shifted - np.log(s))).sum(-1)
+    e /= s
+    e -= labels
+    return loss.astype(features.dtype, copy=False), e
+
+
+def _softmax_jacobian_product(gb, features):
+    p = softmax(features)
+    return (gb - math_ops.reduce_sum(gb * p, -1, keepdims=True)) * p
+
+
+def _sce_grad(op, g_loss, g_backprop):
+    features, labels = op.inputs
+    gf = array_ops.expand_dims(g_loss, -1) * op.outputs[1] if g_loss is not None else None
+    if g_backprop is not None:
+        extra = _softmax_jacobian_product(g_backprop, features)
+        gf = extra if gf is None else gf + extra
+    gl = array_ops.expand_dims(g_loss, -1) * -log_softmax(features) if g_loss is not None else None
+    return [gf, gl]
+
+
+def _sce_shape(op):
+    s = op.inputs[0].shape
+    return [s[:-1] if s.dims is not None else TensorShape(None), s]
+
+
+register("SoftmaxCrossEntropyWithLogits", _sce_forward, _sce_grad, _sce_shape, num_outputs=2)
+
+
+def _sparse_sce_forward(features, labels):
+    shifted = features - features.max(axis=-1, keepdims=True)
+    e = np.exp(shifted)
+    s = e.sum(axis=-1, keepdims=True)
+    rows = np.arange(features.shape[0])
+    labels = labels.astype(np.int64, copy=False)
+    if labels.size and (labels.min() < 0 or labels.max() >= features.shape[-1]):
+        raise ValueError("Received a label value of %d which is outside the valid range of [0, %d)."
+                         % (labels.max() if labels.max() >= features.shape[-1] else labels.min(),
+                            features.shape[-1]))
+    loss = (np.log(s[:, 0]) - shifted[rows, labels]).astype(features.dtype, copy=False)
+    e /= s
+    e[rows, labels] -= 1
+    return loss, e
+
+
+def _sparse_sce_grad(op, g_loss, g_backprop):
+    gf = array_ops.expand_dims(g_loss, -1) * op.outputs[1] if g_loss is not None else None
+    if g_backprop is not None:
+        extra = _softmax_jacobian_product(g_backprop, op.inputs[0])
+        gf = extra if gf is None else gf + extra
+    return [gf, None]
+
+
+register("SparseSoftmaxCrossEntropyWithLogits", _sparse_sce_forward, _sparse_sce_grad, _sce_shape,
+         num_outputs=2)
+
+
+def softmax_cross_entropy_with_logits_v2(_sentinel=None, labels=None, logits=None, dim=-1, name=None, axis=None):
+    """Per-example ``-sum(labels * log_softmax(logits))``; differentiable in labels too."""
+    with name_scope(name, "softmax_cross_entropy_with_logits"):
+        logits = convert_to_tensor(logits)
+        labels = math_ops.cast(labels, logits.dtype)
+        loss, _ = apply_op("SoftmaxCrossEntropyWithLogits", [logits, labels])
+        return loss
+
+
+def softmax_cross_entropy_with_logits(_sentinel=None, labels=None, logits=None, dim=-1, name=None, axis=None):
+    """TF1's (deprecated) version: labels get no gradient."""
+    labels = array_ops.stop_gradient(labels, name="labels_stop_gradient")
+    return softmax_cross_entropy_with_logits_v2(labels=labels, logits=logits, name=name)
+
+
+def sparse_softmax_cross_entropy_with_logits(_sentinel=None, labels=None, logits=None, name=None):
+    """Per-example cross-entropy against integer class ``labels``."""
+    with name_scope(name, "SparseSoftmaxCrossEntropyWithLogits"):
+        logits = convert_to_tensor(logits)
+        labels = convert_to_tensor(labels)
+        if labels.dtype not in (dtypes.int32, dtypes.int64):
+            raise ValueError("labels must be int32 or int64, got %s" % labels.dtype.name)
+        loss, _ = apply_op("SparseSoftmaxCrossEntropyWithLogits", [logits, labels], dict(Tlabels=labels.dtype))
+        return loss
+
+
+def sigmoid_cross_entropy_with_logits(_sentinel=None, labels=None, logits=None, name=None):
+    """``max(x, 0) - x * z + log(1 + exp(-|x|))`` (TF's stable form)."""
+    with name_scope(name, "logistic_loss"):
+        logits = convert_to_tensor(logits)
+        labels = math_ops.cast(labels, logits.dtype)
+        zeros = array_ops.zeros_like(logits)
+        relu_logits = math_ops.where(logits >= zeros, logits, zeros)
+        neg_abs = math_ops.where(logits >= zeros, -logits, logits)
+        return math_ops.add(relu_logits - logits * labels, math_ops.log1p(math_ops.exp(neg_abs)))
+
+
+# ---- bias_add, l2_loss, in_top_k
+
+
+def _bias_add_grad_forward(g, data_format="NHWC"):
+    return g.reshape(-1, g.shape[-1]).sum(axis=0) if g.ndim > 1 else g
+
+
+register("BiasAdd", lambda x, b, data_format="NHWC": x + b,
+         lambda op, g: [g, apply_op("BiasAddGrad", [g], dict(data_format="NHWC"))], shape_same)
+register("BiasAddGrad", _bias_add_grad_forward,
+         lambda op, gg: [array_ops.broadcast_to(gg, array_ops.shape(op.inputs[0]))],
+         lambda op: TensorShape(None if op.inputs[0].shape.dims is None else [op.inputs[0].shape.dims[-1]]))
+
+
+def bias_add(value, bias, data_format=None, name=None):
+    if data_format not in (None, "NHWC", "N..C"):
+        raise NotImplementedError("bias_add supports the channels-last format only")
+    value = convert_to_tensor(value)
+    return apply_op("BiasAdd", [value, convert_to_tensor(bias, dtype=value.dtype)],
+                    dict(data_format="NHWC"), name=name)
+
+
+register("L2Loss", lambda x: np.asarray(np.sum(np.square(x)) * 0.5, dtype=x.dtype),
+         lambda op, g: [op.inputs[0] * g], shape_scalar)
+
+
+def l2_loss(t, name=None):
+    """``sum(t ** 2) / 2``."""
+    return apply_op("L2Loss", [t], name=name)
+
+
+def _in_top_k_forward(predictions, targets, k):
+    targets = targets.astype(np.int64, copy=False)
+    target_scores = predictions[np.arange(predictions.shape[0]), targets]
+    rank = (predictions > target_scores[:, None]).sum(axis=1)
+    return (rank < int(k)) & np.isfinite(target_scores)
+
+
+register("InTopKV2", _in_top_k_forward, None,
+         lambda op: TensorShape(op.inputs[1].shape.dims), dtype=dtypes.bool)
+
+
+def in_top_k(predictions, targets, k, name=None):
+    """True where the target class is among the top ``k`` predictions (ties count in the target's favour)."""
+    targets = convert_to_tensor(targets)
+    return apply_op("InTopKV2", [predictions, targets, convert_to_tensor(k, dtype=targets.dtype, name="k")],
+                    name=name)
+
+
+# ---- moments and batch normalization
+
+
+def moments(x, axes, shift=None, name=None, keep_dims=None, keepdims=None):
+    """Mean and (biased) variance of ``x`` over ``axes``."""
+    keep = bool(keep_dims if keep_dims is not None else keepdims)
+    with name_scope(name, "moments"):
+        x = convert_to_tensor(x)
+        mean = math_ops.reduce_mean(x, axes, keepdims=True, name="mean")
+        variance = math_ops.reduce_mean(math_ops.squared_difference(x, array_ops.stop_gradient(mean)), axes,
+                                        keepdims=True, name="variance")
+        if not keep:
+            mean = array_ops.squeeze(mean, list(axes))
+            variance = array_ops.squeeze(variance, list(axes))
+        return mean, variance
+
+
+def batch_normalization(x, mean, variance, offset, scale, variance_epsilon, name=None):
+    """``(x - mean) * scale / sqrt(variance + eps) + offset``, as TF computes it."""
+    with name_scope(name, "batchnorm"):
+        inv = math_ops.rsqrt(variance + variance_epsilon)
+        if scale is not None:
+            inv = inv * scale
+        shift = (offset - mean * inv) if offset is not None else -mean * inv
+        return x * math_ops.cast(inv, x.dtype) + math_ops.cast(shift, x.dtype)
+
+
+def _fused_bn_forward(x, scale, offset, mean, variance, epsilon=0.001, data_format="NHWC", is_training=True):
+    axes = tuple(range(x.ndim - 1))
+    if is_training:
+        n = x.size // x.shape[-1]
+        mean = x.mean(axis=axes)
+        var = x.var(axis=axes)
+        unbiased = var * (n / max(n - 1, 1))
+    else:
+        var = variance
+        unbiased = variance
+    inv = 1.0 / np.sqrt(var + epsilon)
+    y = (x - mean) * (inv * scale) + offset
+    return (y.astype(x.dtype), mean.astype(x.dtype), unbiased.astype(x.dtype), mean.astype(x.dtype),
+            var.astype(x.dtype))
+
+
+def _fused_bn_grad(op, g, *unused):
+    """dx = scale * inv / N * (N g - sum g - xhat sum(g xhat)); dscale = sum(g xhat); doffset = sum(g)."""
+    x, scale = op.inputs[0], op.inputs[1]
+    mean, var = op.outputs[3], op.outputs[4]
+    eps = op.attrs["epsilon"]
+    axes = list(range(x.shape.ndims - 1))
+    inv = math_ops.rsqrt(var + eps)
+    xhat = (x - mean) * inv
+    dscale = math_ops.reduce_sum(g * xhat, axes)
+    doffset = math_ops.reduce_sum(g, axes)
+    if op.attrs["is_training"]:
+        n = math_ops.cast(array_ops.size(x) // array_ops.size(scale), x.dtype)
+        dx = scale * inv / n * (n * g - doffset - xhat * dscale)
+    else:
+        dx = g * scale * inv
+    return [dx, dscale, doffset, None, None]
+
+
+register("FusedBatchNorm", _fused_bn_forward, _fused_bn_grad,
+         lambda op: [op.inputs[0].shape] + [op.inputs[1].shape] * 4, num_outputs=5)
+
+
+def fused_batch_norm(x, scale, offset, mean=None, variance=None, epsilon=0.001, data_format="NHWC",
+                     is_training=True, name=None):
+    """Returns ``(y, batch_mean, batch_variance)``; in training the variance is Bessel-corrected (like TF)."""
+    if data_format != "NHWC":
+        raise NotImplementedError("fused_batch_norm supports NHWC only")
+    x = convert_to_tensor(x)
+    empty = constant(np.zeros([0], x.dtype.as_numpy_dtype))
+    mean = empty if mean is None else mean
+    variance = empty if variance is None else variance
+    outs = apply_op("FusedBatchNorm", [x, scale, offset, mean, variance],
+                    dict(epsilon=float(max(epsilon, 1.001e-5)), data_format="NHWC", is_training=bool(is_training)),
+                    name=name)
+    return outs[0], outs[1], outs[2]
+
+
+# ---- dropout
+
+
+def dropout(x, keep_prob=None, noise_shape=None, seed=None, name=None, rate=None):
+    """``x * floor(keep_prob + U[0,1)) / keep_prob``: keeps each entry with probability ``keep_prob``."""
+    from . import random_ops
+    with name_scope(name, "dropout"):
+        x = convert_to_tensor(x)
+        if keep_prob is None:
+            if rate is None:
+                raise ValueError("dropout needs keep_prob or rate")
+            keep_prob = 1.0 - rate if not hasattr(rate, "op") else 1.0 - rate
+        keep_prob = convert_to_tensor(keep_prob, dtype=x.dtype, name="keep_prob")
+        shape = noise_shape if noise_shape is not None else array_ops.shape(x)
+        random_tensor = keep_prob + random_ops.random_uniform(shape, seed=seed, dtype=x.dtype)
+        binary = math_ops.floor(random_tensor)
+        ret = math_ops.divide(x, keep_prob) * binary
+        ret.set_shape(x.shape)
+        return ret

@@ -1,0 +1,115 @@
+"""Random ops. Each op keeps one numpy Generator per Session, seeded from (graph seed, op seed) like TF's
+``get_seed``: with a graph seed and no op seed, the op seed is the graph's op count at creation."""
+from __future__ import annotations
+
+from typing import Optional
+
+import numpy as np
+
+from .. import dtypes
+from ..graph import get_default_graph, name_scope
+from ..registry import apply_op, constant_shape, convert_to_tensor, register
+from . import math_ops
+
+_DEFAULT_GRAPH_SEED = 87654321
+
+
+def get_seed(op_seed: Optional[int]):
+    """(seed, seed2) for a new random op, TF's rule."""
+    graph = get_default_graph()
+    graph_seed = graph.seed
+    if graph_seed is not None:
+        return int(graph_seed), int(op_seed if op_seed is not None else len(graph._ops))
+    if op_seed is not None:
+        return _DEFAULT_GRAPH_SEED, int(op_seed)
+    return 0, 0
+
+
+def _rng(op, session):
+    seed, seed2 = op.attrs["seed"], op.attrs["seed2"]
+    factory = (lambda: np.random.default_rng()) if seed == 0 and seed2 == 0 else \
+        (lambda: np.random.default_rng([seed, seed2]))
+    return session.op_state(op, factory)
+
+
+def _truncated(rng, shape, dtype):
+    out = rng.standard_normal(shape, dtype=np.float64)
+    bad = np.abs(out) > 2.0
+    while bad.any():
+        out[bad] = rng.standard_normal(int(bad.sum()))
+        bad = np.abs(out) > 2.0
+    return out.astype(dtype)
+
+
+def _bind(sample):
+    def bind(op, session):
+        rng = _rng(op, session)
+        npd = op.attrs["dtype"].as_numpy_dtype
+        return lambda shape: sample(rng, tuple(int(d) for d in shape), npd)
+    return bind
+
+
+def _float_sample(method):
+    def sample(rng, shape, npd):
+        if npd in (np.float32, np.float64):
+            return getattr(rng, method)(shape, dtype=npd)
+        return getattr(rng, method)(shape).astype(npd)
+    return sample
+
+
+_RANDOM = dict(shape=lambda op: constant_shape(op.inputs[0]), dtype=lambda op: op.attrs["dtype"], stateful=True)
+register("RandomUniform", bind=_bind(_float_sample("random")), **_RANDOM)
+register("RandomStandardNormal", bind=_bind(_float_sample("standard_normal")), **_RANDOM)
+register("TruncatedNormal", bind=_bind(_truncated), **_RANDOM)
+
+
+def _uniform_int_bind(op, session):
+    rng = _rng(op, session)
+    npd = op.outputs[0].dtype.as_numpy_dtype
+    return lambda shape, lo, hi: rng.integers(int(lo), int(hi), tuple(int(d) for d in shape)).astype(npd)
+
+
+register("RandomUniformInt", bind=_uniform_int_bind, shape=lambda op: constant_shape(op.inputs[0]),
+         dtype=lambda op: op.inputs[1].dtype, stateful=True)
+
+
+def _shape_tensor(shape):
+    if hasattr(shape, "op"):
+        return shape
+    return convert_to_tensor(np.asarray(list(shape), dtype=np.int32), name="shape")
+
+
+def _random(op_type, shape, dtype, seed):
+    seed1, seed2 = get_seed(seed)
+    return apply_op(op_type, [_shape_tensor(shape)], dict(dtype=dtypes.as_dtype(dtype), seed=seed1, seed2=seed2))
+
+
+def random_uniform(shape, minval=0, maxval=None, dtype=dtypes.float32, seed=None, name=None):
+    """Uniform on [minval, maxval) (integers need maxval)."""
+    dtype = dtypes.as_dtype(dtype)
+    with name_scope(name, "random_uniform") as scope:
+        if dtype.is_integer:
+            seed1, seed2 = get_seed(seed)
+            return apply_op("RandomUniformInt", [_shape_tensor(shape), convert_to_tensor(minval, dtype=dtype),
+                                                 convert_to_tensor(maxval, dtype=dtype)],
+                            dict(seed=seed1, seed2=seed2), name=scope)
+        maxval = 1 if maxval is None else maxval
+        minval_t = convert_to_tensor(minval, dtype=dtype, name="min")
+        maxval_t = convert_to_tensor(maxval, dtype=dtype, name="max")
+        rnd = _random("RandomUniform", shape, dtype, seed)
+        return math_ops.add(rnd * (maxval_t - minval_t), minval_t, name=scope)
+
+
+def random_normal(shape, mean=0.0, stddev=1.0, dtype=dtypes.float32, seed=None, name=None):
+    with name_scope(name, "random_normal") as scope:
+        mean_t = convert_to_tensor(mean, dtype=dtype, name="mean")
+        std_t = convert_to_tensor(stddev, dtype=dtype, name="stddev")
+        return math_ops.add(_random("RandomStandardNormal", shape, dtype, seed) * std_t, mean_t, name=scope)
+
+
+def truncated_normal(shape, mean=0.0, stddev=1.0, dtype=dtypes.float32, seed=None, name=None):
+    """Normal(mean, stddev) redrawn beyond two standard deviations."""
+    with name_scope(name, "truncated_normal") as scope:
+        mean_t = convert_to_tensor(mean, dtype=dtype, name="mean")
+        std_t = convert_to_tensor(stddev, dtype=dtype, name="stddev")
+        return math_ops.add(_random("TruncatedNormal", shape, dtype, seed) * std_t, mean_t, name=scope)

@@ -1,0 +1,174 @@
+"""Ops bound to session state: Placeholder, VariableV2 and the assign family (Assign, AssignAdd, AssignSub,
+ScatterUpdate/Add/Sub), IsVariableInitialized.
+
+A variable's value lives in the Session, in a ``VariableSlot`` (``.value`` is the numpy buffer). Ops that update
+variables take the VariableV2 output at a *ref input* and receive the slot (see ``registry``).
+"""
+from __future__ import annotations
+
+from typing import Any, Optional
+
+import numpy as np
+
+from .. import dtypes
+from ..errors import FailedPreconditionError, InvalidArgumentError
+from ..graph import TensorShape
+from ..registry import apply_op, create_op, register, shape_same
+
+
+class VariableSlot:
+    """One variable's storage in one Session: ``value`` is the numpy array (None until initialized)."""
+
+    __slots__ = ("value", "name", "op")
+
+    def __init__(self, op):
+        self.value = None
+        self.name = op.name
+        self.op = op
+
+    def read(self) -> np.ndarray:
+        value = self.value
+        if value is None:
+            raise FailedPreconditionError(
+                self.op, "Attempting to use uninitialized value %s\n\t [[node %s]]" % (self.name, self.name))
+        return value
+
+    def __repr__(self) -> str:
+        return "<VariableSlot %s=%r>" % (self.name, self.value)
+
+
+def _dims(shape: TensorShape) -> str:
+    if shape.dims is None:
+        return "<unknown>"
+    return "[" + ",".join("?" if d is None else str(d) for d in shape.dims) + "]"
+
+
+def _placeholder_bind(op, session):
+    def unfed():
+        raise InvalidArgumentError(op, "You must feed a value for placeholder tensor '%s' with dtype %s and "
+                                       "shape %s" % (op.name, op.attrs["dtype"].name, _dims(op.attrs["shape"])))
+    return unfed
+
+
+register("Placeholder", bind=_placeholder_bind, shape=lambda op: op.attrs["shape"],
+         dtype=lambda op: op.attrs["dtype"])
+register("PlaceholderWithDefault", lambda x, **_: x, lambda op, g: [g], lambda op: op.attrs["shape"],
+         aliases=True)
+
+
+def placeholder(dtype, shape=None, name=None):
+    """A value fed at run time; feeding is checked against ``dtype`` and the static ``shape``."""
+    return apply_op("Placeholder", [], dict(dtype=dtypes.as_dtype(dtype), shape=TensorShape(shape)), name=name)
+
+
+def placeholder_with_default(input, shape, name=None):  # noqa: A002
+    return apply_op("PlaceholderWithDefault", [input], dict(shape=TensorShape(shape)), name=name)
+
+
+def _variable_bind(op, session):
+    return session.variable_slot(op).read
+
+
+register("VariableV2", bind=_variable_bind, shape=lambda op: op.attrs["shape"],
+         dtype=lambda op: op.attrs["dtype"], stateful=True, aliases=True)
+
+
+def variable_op(shape, dtype, name) -> Any:
+    return create_op("VariableV2", [], dict(shape=TensorShape(shape), dtype=dtypes.as_dtype(dtype),
+                                            container="", shared_name=""), name=name).outputs[0]
+
+
+def _assign_forward(ref, value, validate_shape=True, use_locking=True):
+    old = ref.value
+    if old is not None and old.shape == value.shape and old.dtype == value.dtype:
+        np.copyto(old, value)
+        return old
+    if validate_shape and ref.op.attrs["shape"].dims is not None and \
+            not ref.op.attrs["shape"].is_compatible_with(value.shape):
+        raise InvalidArgumentError(ref.op, "Assign requires shapes of both tensors to match. lhs shape= %s rhs "
+                                           "shape= %s (variable %s)" % (ref.op.attrs["shape"], list(value.shape),
+                                                                        ref.name))
+    ref.value = np.array(value, dtype=ref.op.attrs["dtype"].as_numpy_dtype, copy=True)
+    return ref.value
+
+
+def _assign_add_forward(ref, value, use_locking=False):
+    ref.read()[...] += value
+    return ref.value
+
+
+def _assign_sub_forward(ref, value, use_locking=False):
+    ref.read()[...] -= value
+    return ref.value
+
+
+_STATE = dict(ref_inputs=(0,), mutates=True, aliases=True)
+register("Assign", _assign_forward, shape=lambda op: op.inputs[1].shape if not op.attrs["validate_shape"]
+         else op.inputs[0].shape.merge_with(op.inputs[1].shape), **_STATE)
+register("AssignAdd", _assign_add_forward, shape=shape_same, **_STATE)
+register("AssignSub", _assign_sub_forward, shape=shape_same, **_STATE)
+
+
+def _scatter(np_update):
+    def forward(ref, indices, updates, use_locking=False):
+        np_update(ref.read(), indices, updates)
+        return ref.value
+    return forward
+
+
+def _scatter_update(a, i, u):
+    a[i] = u
+
+
+register("ScatterUpdate", _scatter(_scatter_update), shape=shape_same, **_STATE)
+register("ScatterAdd", _scatter(np.add.at), shape=shape_same, **_STATE)
+register("ScatterSub", _scatter(np.subtract.at), shape=shape_same, **_STATE)
+
+
+def _ref(ref):
+    return ref._ref() if hasattr(ref, "_ref") else ref
+
+
+def assign(ref, value, validate_shape=None, use_locking=None, name=None):
+    """Set the variable to ``value``; returns the new value (TF's Assign)."""
+    ref = _ref(ref)
+    return apply_op("Assign", [ref, _typed(value, ref)],
+                    dict(validate_shape=validate_shape is not False, use_locking=use_locking is not False),
+                    name=name)
+
+
+def _typed(value, ref):
+    from ..registry import convert_to_tensor
+    return convert_to_tensor(value, dtype=ref.dtype)
+
+
+def assign_add(ref, value, use_locking=None, name=None):
+    ref = _ref(ref)
+    return apply_op("AssignAdd", [ref, _typed(value, ref)], dict(use_locking=bool(use_locking)), name=name)
+
+
+def assign_sub(ref, value, use_locking=None, name=None):
+    ref = _ref(ref)
+    return apply_op("AssignSub", [ref, _typed(value, ref)], dict(use_locking=bool(use_locking)), name=name)
+
+
+def _scatter_fn(op_type):
+    def fn(ref, indices, updates, use_locking=True, name=None):
+        ref = _ref(ref)
+        from ..registry import convert_to_tensor
+        return apply_op(op_type, [ref, convert_to_tensor(indices), _typed(updates, ref)],
+                        dict(use_locking=bool(use_locking)), name=name)
+    return fn
+
+
+scatter_update = _scatter_fn("ScatterUpdate")
+scatter_add = _scatter_fn("ScatterAdd")
+scatter_sub = _scatter_fn("ScatterSub")
+
+
+register("IsVariableInitialized", lambda ref: np.array(ref.value is not None), ref_inputs=(0,),
+         shape=lambda op: TensorShape([]), dtype=dtypes.bool, stateful=True)
+
+
+def is_variable_initialized(variable, name=None):
+    return apply_op("IsVariableInitialized", [_ref(variable)], name=name)

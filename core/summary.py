@@ -1,0 +1,176 @@
+"""``tf.summary`` in the graph: summary ops evaluate to serialized ``Summary`` bytes built by
+``tfevents.summaries.builders``; ``FileWriter`` is ``tfevents.summaries.SummaryWriter``.
+
+Names follow TF1's ``summary_scope``: the op is a (unique) name scope and the tag is that scope's name, so
+``tf.summary.scalar('loss', x)`` inside an existing ``loss`` scope, or twice, is tagged ``loss_1``.
+"""
+from __future__ import annotations
+
+import re
+from typing import Any, Optional
+
+import numpy as np
+
+from . import dtypes
+from .graph import GraphKeys, get_default_graph, name_scope
+from .registry import apply_op, constant, constant_value, register, shape_scalar
+
+_INVALID_TAG = re.compile(r"[^-/\w\.]")
+
+
+def _builders():
+    from tfevents.summaries import builders
+    return builders
+
+
+def _clean_tag(name: str) -> str:
+    new = _INVALID_TAG.sub("_", name).lstrip("/")
+    return new
+
+
+def _tag_of(op) -> str:
+    tag = constant_value(op.inputs[0]).reshape(-1)[0]
+    return tag.decode("utf-8") if isinstance(tag, bytes) else str(tag)
+
+
+def _summary_bind(build):
+    def bind(op, session):
+        tag = _tag_of(op)
+        attrs = op.attrs
+        return lambda tags, *values: build(tag, attrs, *values)
+    return bind
+
+
+def _scalar(tag, attrs, value):
+    return _builders().scalar(tag, np.asarray(value).reshape(())).SerializeToString()
+
+
+def _histogram(tag, attrs, values):
+    return _builders().histogram(tag, np.asarray(values, np.float64)).SerializeToString()
+
+
+def _numbered(tag, kind, n, max_outputs):
+    if max_outputs == 1 or n == 1 and max_outputs == 1:
+        return ["%s/%s" % (tag, kind)]
+    return ["%s/%s/%d" % (tag, kind, i) for i in range(min(n, max_outputs))]
+
+
+def _image(tag, attrs, images):
+    images = np.asarray(images)
+    if images.ndim != 4:
+        raise ValueError("image summary needs a 4-D [batch, height, width, channels] tensor, got %s"
+                         % (images.shape,))
+    if images.dtype.kind == "f":
+        # TF scales floats: to [0, 255] by the max |value| when any is outside [0, 1]
+        lo, hi = float(images.min()), float(images.max()) if images.size else 0.0
+        if lo < 0 or hi > 1:
+            scale = 127.0 / max(abs(lo), abs(hi)) if lo < 0 else 255.0 / hi if hi > 0 else 1.0
+            offset = 128.0 if lo < 0 else 0.0
+            images = np.clip(images * scale + offset, 0, 255).astype(np.uint8)
+    out = b""
+    tags = _numbered(tag, "image", images.shape[0], attrs["max_images"])
+    for i, t in enumerate(tags):
+        out += _builders().image(t, images[i], dataformats="HWC").SerializeToString()
+    return out
+
+
+def _audio(tag, attrs, clips, sample_rate):
+    clips = np.asarray(clips, np.float32)
+    if clips.ndim == 2:
+        clips = clips[:, :, None]
+    out = b""
+    tags = _numbered(tag, "audio", clips.shape[0], attrs["max_outputs"])
+    for i, t in enumerate(tags):
+        out += _builders().audio(t, clips[i], int(sample_rate)).SerializeToString()
+    return out
+
+
+def _text(tag, attrs, text):
+    summary = _builders().text(tag, text if np.ndim(text) else text.reshape(-1)[0] if hasattr(text, "reshape")
+                               else text)
+    for value in summary.value:
+        value.tag = tag
+    return summary.SerializeToString()
+
+
+_SUMMARY = dict(shape=shape_scalar, dtype=dtypes.string, stateful=False)
+register("ScalarSummary", bind=_summary_bind(_scalar), **_SUMMARY)
+register("HistogramSummary", bind=_summary_bind(_histogram), **_SUMMARY)
+register("ImageSummary", bind=_summary_bind(_image), **_SUMMARY)
+register("AudioSummaryV2", bind=_summary_bind(_audio), **_SUMMARY)
+register("TensorSummaryV2", bind=_summary_bind(_text), **_SUMMARY)
+register("MergeSummary", lambda *parts: b"".join(parts), **_SUMMARY)
+
+
+def _summary_op(op_type: str, name: str, inputs: list, attrs: Optional[dict], collections, family=None):
+    base = _clean_tag(name)
+    if family:
+        base = _clean_tag(family) + "/" + base
+    with name_scope(base) as scope:
+        tag = scope.rstrip("/")
+        tags = constant(np.array(tag, dtype=object), dtype=dtypes.string, name="tags")
+        out = apply_op(op_type, [tags] + inputs, attrs, name=scope)
+    for key in (collections if collections is not None else [GraphKeys.SUMMARIES]):
+        get_default_graph().add_to_collection(key, out)
+    return out
+
+
+def scalar(name: str, tensor: Any, collections: Optional[list] = None, family: Optional[str] = None):
+    """A scalar summary of ``tensor`` (one value) tagged with the unique scope name."""
+    return _summary_op("ScalarSummary", name, [tensor], None, collections, family)
+
+
+def histogram(name: str, values: Any, collections: Optional[list] = None, family: Optional[str] = None):
+    return _summary_op("HistogramSummary", name, [values], None, collections, family)
+
+
+def image(name: str, tensor: Any, max_outputs: int = 3, collections: Optional[list] = None,
+          family: Optional[str] = None):
+    """Up to ``max_outputs`` images of a [batch, h, w, c] tensor, tagged ``name/image/i``."""
+    return _summary_op("ImageSummary", name, [tensor], dict(max_images=int(max_outputs)), collections, family)
+
+
+def audio(name: str, tensor: Any, sample_rate: Any, max_outputs: int = 3, collections: Optional[list] = None,
+          family: Optional[str] = None):
+    """Up to ``max_outputs`` clips of a [batch, frames(, channels)] float tensor, tagged ``name/audio/i``."""
+    rate = constant(sample_rate, dtype=dtypes.float32, name="sample_rate") if not hasattr(sample_rate, "op") \
+        else sample_rate
+    return _summary_op("AudioSummaryV2", name, [tensor, rate], dict(max_outputs=int(max_outputs)), collections,
+                       family)
+
+
+def text(name: str, tensor: Any, collections: Optional[list] = None):
+    """A text-plugin summary of a string tensor."""
+    return _summary_op("TensorSummaryV2", name, [tensor], None, collections)
+
+
+def merge(inputs: list, collections: Optional[list] = None, name: Optional[str] = None):
+    """One Summary with the values of all ``inputs`` (serialized Summaries concatenate on the wire)."""
+    out = apply_op("MergeSummary", list(inputs), dict(N=len(inputs)), name=name)
+    for key in collections or []:
+        get_default_graph().add_to_collection(key, out)
+    return out
+
+
+def merge_all(key: str = GraphKeys.SUMMARIES, scope: Optional[str] = None, name: Optional[str] = None):
+    """``merge`` of every summary in collection ``key`` (None if there are none)."""
+    summaries = get_default_graph().get_collection(key, scope)
+    if not summaries:
+        return None
+    return merge(summaries, name=name)
+
+
+def __getattr__(name: str) -> Any:
+    if name in ("FileWriter", "SummaryWriter"):
+        from tfevents.summaries import SummaryWriter
+        return SummaryWriter
+    if name == "summary_iterator":
+        from tfevents.summaries import summary_iterator
+        return summary_iterator
+    if name in ("Summary", "SummaryDescription"):
+        from tfevents.proto import summary_pb2
+        return getattr(summary_pb2, name)
+    if name == "Event":
+        from tfevents.proto import event_pb2
+        return event_pb2.Event
+    raise AttributeError("module 'tfevents.core.summary' has no attribute %r" % name)

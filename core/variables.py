@@ -1,0 +1,228 @@
+"""``tf.Variable`` as in TF 1.x: a VariableV2 node, an ``<name>/Assign`` initializer and a ``<name>/read``
+Identity snapshot that every consumer reads."""
+from __future__ import annotations
+
+from typing import Any, Optional
+
+from . import dtypes
+from .graph import GraphKeys, Tensor, TensorShape, get_default_graph, name_scope
+from .registry import convert_to_tensor
+from .ops import array_ops, state_ops
+
+
+class Variable:
+    """A mutable tensor whose value lives in each Session (TF1 ``RefVariable``)."""
+
+    def __init__(self, initial_value: Any = None, trainable: bool = True, collections: Optional[list] = None,
+                 validate_shape: bool = True, caching_device: Any = None, name: Optional[str] = None,
+                 variable_def: Any = None, dtype: Any = None, expected_shape: Any = None,
+                 import_scope: Any = None, constraint: Any = None, use_resource: Any = None,
+                 synchronization: Any = None, aggregation: Any = None, shape: Any = None):
+        if initial_value is None:
+            raise ValueError("initial_value must be specified.")
+        if collections is None:
+            collections = [GraphKeys.GLOBAL_VARIABLES]
+        collections = list(collections)
+        if trainable and GraphKeys.TRAINABLE_VARIABLES not in collections:
+            collections.append(GraphKeys.TRAINABLE_VARIABLES)
+        self._trainable = trainable
+        self.constraint = constraint
+        with name_scope(name, "Variable") as scope:
+            if callable(initial_value):
+                with name_scope("Initializer"):
+                    initial_value = initial_value()
+            initial_value = convert_to_tensor(initial_value, dtype=dtype, name="initial_value") \
+                if not isinstance(initial_value, Tensor) else initial_value
+            if dtype is not None and initial_value.dtype is not dtypes.as_dtype(dtype):
+                from .ops.math_ops import cast
+                initial_value = cast(initial_value, dtype)
+            self._initial_value = initial_value
+            var_shape = initial_value.shape if validate_shape else TensorShape(shape)
+            if validate_shape and not var_shape.is_fully_defined():
+                raise ValueError("initial_value must have a shape specified: %s" % initial_value)
+            self._variable = state_ops.variable_op(var_shape, initial_value.dtype, name=scope)
+            self._initializer_op = state_ops.assign(self._variable, initial_value, validate_shape=validate_shape,
+                                                    name="Assign").op
+            self._snapshot = array_ops.identity(self._variable, name="read")
+        self._save_slice_info = None
+        get_default_graph().add_to_collections(collections, self)
+
+    # ---- identity
+    @property
+    def name(self) -> str:
+        return self._variable.name
+
+    @property
+    def op(self):
+        return self._variable.op
+
+    @property
+    def graph(self):
+        return self._variable.graph
+
+    @property
+    def device(self) -> str:
+        return self._variable.device
+
+    @property
+    def dtype(self):
+        return self._variable.dtype
+
+    @property
+    def shape(self) -> TensorShape:
+        return self._variable.shape
+
+    def get_shape(self) -> TensorShape:
+        return self._variable.shape
+
+    @property
+    def trainable(self) -> bool:
+        return self._trainable
+
+    @property
+    def initializer(self):
+        return self._initializer_op
+
+    @property
+    def initial_value(self) -> Tensor:
+        return self._initial_value
+
+    def initialized_value(self) -> Tensor:
+        return self._snapshot
+
+    def value(self) -> Tensor:
+        return self._snapshot
+
+    def read_value(self) -> Tensor:
+        return array_ops.identity(self._variable, name="read")
+
+    def _ref(self) -> Tensor:
+        return self._variable
+
+    def _to_tensor(self) -> Tensor:
+        return self._snapshot
+
+    def _as_graph_element(self) -> Tensor:
+        return self._variable
+
+    # ---- updates
+    def assign(self, value, use_locking=False, name=None, read_value=True):
+        return state_ops.assign(self._variable, value, use_locking=use_locking, name=name)
+
+    def assign_add(self, delta, use_locking=False, name=None, read_value=True):
+        return state_ops.assign_add(self._variable, delta, use_locking=use_locking, name=name)
+
+    def assign_sub(self, delta, use_locking=False, name=None, read_value=True):
+        return state_ops.assign_sub(self._variable, delta, use_locking=use_locking, name=name)
+
+    def scatter_sub(self, sparse_delta, use_locking=False, name=None):
+        return state_ops.scatter_sub(self._variable, sparse_delta.indices, sparse_delta.values, name=name)
+
+    def eval(self, session=None):
+        return self._variable.eval(session=session)
+
+    def load(self, value, session=None):
+        from .session import get_default_session
+        session = session or get_default_session()
+        session.variable_slot(self.op).value = __import__("numpy").array(value, dtype=self.dtype.as_numpy_dtype)
+
+    def set_shape(self, shape):
+        self._variable.set_shape(shape)
+        self._snapshot.set_shape(shape)
+
+    def __iter__(self):
+        raise TypeError("'Variable' object is not iterable.")
+
+    def __repr__(self) -> str:
+        return "<tf.Variable '%s' shape=%s dtype=%s_ref>" % (self.name, self.shape, self.dtype.name)
+
+
+def _delegate(method: str):
+    def fn(self, *args):
+        return getattr(self._snapshot, method)(*args)
+    fn.__name__ = method
+    return fn
+
+
+for _m in ("__add__", "__radd__", "__sub__", "__rsub__", "__mul__", "__rmul__", "__truediv__", "__rtruediv__",
+           "__floordiv__", "__rfloordiv__", "__mod__", "__rmod__", "__pow__", "__rpow__", "__matmul__",
+           "__rmatmul__", "__neg__", "__abs__", "__lt__", "__le__", "__gt__", "__ge__", "__getitem__",
+           "__and__", "__or__", "__invert__"):
+    setattr(Variable, _m, _delegate(_m))
+Variable.__array_priority__ = 100
+VariableV1 = RefVariable = Variable
+
+
+def global_variables(scope: Optional[str] = None) -> list:
+    return get_default_graph().get_collection(GraphKeys.GLOBAL_VARIABLES, scope)
+
+
+all_variables = global_variables
+
+
+def trainable_variables(scope: Optional[str] = None) -> list:
+    return get_default_graph().get_collection(GraphKeys.TRAINABLE_VARIABLES, scope)
+
+
+def local_variables(scope: Optional[str] = None) -> list:
+    return get_default_graph().get_collection(GraphKeys.LOCAL_VARIABLES, scope)
+
+
+def model_variables(scope: Optional[str] = None) -> list:
+    return get_default_graph().get_collection(GraphKeys.MODEL_VARIABLES, scope)
+
+
+def moving_average_variables(scope: Optional[str] = None) -> list:
+    return get_default_graph().get_collection(GraphKeys.MOVING_AVERAGE_VARIABLES, scope)
+
+
+def variables_initializer(var_list, name: str = "init"):
+    """A NoOp (``init``) depending on every variable's initializer."""
+    from .control_flow import group, no_op
+    var_list = list(var_list)
+    if not var_list:
+        return no_op(name=name)
+    return group(*[v.initializer for v in var_list], name=name)
+
+
+def global_variables_initializer():
+    return variables_initializer(global_variables(), name="init")
+
+
+initialize_all_variables = global_variables_initializer
+
+
+def local_variables_initializer():
+    return variables_initializer(local_variables(), name="init")
+
+
+def is_variable_initialized(variable):
+    return state_ops.is_variable_initialized(variable)
+
+
+def assert_variables_initialized(var_list=None):
+    from .control_flow import no_op
+    return no_op()
+
+
+def report_uninitialized_variables(var_list=None, name="report_uninitialized_variables"):
+    """A string tensor of the names of uninitialized variables."""
+    from .ops import math_ops
+    from .registry import apply_op
+    var_list = global_variables() + local_variables() if var_list is None else list(var_list)
+    with name_scope(name):
+        if not var_list:
+            return convert_to_tensor([], dtype=dtypes.string)
+        inits = array_ops.stack([state_ops.is_variable_initialized(v) for v in var_list])
+        names = convert_to_tensor([v.op.name for v in var_list], dtype=dtypes.string)
+        return apply_op("BooleanMask", [names, math_ops.logical_not(inits)])
+
+
+def _boolean_mask(x, mask):
+    return x[mask]
+
+
+from .registry import register as _register  # noqa: E402
+
+_register("BooleanMask", _boolean_mask, dtype=lambda op: op.inputs[0].dtype,
+          shape=lambda op: TensorShape([None]))
