@@ -47,7 +47,7 @@ def run(args) -> int:
     from . import figures, sources
     from .scalars import plot_scalars
     try:
-        logdir = sources.load(args.logdir)
+        logdir = sources.load(args.logdir, tags=args.tags, runs=args.runs, kinds=("scalars",))
         scalars = sources.select(sources.kind(logdir, "scalars"), args.tags, args.runs)
         if not scalars:
             print("tfevents plot: no scalars in %s match --tags %r --runs %r"

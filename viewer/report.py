@@ -5,7 +5,6 @@ from __future__ import annotations
 import datetime
 import os
 import threading
-import warnings
 from typing import Any, Callable, Optional
 
 
@@ -50,15 +49,12 @@ def render_report(source: Any, *, tags: Optional[str] = None, runs: Optional[str
                   title: Optional[str] = None, refresh_seconds: Optional[int] = None,
                   max_images: int = 6) -> str:
     """The report's HTML text. ``source``: a logdir path or a loaded Logdir; ``tags`` / ``runs``: regexes."""
-    problems: list[str] = []
     if isinstance(source, (str, os.PathLike)):
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            logdir = sources.load(source)
-        problems = [str(w.message) for w in caught]
+        logdir = sources.load(source, on_error="skip")  # problems are listed in the report instead
         title = title or os.path.abspath(os.fspath(source))
     else:
         logdir = source
+    problems = [str(p) for p in getattr(logdir, "problems", None) or ()]
     title = title or "tfevents report"
     colors = run_colors(sources.all_runs(logdir, {}))
     parts = [

@@ -3,7 +3,6 @@ behind the smoothed one, non-finite points as markers, and long series downsampl
 keeping each column's first, last, minimum and maximum (so spikes survive)."""
 from __future__ import annotations
 
-import re
 from typing import Any, Mapping, Optional
 
 import numpy as np
@@ -157,7 +156,8 @@ def draw_chart(ax, title: str, series: list, colors: Mapping[str, str], *,
             handles.append(Line2D([], [], ls="none", marker=MARKERS[key][0], color="0.5", mec="black"))
             labels.append(MARKERS[key][1])
     if handles:
-        ax.legend(handles, labels, fontsize=8, loc="best")
+        # outside the plot area, so no data is hidden behind it
+        ax.legend(handles, labels, fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)
 
 
 def _last_finite_before(values: np.ndarray, idx: np.ndarray) -> np.ndarray:
@@ -177,6 +177,3 @@ def _time_scale(xs) -> tuple[float, str]:
         return 60.0, "min"
     return 1.0, "s"
 
-
-def tag_sort_key(tag: str):
-    return [int(p) if p.isdigit() else p for p in re.split(r"(\d+)", tag)]
