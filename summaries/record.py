@@ -82,22 +82,20 @@ def encode_records(payloads) -> bytes:
 
     The writer's batch path: headers of small lengths are cached, the loop stays in one frame.
     """
-    out = []
-    append = out.append
+    buf = bytearray()
     headers, crc, pack32 = _headers, _crc32c, _u32.pack
     for payload in payloads:
-        n = len(payload)
-        header = headers.get(n)
+        header = headers.get(len(payload))
         if header is None:
-            length = _u64.pack(n)
+            length = _u64.pack(len(payload))
             header = length + pack32(masked_crc32c(length))
-            if n < 65536:
-                headers[n] = header
+            if len(payload) < 65536:
+                headers[len(payload)] = header
         c = crc(payload)
-        append(header)
-        append(payload)
-        append(pack32((((c >> 15) | (c << 17)) + MASK_DELTA) & 0xFFFFFFFF))
-    return b"".join(out)
+        buf += header
+        buf += payload
+        buf += pack32((((c >> 15) | (c << 17)) + MASK_DELTA) & 0xFFFFFFFF)
+    return bytes(buf)
 
 
 def _remaining(f: BinaryIO) -> int | None:
