@@ -1,0 +1,112 @@
+"""Hand-encoded ``Event`` bytes for the writer's hot paths (no protobuf object per event).
+
+A scalar point is ``Event{wall_time, step, summary: Summary{value: [Value{tag, simple_value}]}}``;
+on the wire (REFERENCE.md §2, fields in number order, as protobuf serializes them)::
+
+    09 <wall_time: float64 LE>                  Event.wall_time = 1 (omitted when +0.0)
+    10 <step: varint, two's complement>         Event.step = 2      (omitted when 0)
+    2a <len> 0a <len> 0a <len> <tag utf-8>     Event.summary = 5 > Summary.value = 1 > Value.tag = 1
+              15 <simple_value: float32 LE>     Value.simple_value = 2 (a oneof member: always written)
+
+Everything from ``2a`` up to ``15`` depends only on the tag, so it is built once per tag
+(:func:`scalar_prefix`) and an event costs two ``struct.pack`` calls and a concatenation.
+The output is byte-identical to ``Event.SerializeToString()`` (tests/test_summary_writer.py).
+"""
+from __future__ import annotations
+
+import struct
+from math import copysign as _copysign
+
+__all__ = [
+    "varint", "scalar_prefix", "scalar_event", "event_header", "summary_event", "file_version_event",
+    "FILE_VERSION",
+]
+
+FILE_VERSION = "brain.Event:2"
+
+_wall = struct.Struct("<Bd")      # 0x09 tag byte + double
+_f32 = struct.Struct("<f").pack
+# wall_time field + step field of a 1, 2 or 3-byte varint
+_head1 = struct.Struct("<BdBB").pack
+_head2 = struct.Struct("<BdBBB").pack
+_head3 = struct.Struct("<BdBBBB").pack
+_INF = float("inf")
+_WALL_TAG = 0x09
+_STEP_TAG = b"\x10"
+_U64 = 1 << 64
+# step < 128 is one varint byte: precomputed "10 xx" for each (step 0 is omitted)
+_SMALL_STEPS = [b""] + [bytes((0x10, i)) for i in range(1, 128)]
+
+
+def varint(n: int) -> bytes:
+    """Base-128 varint of an int64 (negative numbers as 10-byte two's complement)."""
+    if n < 0:
+        n += _U64
+    out = bytearray()
+    while n > 0x7F:
+        out.append((n & 0x7F) | 0x80)
+        n >>= 7
+    out.append(n)
+    return bytes(out)
+
+
+def _len_delimited(field_byte: int, body: bytes) -> bytes:
+    return bytes((field_byte,)) + varint(len(body)) + body
+
+
+def scalar_prefix(tag: str) -> bytes:
+    """The bytes of Event.summary from its field key up to the simple_value key (``15``)."""
+    tag_field = _len_delimited(0x0A, tag.encode("utf-8")) if tag else b""   # proto3 omits ""
+    value = tag_field + b"\x15"  # + 4 float bytes, added per event
+    value_len = len(value) + 4
+    summary_len_prefix = b"\x0a" + varint(value_len)
+    summary_len = len(summary_len_prefix) + value_len
+    return b"\x2a" + varint(summary_len) + summary_len_prefix + value
+
+
+def event_header(wall_time: float, step: int) -> bytes:
+    """``wall_time`` and ``step`` fields of an Event, as protobuf writes them (zeros omitted)."""
+    if wall_time or _copysign(1.0, wall_time) < 0:   # +0.0 is the default: omitted
+        head = _wall.pack(_WALL_TAG, wall_time)
+    else:
+        head = b""
+    if 0 <= step < 128:
+        return head + _SMALL_STEPS[step]
+    return head + _STEP_TAG + varint(step)
+
+
+def _f32_bytes(value: float) -> bytes:
+    try:
+        return _f32(value)
+    except OverflowError:   # |value| rounds beyond float32: the C cast protobuf uses gives +-inf
+        return _f32(_INF if value > 0 else -_INF)
+
+
+def scalar_event(wall_time: float, step: int, prefix: bytes, value: float) -> bytes:
+    """Serialized ``Event(wall_time, step, summary=Summary(value=[Value(tag, simple_value=value)]))``.
+
+    ``prefix`` is :func:`scalar_prefix` of the tag; ``step`` an int in int64 range.
+    """
+    if wall_time and 0 < step < 0x200000:   # the common case, inlined: steps of 1-3 varint bytes
+        try:
+            if step < 0x80:
+                head = _head1(0x09, wall_time, 0x10, step)
+            elif step < 0x4000:
+                head = _head2(0x09, wall_time, 0x10, (step & 0x7F) | 0x80, step >> 7)
+            else:
+                head = _head3(0x09, wall_time, 0x10, (step & 0x7F) | 0x80, ((step >> 7) & 0x7F) | 0x80,
+                              step >> 14)
+            return head + prefix + _f32(value)
+        except OverflowError:
+            pass
+    return event_header(wall_time, step) + prefix + _f32_bytes(value)
+
+
+def summary_event(wall_time: float, step: int, summary: bytes) -> bytes:
+    """Serialized ``Event(wall_time, step, summary=<serialized Summary>)``."""
+    return event_header(wall_time, step) + _len_delimited(0x2A, summary)
+
+
+def file_version_event(wall_time: float, step: int = 0) -> bytes:
+    """Serialized ``Event(wall_time, step, file_version="brain.Event:2")``, the first event of a file."""
+    return event_header(wall_time, step) + _len_delimited(0x1A, FILE_VERSION.encode())

@@ -1,0 +1,309 @@
+"""EventFileWriter: appends serialized Events to one ``events.out.tfevents.*`` file from a background thread.
+
+The writer only queues and frames (``record.encode_records``); what goes in an Event is the
+builders' business. Its contract:
+
+* The file ``events.out.tfevents.<%010d secs>.<hostname>.<pid>.<n>[suffix]`` is created (with
+  its first event, ``file_version="brain.Event:2"``) when the writer is; ``n`` is a per-process
+  counter and the file is opened with ``O_EXCL``, so two writers never share a name, even in the
+  same second.
+* ``add_*`` only appends to an in-memory queue. One background thread per process (shared by
+  every writer) appends the queued events to the file and hands them to the OS when
+  ``max_queue`` events are pending or ``flush_secs`` have passed since the last write, like
+  TensorFlow's ``tf.summary.create_file_writer``. If it falls far behind, the caller writes
+  itself (bounded memory).
+* ``flush()`` returns once every event queued before it is written and flushed to the OS.
+* An I/O error in the background thread is raised to the caller by its next call on the
+  writer. The bytes that could not be written are kept and retried, so a disk that was full and
+  gets space back loses nothing.
+* ``close()`` writes everything and is idempotent; adding after ``close()`` raises ValueError;
+  ``reopen()`` starts a new file. Writers still open at interpreter exit are flushed and closed.
+* If the file is deleted while the writer runs, the next write starts a new file (as
+  TensorFlow's EventsWriter does) instead of writing into an unlinked inode.
+"""
+from __future__ import annotations
+
+import atexit
+import collections
+import itertools
+import os
+import socket
+import threading
+import time
+import weakref
+from typing import Iterable, Optional
+
+from . import record
+from ._event_bytes import file_version_event
+
+__all__ = ["EventFileWriter", "event_file_name"]
+
+_counter = itertools.count()          # per-process file counter (next() is atomic under the GIL)
+_live_writers: "weakref.WeakSet[EventFileWriter]" = weakref.WeakSet()
+_CALLER_WRITES_AT = 65536             # pending events beyond which add_* writes in the caller's thread
+
+
+def event_file_name(filename_suffix: str = "", now: Optional[float] = None) -> str:
+    """``events.out.tfevents.<%010d secs>.<hostname>.<pid>.<counter><suffix>`` (counter per process)."""
+    secs = int(time.time() if now is None else now)
+    return "events.out.tfevents.%010d.%s.%d.%d%s" % (
+        secs, socket.gethostname(), os.getpid(), next(_counter), filename_suffix)
+
+
+class _Worker(threading.Thread):
+    """The one background thread of a process: writes each registered writer when it is due."""
+
+    def __init__(self) -> None:
+        super().__init__(name="tfevents-writer", daemon=True)
+        self.cond = threading.Condition(threading.Lock())
+        self.writers: "set[EventFileWriter]" = set()
+        self.woken = False
+
+    def register(self, writer: "EventFileWriter") -> None:
+        with self.cond:
+            self.writers.add(writer)
+            self.cond.notify()
+
+    def unregister(self, writer: "EventFileWriter") -> None:
+        with self.cond:
+            self.writers.discard(writer)
+
+    def wake(self) -> None:
+        with self.cond:
+            self.woken = True
+            self.cond.notify()
+
+    def run(self) -> None:
+        while True:
+            with self.cond:
+                if not self.woken:
+                    deadline = min((w._next_write for w in self.writers), default=None)
+                    timeout = None if deadline is None else max(0.0, deadline - time.monotonic())
+                    self.cond.wait(timeout)
+                self.woken = False
+                writers = list(self.writers)
+            now = time.monotonic()
+            for writer in writers:
+                if writer._write_requested or now >= writer._next_write:
+                    writer._background_write()
+
+
+_worker: Optional[_Worker] = None
+_worker_pid = -1
+_worker_lock = threading.Lock()
+
+
+def _get_worker() -> _Worker:
+    """The process's writer thread, started on first use (and again in a forked child)."""
+    global _worker, _worker_pid
+    with _worker_lock:
+        if _worker is None or _worker_pid != os.getpid():
+            _worker, _worker_pid = _Worker(), os.getpid()
+            _worker.start()
+        return _worker
+
+
+class EventFileWriter:
+    """Writes serialized Events to a new event file in ``logdir`` (created if missing).
+
+    Args:
+        logdir: directory of the run.
+        max_queue: events pending in memory before they are written and flushed to the OS.
+        flush_secs: at most this many seconds between a queued event and its write.
+        filename_suffix: appended to the file name.
+        keep_open: hold the file descriptor between writes (False reopens the file in append
+            mode for each batch: many writers, e.g. ``add_scalars`` sub-runs, hold no descriptors).
+    """
+
+    def __init__(self, logdir: str, max_queue: int = 10, flush_secs: float = 120,
+                 filename_suffix: str = "", keep_open: bool = True) -> None:
+        if int(max_queue) < 1:
+            raise ValueError("max_queue must be >= 1, got %r" % (max_queue,))
+        if not flush_secs > 0:
+            raise ValueError("flush_secs must be > 0, got %r" % (flush_secs,))
+        self._logdir = os.fspath(logdir)
+        self._max_queue = int(max_queue)
+        self._flush_secs = float(flush_secs)
+        self._suffix = filename_suffix or ""
+        self._keep_open = keep_open
+        self._io_lock = threading.RLock()
+        self._open()
+
+    # ---------------------------------------------------------------- lifecycle
+    def _open(self) -> None:
+        self._pending: "collections.deque[bytes]" = collections.deque()
+        self._unwritten = b""          # framed bytes a failed write left behind, retried first
+        self._error: Optional[BaseException] = None
+        self._write_requested = False
+        self._fd: Optional[int] = None
+        self._path = ""
+        self._closed = False
+        self._next_write = time.monotonic() + self._flush_secs
+        with self._io_lock:
+            self._write(b"")            # creates the file with its file_version event
+        self._worker = _get_worker()
+        self._worker.register(self)
+        _live_writers.add(self)
+
+    def get_logdir(self) -> str:
+        return self._logdir
+
+    def get_filename(self) -> str:
+        """Path of the file being written."""
+        return self._path
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    def reopen(self) -> None:
+        """Start writing a new event file in the same directory (after ``close()``; no-op if open)."""
+        if self._closed:
+            self._open()
+
+    def flush(self) -> None:
+        """Write every queued event and hand it to the OS; returns when that is done."""
+        self._check()
+        with self._io_lock:
+            self._write_pending()
+
+    def close(self) -> None:
+        """Flush and close the file. Idempotent. Raises OSError if queued events could not be written."""
+        if self._closed:
+            return
+        self._closed = True
+        self._worker.unregister(self)
+        _live_writers.discard(self)
+        with self._io_lock:
+            try:
+                self._write_pending()
+            finally:
+                self._close_fd()
+                self._pending.clear()
+
+    def __enter__(self) -> "EventFileWriter":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return "EventFileWriter(%r%s)" % (self._path or self._logdir, ", closed" if self._closed else "")
+
+    # ---------------------------------------------------------------- adding
+    def add_event(self, event) -> None:
+        """Queue an Event proto (ours, TensorBoard's or TensorFlow's)."""
+        self.add_serialized_event(event.SerializeToString())
+
+    def add_serialized_event(self, payload: bytes) -> None:
+        """Queue one serialized Event (the hot path: an append and a length check)."""
+        if self._error is not None or self._closed:
+            self._check()
+        pending = self._pending
+        pending.append(payload)
+        if len(pending) >= self._max_queue:
+            self._request_write(len(pending))
+
+    def add_serialized_events(self, payloads: Iterable[bytes]) -> None:
+        """Queue several serialized Events, in order."""
+        self._check()
+        pending = self._pending
+        pending.extend(payloads)
+        if len(pending) >= self._max_queue:
+            self._request_write(len(pending))
+
+    def _check(self) -> None:
+        """Raise what the caller must hear about: a closed writer or a background I/O error."""
+        if self._closed:
+            raise ValueError("cannot write to a closed event writer (%s); call reopen() first"
+                             % (self._path or self._logdir))
+        error, self._error = self._error, None
+        if error is not None:
+            raise error
+
+    def _request_write(self, n_pending: int) -> None:
+        if not self._write_requested:
+            self._write_requested = True
+            self._worker.wake()
+        elif n_pending >= _CALLER_WRITES_AT:   # the thread is far behind: write here
+            with self._io_lock:
+                self._write_pending()
+
+    # ---------------------------------------------------------------- writing (under _io_lock)
+    def _background_write(self) -> None:
+        """Called by the worker thread: write, and keep any error for the caller's next call."""
+        with self._io_lock:
+            if self._closed:
+                return
+            try:
+                self._write_pending()
+            except Exception as e:  # noqa: BLE001 - surfaced to the caller
+                self._error = e
+
+    def _write_pending(self) -> None:
+        self._write_requested = False
+        self._next_write = time.monotonic() + self._flush_secs
+        pending = self._pending
+        n = len(pending)
+        if n == 0 and not self._unwritten:
+            return
+        popleft = pending.popleft
+        self._write(record.encode_records([popleft() for _ in range(n)]))
+
+    def _write(self, data: bytes) -> None:
+        """Append framed bytes (after any left over from a failed write) and hand them to the OS."""
+        data = self._unwritten + data if self._unwritten else data
+        self._unwritten = data
+        header = self._ensure_file()
+        if header:
+            data = self._unwritten = header + data
+        fd = self._fd
+        try:
+            view, done = memoryview(data), 0
+            while done < len(data):
+                done += os.write(fd, view[done:])
+            self._unwritten = b""
+        except OSError as e:
+            self._unwritten = data[done:]
+            raise OSError(e.errno, "%s: could not write %d bytes of events (kept for a retry)"
+                          % (e.strerror, len(self._unwritten)), self._path) from e
+        finally:
+            if not self._keep_open:
+                self._close_fd()
+
+    def _ensure_file(self) -> bytes:
+        """Open the event file, starting a new one if none exists yet or it was deleted.
+
+        Returns the file_version record to write first when the file is new, else b"".
+        """
+        if self._path and os.path.exists(self._path):
+            if self._fd is None:
+                self._fd = os.open(self._path, os.O_WRONLY | os.O_APPEND)
+            return b""
+        self._close_fd()
+        os.makedirs(self._logdir, exist_ok=True)
+        while True:
+            path = os.path.join(self._logdir, event_file_name(self._suffix))
+            try:
+                self._fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_EXCL, 0o666)
+                break
+            except FileExistsError:   # same name from another process (pid reuse): next counter
+                continue
+        self._path = path
+        return record.encode_record(file_version_event(time.time()))
+
+    def _close_fd(self) -> None:
+        fd, self._fd = self._fd, None
+        if fd is not None:
+            os.close(fd)
+
+
+@atexit.register
+def _close_all_at_exit() -> None:
+    """Write what is still queued in writers the program did not close."""
+    for writer in list(_live_writers):
+        try:
+            writer.close()
+        except Exception as e:  # noqa: BLE001 - nothing to raise to at exit; say what was lost
+            import sys
+            print("tfevents: could not write events at exit: %s" % (e,), file=sys.stderr)

@@ -1,0 +1,439 @@
+"""SummaryWriter: TF1's ``tf.summary.FileWriter`` surface plus the tensorboardX / torch ``add_*`` methods.
+
+::
+
+    from tfevents.summaries import SummaryWriter
+    with SummaryWriter("runs/exp1") as w:
+        for step in range(100):
+            w.add_scalar("loss", 1.0 / (step + 1), step)
+
+A scalar's Event bytes are built directly (``_event_bytes``; no protobuf object per point); every
+other kind goes through a pure builder of ``builders.py`` and is wrapped into an Event here. The
+EventFileWriter underneath frames, queues and writes (see its docstring for flush/close/error
+semantics). Builders (numpy) are imported on first use, so importing this module is cheap.
+
+Where things go:
+
+* everything is written to ``logdir`` (one run), except
+* ``add_scalars(main_tag, {key: v})``: sub-run ``<logdir>/<main_tag with "/" -> "_">_<key>``,
+  tag ``main_tag`` (torch's layout). The sub-runs share the one writer thread and hold no open
+  file between writes.
+* ``add_hparams(..., run_name=None)``: the hparams summaries and the metric scalars go to
+  ``logdir`` itself (so the run *is* the trial); with ``run_name`` to ``<logdir>/<run_name>``.
+  Unlike torch, no sub-run named after the current time is made.
+"""
+from __future__ import annotations
+
+import math
+import operator
+import os
+import socket
+import time
+from typing import Any, Dict, Mapping, Optional, Sequence, Union
+
+from . import _event_bytes
+from .event_file_writer import EventFileWriter
+
+__all__ = ["SummaryWriter", "FileWriter"]
+
+_INT64_MIN, _INT64_MAX = -(1 << 63), (1 << 63) - 1
+_scalar_event = _event_bytes.scalar_event
+_now = time.time
+
+
+def _check_tag(tag: Any) -> str:
+    if not isinstance(tag, str):
+        raise TypeError("tag must be a str, got %s %r" % (type(tag).__name__, tag))
+    return tag
+
+
+def _as_step(step: Any) -> int:
+    """``global_step`` as an int64: ints, numpy/torch integers, whole finite floats; None is 0."""
+    if step is None:
+        return 0
+    try:
+        n = operator.index(step)
+    except TypeError:
+        if isinstance(step, (str, bytes)):
+            raise TypeError("global_step must be an integer, got %s %r" % (type(step).__name__, step)) from None
+        try:
+            f = float(step)
+        except (TypeError, ValueError):
+            raise TypeError("global_step must be an integer, got %s" % type(step).__name__) from None
+        if not math.isfinite(f):
+            raise ValueError("global_step must be a finite integer, got %r" % (f,)) from None
+        if not f.is_integer():
+            raise ValueError("global_step must be a whole number, got %r" % (f,)) from None
+        n = int(f)
+    if not _INT64_MIN <= n <= _INT64_MAX:
+        raise ValueError("global_step %d is outside the int64 range" % n)
+    return n
+
+
+def _as_value(value: Any, tag: str) -> float:
+    """A scalar as a Python float: numbers, numpy scalars, 0-d (one-element) arrays and tensors."""
+    if isinstance(value, (str, bytes)) or value is None:
+        raise TypeError("add_scalar(%r): value must be a number, got %s" % (tag, type(value).__name__))
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        shape = getattr(value, "shape", None)
+        raise TypeError("add_scalar(%r): value must be a real number or a one-element array/tensor, got %s%s"
+                        % (tag, type(value).__name__, "" if shape is None else " of shape %s" % (tuple(shape),))
+                        ) from None
+
+
+def _as_walltime(walltime: Any) -> float:
+    return time.time() if walltime is None else float(walltime)
+
+
+def _serialized(message: Any, what: str, expected: str) -> bytes:
+    """Bytes of a proto (ours, TensorBoard's or TensorFlow's) of type ``expected``, or of bytes given."""
+    if isinstance(message, (bytes, bytearray, memoryview)):
+        return bytes(message)
+    descriptor = getattr(message, "DESCRIPTOR", None)
+    if descriptor is None or not hasattr(message, "SerializeToString"):
+        raise TypeError("%s must be a %s proto or its serialized bytes, got %s"
+                        % (what, expected, type(message).__name__))
+    if descriptor.name != expected:
+        raise TypeError("%s must be a %s, got a %s" % (what, expected, descriptor.full_name))
+    return message.SerializeToString()
+
+
+def _default_logdir(comment: str) -> str:
+    """torch's default: ``runs/<Mon DD_HH-MM-SS>_<hostname><comment>``."""
+    return os.path.join("runs", time.strftime("%b%d_%H-%M-%S") + "_" + socket.gethostname() + comment)
+
+
+class SummaryWriter:
+    """Writes Events for TensorBoard to a new event file in ``logdir``.
+
+    Args (TF1 ``FileWriter`` order; torch's names as keywords):
+        logdir: the run directory (created if missing). None: torch's ``runs/<date>_<host><comment>``.
+        graph: a graph (anything with ``as_graph_def()``) or GraphDef to write first, with a
+            MetaGraphDef holding it, as TF1's FileWriter does.
+        max_queue: events pending in memory before they are written and handed to the OS.
+        flush_secs: most seconds a queued event waits before it is written.
+        graph_def: a GraphDef to write (deprecated TF1 argument; prefer ``graph``).
+        filename_suffix: appended to event file names.
+        log_dir, comment: torch's names (``comment`` is used only when no logdir is given).
+        purge_step: as torch/tensorboardX: write ``Event(step=purge_step, file_version)`` and a
+            ``SessionLog.START`` at that step, so TensorBoard drops earlier points with step >=
+            purge_step (a resumed run).
+    """
+
+    def __init__(self, logdir: Optional[str] = None, graph: Any = None, max_queue: int = 10,
+                 flush_secs: float = 120, graph_def: Any = None, filename_suffix: str = "", *,
+                 log_dir: Optional[str] = None, comment: str = "", purge_step: Optional[int] = None,
+                 session: Any = None) -> None:
+        if session is not None:
+            raise ValueError("session-based writers are not supported; pass logdir")
+        if logdir is None:
+            logdir = log_dir if log_dir is not None else _default_logdir(comment)
+        if not isinstance(logdir, (str, os.PathLike)):
+            raise TypeError("logdir must be a path, got %s" % type(logdir).__name__)
+        self._logdir = os.fspath(logdir)
+        self._max_queue = max_queue
+        self._flush_secs = flush_secs
+        self._suffix = filename_suffix or ""
+        self._scalar_prefixes: Dict[str, bytes] = {}
+        self._sub_writers: Dict[str, EventFileWriter] = {}
+        self._run_metadata_tags: set = set()
+        self._file_writer = EventFileWriter(self._logdir, max_queue, flush_secs, self._suffix)
+        if purge_step is not None:
+            self._purge(_as_step(purge_step))
+        if graph is not None or graph_def is not None:
+            data = self._graph_def_bytes(graph if graph is not None else graph_def)
+            self.add_graph(data)
+            self.add_meta_graph(self._meta_graph_of(data))
+
+    # ------------------------------------------------------------------ TF1 FileWriter
+    def get_logdir(self) -> str:
+        return self._logdir
+
+    @property
+    def file_writer(self) -> EventFileWriter:
+        """The EventFileWriter of ``logdir`` (tensorboardX's attribute)."""
+        return self._file_writer
+
+    def add_event(self, event: Any) -> None:
+        """Write an Event proto (ours, TensorBoard's or TensorFlow's) as it is."""
+        self._file_writer.add_serialized_event(_serialized(event, "event", "Event"))
+
+    def add_summary(self, summary: Any, global_step: Optional[int] = None,
+                    walltime: Optional[float] = None) -> None:
+        """Write a Summary proto (any Summary class) or its serialized bytes at ``global_step``."""
+        self._add_summary_bytes(_serialized(summary, "summary", "Summary"), global_step, walltime)
+
+    def add_session_log(self, session_log: Any, global_step: Optional[int] = None,
+                        walltime: Optional[float] = None) -> None:
+        """Write a SessionLog (START marks a restart: TensorBoard drops later-stepped points before it)."""
+        from tfevents.proto import event_pb2
+
+        event = event_pb2.Event(wall_time=_as_walltime(walltime), step=_as_step(global_step))
+        event.session_log.ParseFromString(_serialized(session_log, "session_log", "SessionLog"))
+        self._file_writer.add_serialized_event(event.SerializeToString())
+
+    def add_graph(self, graph: Any = None, global_step: Optional[int] = None, graph_def: Any = None) -> None:
+        """Write a graph for TensorBoard's Graphs dashboard.
+
+        ``graph``: anything with ``as_graph_def()`` (a tfevents.core or TensorFlow graph), or a
+        GraphDef proto (ours, TensorBoard's, TensorFlow's) or its bytes. ``graph_def``: TF1's
+        older argument, used when ``graph`` is None.
+        """
+        from tfevents.proto import event_pb2
+
+        data = self._graph_def_bytes(graph if graph is not None else graph_def)
+        event = event_pb2.Event(wall_time=time.time(), step=_as_step(global_step), graph_def=data)
+        self._file_writer.add_serialized_event(event.SerializeToString())
+
+    def add_meta_graph(self, meta_graph_def: Any, global_step: Optional[int] = None) -> None:
+        """Write a MetaGraphDef proto (or its bytes)."""
+        from tfevents.proto import event_pb2
+
+        data = _serialized(meta_graph_def, "meta_graph_def", "MetaGraphDef")
+        event = event_pb2.Event(wall_time=time.time(), step=_as_step(global_step), meta_graph_def=data)
+        self._file_writer.add_serialized_event(event.SerializeToString())
+
+    def add_run_metadata(self, run_metadata: Any, tag: str, global_step: Optional[int] = None) -> None:
+        """Write a RunMetadata (step stats for the Graphs dashboard) under ``tag``; a tag is usable once."""
+        from tfevents.proto import event_pb2
+
+        tag = _check_tag(tag)
+        if tag in self._run_metadata_tags:
+            raise ValueError("The provided tag %r was already used for this event type" % tag)
+        data = _serialized(run_metadata, "run_metadata", "RunMetadata")
+        self._run_metadata_tags.add(tag)
+        event = event_pb2.Event(wall_time=time.time(), step=_as_step(global_step))
+        event.tagged_run_metadata.tag = tag
+        event.tagged_run_metadata.run_metadata = data
+        self._file_writer.add_serialized_event(event.SerializeToString())
+
+    def flush(self) -> None:
+        """Write everything queued (sub-runs too) and hand it to the OS; returns when done."""
+        self._file_writer.flush()
+        for writer in self._sub_writers.values():
+            writer.flush()
+
+    def close(self) -> None:
+        """Flush and close every file. Idempotent."""
+        errors = []
+        for writer in list(self._sub_writers.values()) + [self._file_writer]:
+            try:
+                writer.close()
+            except OSError as e:
+                errors.append(e)
+        self._sub_writers.clear()
+        if errors:
+            raise errors[0]
+
+    def reopen(self) -> None:
+        """After ``close()``: continue in a new event file in the same logdir (no-op if open)."""
+        self._file_writer.reopen()
+
+    def __enter__(self) -> "SummaryWriter":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return "SummaryWriter(%r)" % self._logdir
+
+    # ------------------------------------------------------------------ tensorboardX / torch
+    def add_scalar(self, tag: str, scalar_value: Any, global_step: Optional[int] = None,
+                   walltime: Optional[float] = None) -> None:
+        """One scalar point (stored as float32 ``simple_value``, TensorBoard's Scalars dashboard).
+
+        ``scalar_value``: a number, numpy scalar, or one-element array/tensor (``float(x)``).
+        """
+        try:
+            prefix = self._scalar_prefixes[tag]
+        except (KeyError, TypeError):
+            prefix = self._scalar_prefix(tag)
+        if type(scalar_value) is not float:
+            scalar_value = _as_value(scalar_value, tag)
+        if type(global_step) is not int or not 0 <= global_step <= _INT64_MAX:
+            global_step = _as_step(global_step)
+        payload = _scalar_event(_now() if walltime is None else float(walltime), global_step, prefix, scalar_value)
+        writer = self._file_writer   # EventFileWriter.add_serialized_event, inlined (the hot path)
+        if writer._error is not None or writer._closed:
+            writer._check()
+        pending = writer._pending
+        pending.append(payload)
+        if len(pending) >= writer._max_queue:
+            writer._request_write(len(pending))
+
+    def _scalar_prefix(self, tag: Any) -> bytes:
+        prefix = self._scalar_prefixes[tag] = _event_bytes.scalar_prefix(_check_tag(tag))
+        return prefix
+
+    def add_scalars(self, main_tag: str, tag_scalar_dict: Mapping[str, Any], global_step: Optional[int] = None,
+                    walltime: Optional[float] = None) -> None:
+        """Several series in one chart: value ``v`` of key ``k`` goes to sub-run
+        ``<logdir>/<main_tag with / -> _>_<k>`` under tag ``main_tag`` (torch's layout)."""
+        main_tag = _check_tag(main_tag)
+        if not isinstance(tag_scalar_dict, Mapping):
+            raise TypeError("tag_scalar_dict must be a dict, got %s" % type(tag_scalar_dict).__name__)
+        step = _as_step(global_step)
+        wall = _as_walltime(walltime)
+        prefix = _event_bytes.scalar_prefix(main_tag)
+        for key, value in tag_scalar_dict.items():
+            run = main_tag.replace("/", "_") + "_" + str(key)
+            payload = _event_bytes.scalar_event(wall, step, prefix, _as_value(value, main_tag))
+            self._sub_writer(run).add_serialized_event(payload)
+
+    def _sub_writer(self, run: str) -> EventFileWriter:
+        """The writer of sub-run ``<logdir>/<run>``: no descriptor kept, served by the shared thread."""
+        path = os.path.join(self._logdir, run)
+        writer = self._sub_writers.get(path)
+        if writer is None:
+            if self._file_writer.closed:
+                raise ValueError("cannot write to a closed SummaryWriter (%s); call reopen() first" % self._logdir)
+            writer = EventFileWriter(path, self._max_queue, self._flush_secs, self._suffix, keep_open=False)
+            self._sub_writers[path] = writer
+        return writer
+
+    def add_histogram(self, tag: str, values: Any, global_step: Optional[int] = None,
+                      bins: Union[str, int, Sequence[float]] = "tensorflow", walltime: Optional[float] = None,
+                      max_bins: Optional[int] = None) -> None:
+        """Histogram of ``values`` (see ``builders.histogram`` for ``bins``)."""
+        from . import builders
+
+        self._add_summary_proto(builders.histogram(tag, values, bins=bins, max_bins=max_bins), global_step, walltime)
+
+    def add_histogram_raw(self, tag: str, min: float, max: float, num: float, sum: float, sum_squares: float,
+                          bucket_limits: Sequence[float], bucket_counts: Sequence[float],
+                          global_step: Optional[int] = None, walltime: Optional[float] = None) -> None:
+        """Histogram from precomputed statistics and buckets."""
+        from . import builders
+
+        summary = builders.histogram_raw(tag, min, max, num, sum, sum_squares, bucket_limits, bucket_counts)
+        self._add_summary_proto(summary, global_step, walltime)
+
+    def add_image(self, tag: str, img_tensor: Any, global_step: Optional[int] = None,
+                  walltime: Optional[float] = None, dataformats: str = "CHW") -> None:
+        """One image (PNG); ``dataformats`` CHW, HWC, HW (float in [0, 1] or uint8)."""
+        from . import builders
+
+        self._add_summary_proto(builders.image(tag, img_tensor, dataformats=dataformats), global_step, walltime)
+
+    def add_images(self, tag: str, img_tensor: Any, global_step: Optional[int] = None,
+                   walltime: Optional[float] = None, dataformats: str = "NCHW") -> None:
+        """A batch of images tiled into one grid image."""
+        from . import builders
+
+        self._add_summary_proto(builders.images(tag, img_tensor, dataformats=dataformats), global_step, walltime)
+
+    def add_figure(self, tag: str, figure: Any, global_step: Optional[int] = None, close: bool = True,
+                   walltime: Optional[float] = None) -> None:
+        """A matplotlib Figure (or a list of them, tiled) rendered to an image."""
+        from . import builders
+
+        self._add_summary_proto(builders.figure(tag, figure, close=close), global_step, walltime)
+
+    def add_text(self, tag: str, text_string: Any, global_step: Optional[int] = None,
+                 walltime: Optional[float] = None) -> None:
+        """Text (markdown) for the Text dashboard."""
+        from . import builders
+
+        self._add_summary_proto(builders.text(tag, text_string), global_step, walltime)
+
+    def add_audio(self, tag: str, snd_tensor: Any, global_step: Optional[int] = None, sample_rate: float = 44100,
+                  walltime: Optional[float] = None) -> None:
+        """Audio samples in [-1, 1] (16-bit WAV)."""
+        from . import builders
+
+        self._add_summary_proto(builders.audio(tag, snd_tensor, sample_rate=sample_rate), global_step, walltime)
+
+    def add_pr_curve(self, tag: str, labels: Any, predictions: Any, global_step: Optional[int] = None,
+                     num_thresholds: int = 127, weights: Any = None, walltime: Optional[float] = None) -> None:
+        """Precision-recall curve of ``predictions`` in [0, 1] against boolean ``labels``."""
+        from . import builders
+
+        summary = builders.pr_curve(tag, labels, predictions, num_thresholds=num_thresholds, weights=weights)
+        self._add_summary_proto(summary, global_step, walltime)
+
+    def add_pr_curve_raw(self, tag: str, true_positive_counts: Any, false_positive_counts: Any,
+                         true_negative_counts: Any, false_negative_counts: Any, precision: Any, recall: Any,
+                         global_step: Optional[int] = None, num_thresholds: int = 127, weights: Any = None,
+                         walltime: Optional[float] = None) -> None:
+        """Precision-recall curve from precomputed counts (``weights`` is ignored, as in torch)."""
+        from . import builders
+
+        summary = builders.pr_curve_raw(tag, true_positive_counts, false_positive_counts, true_negative_counts,
+                                        false_negative_counts, precision, recall, num_thresholds=num_thresholds)
+        self._add_summary_proto(summary, global_step, walltime)
+
+    def add_custom_scalars(self, layout: Any) -> None:
+        """Layout of the Custom Scalars dashboard (see ``builders.custom_scalars``)."""
+        from . import builders
+
+        self._add_summary_proto(builders.custom_scalars(layout), None, None)
+
+    def add_hparams(self, hparam_dict: Mapping[str, Any], metric_dict: Mapping[str, Any],
+                    hparam_domain_discrete: Optional[Mapping[str, Sequence[Any]]] = None,
+                    run_name: Optional[str] = None, global_step: Optional[int] = None) -> None:
+        """One trial for the HParams dashboard: its hyperparameters and final metrics.
+
+        Writes the experiment, session-start and session-end summaries and each metric as a
+        scalar (tag = metric name, at ``global_step``) into ``logdir`` itself, or into the
+        sub-run ``<logdir>/<run_name>`` when ``run_name`` is given. (torch writes into a new
+        sub-run named after the current time; this writer makes no such run.)
+        """
+        from . import builders
+
+        experiment, start, end = builders.hparams(hparam_dict, metric_dict, hparam_domain_discrete)
+        for key in metric_dict:
+            _check_tag(key)
+        if run_name is None:
+            add = self._file_writer.add_serialized_event
+        else:
+            add = self._sub_writer(_check_tag(run_name)).add_serialized_event
+        wall, step = time.time(), _as_step(global_step)
+        for summary in (experiment, start, end):
+            add(_event_bytes.summary_event(wall, 0, summary.SerializeToString()))
+        for key, value in metric_dict.items():
+            add(_event_bytes.scalar_event(wall, step, _event_bytes.scalar_prefix(key), _as_value(value, key)))
+
+    # ------------------------------------------------------------------ helpers
+    def _add_summary_proto(self, summary: Any, global_step: Optional[int], walltime: Optional[float]) -> None:
+        self._add_summary_bytes(summary.SerializeToString(), global_step, walltime)
+
+    def _add_summary_bytes(self, data: bytes, global_step: Optional[int], walltime: Optional[float]) -> None:
+        self._file_writer.add_serialized_event(
+            _event_bytes.summary_event(_as_walltime(walltime), _as_step(global_step), data))
+
+    def _purge(self, step: int) -> None:
+        from tfevents.proto import event_pb2
+
+        start = event_pb2.Event(wall_time=time.time(), step=step)
+        start.session_log.status = start.session_log.START
+        self._file_writer.add_serialized_events(
+            [_event_bytes.file_version_event(time.time(), step), start.SerializeToString()])
+
+    @staticmethod
+    def _graph_def_bytes(graph: Any) -> bytes:
+        if graph is None:
+            raise ValueError("add_graph needs a graph or a graph_def")
+        if hasattr(graph, "as_graph_def"):
+            try:
+                graph = graph.as_graph_def(add_shapes=True)
+            except TypeError:
+                graph = graph.as_graph_def()
+        elif type(graph).__module__.startswith("torch") or hasattr(graph, "forward"):
+            raise TypeError("add_graph takes a graph with as_graph_def() or a GraphDef; for a torch module "
+                            "use torch.utils.tensorboard.SummaryWriter.add_graph")
+        return _serialized(graph, "graph", "GraphDef")
+
+    @staticmethod
+    def _meta_graph_of(graph_def: bytes) -> Any:
+        """``MetaGraphDef(graph_def=...)``, which TF1's FileWriter writes after a graph given to it."""
+        from tfevents.proto import graph_pb2, meta_graph_pb2
+
+        meta = meta_graph_pb2.MetaGraphDef()
+        meta.graph_def.CopyFrom(graph_pb2.GraphDef.FromString(graph_def))
+        return meta
+
+
+FileWriter = SummaryWriter
