@@ -1,0 +1,57 @@
+"""``write_graph``: a GraphDef to a file, as ``tf.io.write_graph`` / ``tf.compat.v1.train.write_graph`` writes it."""
+from __future__ import annotations
+
+import os
+import uuid
+from typing import Any, Union
+
+__all__ = ["write_graph"]
+
+
+def _graph_def(graph_or_graph_def: Any) -> Any:
+    """A GraphDef message: from a graph (``as_graph_def()``), a GraphDef proto of any package, or bytes."""
+    if hasattr(graph_or_graph_def, "as_graph_def"):
+        return graph_or_graph_def.as_graph_def()
+    if isinstance(graph_or_graph_def, (bytes, bytearray, memoryview)):
+        from tfevents.proto import graph_pb2
+
+        return graph_pb2.GraphDef.FromString(bytes(graph_or_graph_def))
+    descriptor = getattr(graph_or_graph_def, "DESCRIPTOR", None)
+    if descriptor is None or descriptor.name != "GraphDef":
+        raise TypeError("write_graph needs a graph (with as_graph_def()), a GraphDef or its bytes, got %s"
+                        % type(graph_or_graph_def).__name__)
+    return graph_or_graph_def
+
+
+def write_graph(graph_or_graph_def: Any, logdir: Union[str, os.PathLike], name: str, as_text: bool = True) -> str:
+    """Write a graph's GraphDef to ``<logdir>/<name>`` and return that path.
+
+    ``as_text``: protobuf text format (``text_format.MessageToString(graph_def, float_format='')``,
+    what TensorFlow writes, e.g. ``graph.pbtxt``); otherwise the binary serialization
+    (deterministic). ``logdir`` is created if missing. The file is written to a temporary file in
+    the same directory and renamed over the target (``os.replace``), so readers never see a
+    partial graph.
+    """
+    graph_def = _graph_def(graph_or_graph_def)
+    logdir = os.fspath(logdir)
+    os.makedirs(logdir, exist_ok=True)
+    path = os.path.join(logdir, name)
+    if as_text:
+        from google.protobuf import text_format
+
+        data = text_format.MessageToString(graph_def, float_format="").encode("utf-8")
+    else:
+        data = graph_def.SerializeToString(deterministic=True)
+    tmp = "%s.tmp%s" % (path, uuid.uuid4().hex)   # as TF's atomic_write_string_to_file names it
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)   # umask applies, as for open()
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+    return path
