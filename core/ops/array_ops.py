@@ -509,14 +509,20 @@ def _strided_slice_bind(op, session):
 def _strided_slice_shape(op):
     dims = op.inputs[0].shape.dims
     consts = [constant_value(t) for t in op.inputs[1:]]
-    if dims is None or any(c is None for c in consts) or None in dims:
-        if dims is not None and all(c is not None for c in consts):
-            shrink = op.attrs["shrink_axis_mask"]
-            n = len(consts[0])
-            return TensorShape([None for i in range(n) if not shrink >> i & 1] + list(dims[n:]))
+    if dims is None or any(c is None for c in consts):
         return TensorShape(None)
     index = _strided_index(*consts, op.attrs["begin_mask"], op.attrs["end_mask"], op.attrs["shrink_axis_mask"])
-    return TensorShape(np.empty(dims, dtype=np.bool_)[index].shape)
+    out = []
+    for d, k in zip(dims, index):
+        if not isinstance(k, slice):
+            continue
+        if d is not None:
+            out.append(len(range(d)[k]))
+        elif k.start is not None and k.stop is not None and k.start >= 0 and k.stop >= 0 and k.step > 0:
+            out.append(max(0, -(-(k.stop - k.start) // k.step)))
+        else:
+            out.append(None)
+    return TensorShape(out + list(dims[len(index):]))
 
 
 def _strided_slice_grad(op, g):

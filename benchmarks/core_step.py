@@ -1,0 +1,206 @@
+"""One training step of the example MLP (784-300-100-10, relu, softmax cross-entropy, Momentum 0.9, lr 0.01):
+tfevents.core ``Session.run`` vs a hand-written numpy step, TF1 ``Session.run`` and PyTorch eager.
+
+    /work/venv/bin/python benchmarks/core_step.py [--batches 50,512] [--seconds 1.5]
+
+Prints the median time per step of each and the ratios. Targets: core <= 1.25x numpy; core faster than TF1 at
+batch 50. All peers run single-threaded BLAS-equal settings of this process (same numpy, TF and torch defaults).
+"""
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import os
+import statistics
+import sys
+import time
+
+import numpy as np
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+os.environ.setdefault("CUDA_VISIBLE_DEVICES", "")
+
+SIZES = (784, 300, 100, 10)
+LR, MOMENTUM = 0.01, 0.9
+
+
+def data(batch, seed=0):
+    rng = np.random.RandomState(seed)
+    x = rng.rand(batch, SIZES[0]).astype(np.float32)
+    y = np.eye(SIZES[-1], dtype=np.float32)[rng.randint(0, SIZES[-1], batch)]
+    return x, y
+
+
+def init_params(seed=1):
+    rng = np.random.RandomState(seed)
+    params = []
+    for n_in, n_out in zip(SIZES[:-1], SIZES[1:]):
+        params.append((rng.randn(n_in, n_out) * np.sqrt(2.0 / n_in)).astype(np.float32))
+        params.append(np.zeros(n_out, np.float32))
+    return params
+
+
+def timeit(step, seconds):
+    """Median seconds per call over repeats of ~20 ms after a warm-up."""
+    for _ in range(5):
+        step()
+    t0 = time.perf_counter()
+    n = 0
+    while time.perf_counter() - t0 < 0.05:
+        step()
+        n += 1
+    per_batch = max(1, int(0.02 / ((time.perf_counter() - t0) / n)))
+    samples = []
+    end = time.perf_counter() + seconds
+    while time.perf_counter() < end or len(samples) < 5:
+        t = time.perf_counter()
+        for _ in range(per_batch):
+            step()
+        samples.append((time.perf_counter() - t) / per_batch)
+    return statistics.median(samples)
+
+
+# ---- hand-written numpy
+
+def numpy_step_fn(x, y):
+    w1, b1, w2, b2, w3, b3 = params = init_params()
+    accums = [np.zeros_like(p) for p in params]
+    n = x.shape[0]
+
+    def step():
+        z1 = x @ w1 + b1
+        h1 = np.maximum(z1, 0)
+        z2 = h1 @ w2 + b2
+        h2 = np.maximum(z2, 0)
+        logits = h2 @ w3 + b3
+        shifted = logits - logits.max(axis=1, keepdims=True)
+        e = np.exp(shifted)
+        s = e.sum(axis=1, keepdims=True)
+        loss = np.mean(np.log(s[:, 0]) - (shifted * y).sum(axis=1))
+        dlogits = (e / s - y) / n
+        dw3 = h2.T @ dlogits
+        db3 = dlogits.sum(axis=0)
+        dh2 = dlogits @ w3.T
+        dh2 *= z2 > 0
+        dw2 = h1.T @ dh2
+        db2 = dh2.sum(axis=0)
+        dh1 = dh2 @ w2.T
+        dh1 *= z1 > 0
+        dw1 = x.T @ dh1
+        db1 = dh1.sum(axis=0)
+        for p, a, g in zip(params, accums, (dw1, db1, dw2, db2, dw3, db3)):
+            a *= MOMENTUM
+            a += g
+            p -= LR * a
+        return loss
+    return step
+
+
+# ---- tfevents.core
+
+def build_mlp(tf, momentum_update):
+    x = tf.placeholder(tf.float32, (None, SIZES[0]), name="X")
+    y = tf.placeholder(tf.float32, (None, SIZES[-1]), name="y")
+    h = x
+    params = init_params()
+    for i in range(3):
+        w = tf.Variable(params[2 * i], name="w%d" % i)
+        b = tf.Variable(params[2 * i + 1], name="b%d" % i)
+        h = tf.nn.bias_add(tf.matmul(h, w), b)
+        if i < 2:
+            h = tf.nn.relu(h)
+    loss = tf.reduce_mean(tf.nn.softmax_cross_entropy_with_logits_v2(labels=y, logits=h))
+    train_op = momentum_update(tf, loss)
+    return x, y, loss, train_op
+
+
+def core_momentum(tf, loss):
+    if importlib.util.find_spec("tfevents.core.train") is not None and hasattr(tf.train, "MomentumOptimizer"):
+        return tf.train.MomentumOptimizer(LR, MOMENTUM).minimize(loss)
+    tvars = tf.trainable_variables()
+    grads = tf.gradients(loss, tvars)
+    updates = []
+    for v, g in zip(tvars, grads):
+        accum = tf.Variable(np.zeros(v.shape.as_list(), np.float32), trainable=False, name=v.op.name + "/Momentum")
+        new_accum = tf.assign(accum, accum * MOMENTUM + g)
+        updates.append(tf.assign_sub(v, LR * new_accum))
+    return tf.group(*updates)
+
+
+def core_step_fn(x_val, y_val):
+    from tfevents import core as tf
+    graph = tf.Graph()
+    with graph.as_default():
+        x, y, loss, train_op = build_mlp(tf, core_momentum)
+        sess = tf.Session(graph=graph)
+        sess.run(tf.global_variables_initializer())
+    feed = {x: x_val, y: y_val}
+    fetches = [loss, train_op]
+    return lambda: sess.run(fetches, feed)
+
+
+def tf1_step_fn(x_val, y_val):
+    import tensorflow as tf2
+    tf = tf2.compat.v1
+    graph = tf.Graph()
+    with graph.as_default():
+        x, y, loss, train_op = build_mlp(tf, lambda tf_, l: tf.train.MomentumOptimizer(LR, MOMENTUM).minimize(l))
+        sess = tf.Session(graph=graph)
+        sess.run(tf.global_variables_initializer())
+    feed = {x: x_val, y: y_val}
+    fetches = [loss, train_op]
+    return lambda: sess.run(fetches, feed)
+
+
+def torch_step_fn(x_val, y_val):
+    import torch
+    params = init_params()
+    layers = [torch.nn.Linear(a, b) for a, b in zip(SIZES[:-1], SIZES[1:])]
+    with torch.no_grad():
+        for i, layer in enumerate(layers):
+            layer.weight.copy_(torch.from_numpy(params[2 * i].T))
+            layer.bias.copy_(torch.from_numpy(params[2 * i + 1]))
+    model = torch.nn.Sequential(layers[0], torch.nn.ReLU(), layers[1], torch.nn.ReLU(), layers[2])
+    opt = torch.optim.SGD(model.parameters(), lr=LR, momentum=MOMENTUM)
+    x = torch.from_numpy(x_val)
+    y = torch.from_numpy(y_val)
+    loss_fn = torch.nn.CrossEntropyLoss()
+
+    def step():
+        opt.zero_grad(set_to_none=True)
+        loss = loss_fn(model(x), y)
+        loss.backward()
+        opt.step()
+        return loss.item()
+    return step
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--batches", default="50,512")
+    parser.add_argument("--seconds", type=float, default=1.5)
+    parser.add_argument("--peers", default="numpy,core,tf1,torch")
+    args = parser.parse_args(argv)
+    peers = args.peers.split(",")
+    factories = {"numpy": numpy_step_fn, "core": core_step_fn, "tf1": tf1_step_fn, "torch": torch_step_fn}
+    print("MLP %s, relu, softmax cross-entropy, Momentum(%g, %g); median time per training step"
+          % ("-".join(map(str, SIZES)), LR, MOMENTUM))
+    for batch in (int(b) for b in args.batches.split(",")):
+        x, y = data(batch)
+        times = {}
+        for name in peers:
+            try:
+                times[name] = timeit(factories[name](x, y), args.seconds)
+            except ImportError as e:
+                print("  %s skipped: %s" % (name, e))
+        line = "batch %4d: " % batch + "  ".join("%s %.1f us" % (k, v * 1e6) for k, v in times.items())
+        print(line)
+        if "core" in times:
+            for other in ("numpy", "tf1", "torch"):
+                if other in times:
+                    print("    core / %-5s = %.2fx" % (other, times["core"] / times[other]))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
