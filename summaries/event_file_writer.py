@@ -16,7 +16,8 @@ builders' business. Its contract:
 * An I/O error in the background thread is raised to the caller by its next call on the
   writer. The bytes that could not be written are kept and retried, so a disk that was full and
   gets space back loses nothing.
-* ``close()`` writes everything and is idempotent; adding after ``close()`` raises ValueError;
+* ``close()`` writes everything and is idempotent; adding after ``close()`` raises ValueError
+  (``flush()`` is then a no-op);
   ``reopen()`` starts a new file. Writers still open at interpreter exit are flushed and closed.
 * If the file is deleted while the writer runs, the next write starts a new file (as
   TensorFlow's EventsWriter does) instead of writing into an unlinked inode.
@@ -162,7 +163,12 @@ class EventFileWriter:
             self._open()
 
     def flush(self) -> None:
-        """Write every queued event and hand it to the OS; returns when that is done."""
+        """Write every queued event and hand it to the OS; returns when that is done.
+
+        A no-op after ``close()`` (which wrote everything), as in TF1 and torch.
+        """
+        if self._closed:
+            return
         self._check()
         with self._io_lock:
             self._write_pending()
