@@ -11,8 +11,8 @@
  *     status 2: a bad payload checksum at buf[used] (length = its full size)
  *   Scanner.take_others() -> [(offset, payload bytes)]  records left to the proto-based decoder:
  *     file_version, session_log, anything not a pure scalar summary, unparseable payloads
- *   Scanner.columns() -> [(tag, meta_offset, meta bytes | None, offsets, steps, wall_times, values)]
- *     columns are bytearrays of int64 / int64 / float64 / float64
+ *   Scanner.columns() -> [(tag, meta_offset, meta bytes | None, offsets, steps, wall_times, values, from_tensor)]
+ *     columns are bytearrays of int64 / int64 / float64 / float64; from_tensor: some rows were tensors
  *   Scanner.records  number of framed records
  *
  * A summary goes to the columns only if every value in it is a simple_value or a rank-0 float,
@@ -214,13 +214,14 @@ typedef struct {
     const uint8_t *tag; size_t tag_len;
     const uint8_t *meta; size_t meta_len; int has_meta;
     double value;
+    int is_tensor;
 } FastValue;
 
 /* One Summary.Value: 1 = a fast scalar (filled in), 0 = no value at all (skip), -1 = not fast. */
 static int fast_value(Cur v, FastValue *fv) {
     uint64_t key;
     int have = 0;
-    fv->tag = NULL; fv->tag_len = 0; fv->has_meta = 0; fv->meta = NULL; fv->meta_len = 0;
+    fv->tag = NULL; fv->tag_len = 0; fv->has_meta = 0; fv->meta = NULL; fv->meta_len = 0; fv->is_tensor = 0;
     while (v.p < v.end) {
         if (!varint(&v, &key)) return -1;
         int f = (int)(key >> 3), wt = (int)(key & 7);
@@ -229,9 +230,9 @@ static int fast_value(Cur v, FastValue *fv) {
         case 1: if (wt != 2 || !bytes_field(&v, &s)) return -1; fv->tag = s.p; fv->tag_len = (size_t)(s.end - s.p); break;
         case 2: {
             if (wt != 5 || v.end - v.p < 4) return -1;
-            float x; memcpy(&x, v.p, 4); v.p += 4; fv->value = x; have = 1; break;
+            float x; memcpy(&x, v.p, 4); v.p += 4; fv->value = x; fv->is_tensor = 0; have = 1; break;
         }
-        case 8: if (wt != 2 || !bytes_field(&v, &s)) return -1; if (!scalar_tensor(s, &fv->value)) return -1; have = 1; break;
+        case 8: if (wt != 2 || !bytes_field(&v, &s)) return -1; if (!scalar_tensor(s, &fv->value)) return -1; fv->is_tensor = 1; have = 1; break;
         case 9: if (wt != 2 || !bytes_field(&v, &s)) return -1;
             fv->meta = s.p; fv->meta_len = (size_t)(s.end - s.p); fv->has_meta = 1; break;
         case 3: case 4: case 5: case 6: return -1; /* old histogram, image, histo, audio */
@@ -247,7 +248,7 @@ static int fast_value(Cur v, FastValue *fv) {
 
 typedef struct {
     uint8_t *key; size_t key_len; uint64_t hash;
-    int accepted;
+    int accepted, from_tensor;
     PyObject *name;                 /* str */
     PyObject *meta; int64_t meta_offset;
     PyObject *cols[4];              /* bytearrays: offsets, steps, wall_times, values */
@@ -416,6 +417,7 @@ static int decode_event(Scanner *s, const uint8_t *p, size_t n, int64_t offset) 
             if (!t->meta) return -1;
             t->meta_offset = offset;
         }
+        t->from_tensor |= fv.is_tensor;
         if (append_row(t, offset, step, wall, fv.value) < 0) return -1;
     }
     return 1;
@@ -473,8 +475,8 @@ static PyObject *Scanner_columns(Scanner *s, PyObject *Py_UNUSED(ignored)) {
         for (int k = 0; k < 4; k++)
             if (PyByteArray_Resize(t->cols[k], t->n * 8) < 0) { Py_DECREF(out); return NULL; }
         t->cap = t->n;
-        PyObject *item = Py_BuildValue("(OLOOOOO)", t->name, (long long)t->meta_offset, t->meta ? t->meta : Py_None,
-                                       t->cols[0], t->cols[1], t->cols[2], t->cols[3]);
+        PyObject *item = Py_BuildValue("(OLOOOOOO)", t->name, (long long)t->meta_offset, t->meta ? t->meta : Py_None,
+                                       t->cols[0], t->cols[1], t->cols[2], t->cols[3], t->from_tensor ? Py_True : Py_False);
         if (!item || PyList_Append(out, item) < 0) { Py_XDECREF(item); Py_DECREF(out); return NULL; }
         Py_DECREF(item);
     }

@@ -142,6 +142,7 @@ class FileRows:
     session_logs: List[tuple] = field(default_factory=list)  # (offset, step, wall_time, status, checkpoint_path)
     file_versions: List[tuple] = field(default_factory=list)  # (offset, version)
     problems: List[Problem] = field(default_factory=list)
+    tensor_scalars: set = field(default_factory=set)  # tags whose scalar rows include tensor values
     records: int = 0
     tag_filter: Optional[object] = None  # callable(tag) -> bool, or None for every tag
     kinds: Optional[frozenset] = None
@@ -204,6 +205,8 @@ class FileRows:
                 scalar = value.simple_value
             elif what == "tensor":
                 scalar = scalar_of_tensor(value.tensor)
+                if scalar is not None:
+                    self.tensor_scalars.add(tag)
             else:
                 scalar = None
             if scalar is not None:

@@ -77,6 +77,7 @@ def merge_run(run: str, files: Sequence[FileRows], mode: str, kinds: Optional[fr
     value_items: Dict[str, list] = defaultdict(list)
     file_versions, starts, graphs, run_meta, session_logs = [], [], [], [], []
     where = {}  # key -> (path, offset), for reports
+    tensor_scalars = set()  # tags with tensor-style scalar rows: the legacy accumulator never purges those
     for index, rows in enumerate(files):
         base = index << _KEY_SHIFT
         out.problems.extend(rows.problems)
@@ -89,6 +90,7 @@ def merge_run(run: str, files: Sequence[FileRows], mode: str, kinds: Optional[fr
             scalar_parts[tag].append((offsets, steps, walls, values))
         for tag, items in rows.values.items():
             value_items[tag].extend((base + o, s, w, what, p) for o, s, w, what, p in items)
+        tensor_scalars |= rows.tensor_scalars
         file_versions.extend((base + o, v) for o, v in rows.file_versions)
         for o, s, w, status, ckpt in rows.session_logs:
             session_logs.append((base + o, s, w, status, ckpt))
@@ -137,7 +139,10 @@ def merge_run(run: str, files: Sequence[FileRows], mode: str, kinds: Optional[fr
         n_back = int(np.count_nonzero(np.diff(s.steps) < 0))
         if n_back:
             out.out_of_order[name] = n_back
-    masks, purges = _restarts.restart_masks(mode, series, file_versions, starts)
+    # the legacy EventAccumulator purges only its old-style stores (simple_value, histo, image, audio)
+    tensor_style = {(k, t) for k, t in series if (k == "scalars" and t in tensor_scalars)
+                    or (k != "scalars" and any(it[3] == "tensor" for it in payloads[(k, t)]))}
+    masks, purges = _restarts.restart_masks(mode, series, file_versions, starts, legacy_exempt=tensor_style)
     for p in purges:
         total = sum(p.counts.values())
         if not total:

@@ -134,7 +134,9 @@ def _scan_fast(f: BinaryIO, size: int, rows: FileRows, check_crc: bool, on_error
         f.seek(resume)
         base, filled, eof = resume, 0, False
     rows.records += scanner.records
-    for tag, meta_offset, meta, offsets, steps, wall_times, values in scanner.columns():
+    for tag, meta_offset, meta, offsets, steps, wall_times, values, from_tensor in scanner.columns():
+        if from_tensor:
+            rows.tensor_scalars.add(tag)
         rows.add_fast_columns(tag, (meta_offset, meta) if meta is not None else None,
                               np.frombuffer(offsets, dtype=np.int64), np.frombuffer(steps, dtype=np.int64),
                               np.frombuffer(wall_times, dtype=np.float64), np.frombuffer(values, dtype=np.float64))

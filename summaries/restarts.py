@@ -10,7 +10,8 @@ then byte offset; ``steps`` are the points' steps):
     (very old files), an event whose step is below the previous summary event's step purges the
     earlier points with step >= its step, in the series of that event's tags only.
 ``'legacy'`` -- the legacy ``EventAccumulator`` (what tbparse uses): the same, except that the
-    first START purges too.
+    first START purges too, and only its old-style stores are purged (simple_value scalars,
+    histo, image, audio): tensor-style series (TF2, new-style torch) are never purged.
 ``'rust'`` -- the Rust data server (``--load_fast=true``, the default where it is available,
     hence ``'tensorboard'``): START is ignored; in each series a point evicts the kept points
     with step >= its own step, so each series ends strictly increasing, and the last point
@@ -24,7 +25,7 @@ tensorboard/data/server/run.rs + reservoir.rs (``StageReservoir::preempt``).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Dict, Hashable, List, Optional, Sequence, Tuple
+from typing import Dict, Hashable, Iterable, List, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -87,12 +88,14 @@ def _apply(masks, series, names, key, step) -> Dict[Hashable, int]:
 
 
 def restart_masks(mode: str, series: Dict[Hashable, Series], file_versions: Sequence[Tuple[int, float]],
-                  starts: Sequence[Tuple[int, int]]) -> Tuple[Dict[Hashable, np.ndarray], List[Purge]]:
+                  starts: Sequence[Tuple[int, int]], legacy_exempt: Iterable[Hashable] = ()
+                  ) -> Tuple[Dict[Hashable, np.ndarray], List[Purge]]:
     """Keep-masks per series under ``mode``, and what was purged.
 
     ``series`` maps a name (e.g. ``(kind, tag)``; ``name[-1]`` is the tag for by-tag purges) to
     its keys and steps; ``file_versions`` lists ``(key, version)`` of file_version events;
-    ``starts`` lists ``(key, step)`` of SessionLog.START events, all in one run's key space.
+    ``starts`` lists ``(key, step)`` of SessionLog.START events, all in one run's key space;
+    ``legacy_exempt`` names the tensor-style series, which the legacy mode never purges.
     """
     mode = normalize_mode(mode)
     masks = {name: np.ones(len(s.keys), dtype=bool) for name, s in series.items()}
@@ -153,7 +156,9 @@ def restart_masks(mode: str, series: Dict[Hashable, Series], file_versions: Sequ
                 tags = {names[i][-1] for i in ow[bounds[e]:bounds[e + 1]]}
                 directives.append((int(k[ev_idx[e]]), int(ev_steps[e]),
                                    [n for n in names if n[-1] in tags], "out_of_order"))
+    exempt = set(legacy_exempt) if mode == "legacy" else set()
     for key, step, targets, cause in sorted(directives, key=lambda d: d[0]):
-        counts = _apply(masks, series, names if targets is None else targets, key, step)
+        targets = names if targets is None else targets
+        counts = _apply(masks, series, [n for n in targets if n not in exempt], key, step)
         purges.append(Purge(cause, key, step, counts))
     return masks, purges

@@ -1,0 +1,323 @@
+"""The offline reader against TensorBoard's EventAccumulator and tbparse, on runs written by TF1,
+TF2, tensorboardX, torch and by us; fast (C) and pure-Python paths must agree exactly."""
+import os
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+from tfevents.proto import event_pb2, summary_pb2
+from tfevents.summaries import _reader_scan, record
+from tfevents.summaries.reader import load_logdir, read_scalars
+
+EA_KW = dict(size_guidance={k: 0 for k in ("compressedHistograms", "images", "audio", "scalars", "histograms",
+                                             "tensors", "graph", "meta_graph", "run_metadata")})
+
+# Each writer runs in its own process (TF1 graph mode and TF2 eager do not mix in one process).
+GEN = {
+    "tf1": """
+        import numpy as np, tensorflow as tf
+        tf1 = tf.compat.v1
+        tf1.disable_eager_execution()
+        from tensorboard.plugins.pr_curve import summary as pr_summary
+        x = tf1.placeholder(tf.float32, [None])
+        img = tf1.placeholder(tf.float32, [2, 6, 5, 3])
+        snd = tf1.placeholder(tf.float32, [1, 400, 2])
+        tf1.summary.scalar("loss", tf.reduce_mean(x))
+        tf1.summary.scalar("max", tf.reduce_max(x))
+        tf1.summary.histogram("weights", x)
+        tf1.summary.image("img", img, max_outputs=2)
+        tf1.summary.audio("snd", snd, 8000)
+        tf1.summary.text("note", tf.constant("hello *tf1*"))
+        pr_summary.op(name="pr", labels=tf.cast(x > 0, tf.bool), predictions=tf.sigmoid(x), num_thresholds=11)
+        merged = tf1.summary.merge_all()
+        w = tf1.summary.FileWriter(OUT + "/tf1", graph=tf1.get_default_graph())
+        rng = np.random.RandomState(0)
+        with tf1.Session() as sess:
+            for step in range(12):
+                feed = {x: rng.randn(50), img: rng.rand(2, 6, 5, 3), snd: rng.rand(1, 400, 2) * 2 - 1}
+                if step == 3:
+                    opts = tf1.RunOptions(trace_level=tf1.RunOptions.FULL_TRACE)
+                    md = tf1.RunMetadata()
+                    s = sess.run(merged, feed, options=opts, run_metadata=md)
+                    w.add_run_metadata(md, "step3", step)
+                else:
+                    s = sess.run(merged, feed)
+                w.add_summary(s, step)
+            w.add_session_log(tf1.SessionLog(status=tf1.SessionLog.CHECKPOINT, checkpoint_path="/ck/1"), 12)
+        w.close()
+    """,
+    "tf2": """
+        import numpy as np, tensorflow as tf
+        from tensorboard.plugins.hparams import api as hp
+        w = tf.summary.create_file_writer(OUT + "/tf2")
+        rng = np.random.RandomState(1)
+        with w.as_default():
+            hp.hparams({"lr": 0.01, "opt": "adam", "deep": True})
+            for step in range(15):
+                tf.summary.scalar("loss", 1.0 / (step + 1), step=step)
+                tf.summary.scalar("lr", tf.constant(0.5, tf.float64), step=step)
+                if step % 3 == 0:
+                    tf.summary.histogram("w", rng.randn(100), step=step, buckets=7)
+                    tf.summary.image("img", rng.rand(2, 4, 3, 3), step=step, max_outputs=2)
+                    tf.summary.audio("snd", (rng.rand(1, 300, 1) * 2 - 1).astype("float32"), 16000, step=step)
+                    tf.summary.text("note", "step **%d**" % step, step=step)
+                    tf.summary.text("table", [["a", "b"], ["c", "d"]], step=step)
+        w.close()
+    """,
+    "tbx": """
+        import numpy as np
+        from tensorboardX import SummaryWriter
+        rng = np.random.RandomState(2)
+        w = SummaryWriter(OUT + "/tbx")
+        for step in range(20):
+            w.add_scalar("loss", 2.0 / (step + 1), step)
+            w.add_scalars("group", {"a": step, "b": -step}, step)
+            if step % 5 == 0:
+                w.add_histogram("h", rng.randn(200), step)
+                w.add_image("img", rng.rand(3, 8, 9), step)
+                w.add_text("t", "hello %d" % step, step)
+                w.add_pr_curve("pr", rng.randint(0, 2, 40), rng.rand(40), step)
+        w.add_hparams({"lr": 0.1, "bs": 16}, {"hparam/acc": 0.75})
+        w.close()
+    """,
+    "torch": """
+        import numpy as np, torch
+        from torch.utils.tensorboard import SummaryWriter
+        rng = np.random.RandomState(3)
+        w = SummaryWriter(OUT + "/torch")
+        for step in range(20):
+            w.add_scalar("loss", 3.0 / (step + 1), step)
+            w.add_scalar("newstyle", step * 0.25, step, new_style=True)
+            if step % 5 == 0:
+                w.add_histogram("h", torch.tensor(rng.randn(150)), step)
+                w.add_image("img", torch.tensor(rng.rand(3, 7, 5)), step)
+                w.add_audio("snd", torch.tensor(rng.rand(500) * 2 - 1), step, sample_rate=8000)
+                w.add_text("t", "torch %d" % step, step)
+                w.add_pr_curve("pr", rng.randint(0, 2, 30), rng.rand(30), step)
+        w.add_hparams({"lr": 0.2, "act": "relu"}, {"hparam/loss": 0.5})
+        w.close()
+    """,
+}
+
+
+def write_ours(out):
+    """Events framed with record.encode_record from our protos: simple and tensor-style scalars,
+    a histogram, a restart (START), and a run split over two files."""
+    os.makedirs(out, exist_ok=True)
+
+    def ev(**kw):
+        return record.encode_record(event_pb2.Event(**kw).SerializeToString())
+
+    meta = summary_pb2.SummaryMetadata(plugin_data=summary_pb2.SummaryMetadata.PluginData(plugin_name="scalars"),
+                                       data_class=summary_pb2.DATA_CLASS_SCALAR)
+    a = [ev(wall_time=100.0, file_version="brain.Event:2")]
+    for step in range(10):
+        s = summary_pb2.Summary()
+        s.value.add(tag="loss", simple_value=1.0 / (step + 1))
+        v = s.value.add(tag="acc")
+        v.tensor.dtype = 2  # DT_DOUBLE, rank 0
+        v.tensor.double_val.append(step / 10)
+        if step == 0:
+            v.metadata.CopyFrom(meta)
+        s.value.add(tag="h", histo=summary_pb2.HistogramProto(min=0, max=step, num=3, sum=step, sum_squares=step,
+                                                              bucket_limit=[0.5, step + 1.0], bucket=[1, 2]))
+        a.append(ev(wall_time=100.0 + step, step=step, summary=s))
+    with open(os.path.join(out, "events.out.tfevents.0000000100.host.1.0"), "wb") as f:
+        f.write(b"".join(a))
+    b = [ev(wall_time=200.0, file_version="brain.Event:2"),
+         ev(wall_time=200.5, step=6, session_log=event_pb2.SessionLog(status=event_pb2.SessionLog.START))]
+    for step in range(6, 12):
+        s = summary_pb2.Summary()
+        s.value.add(tag="loss", simple_value=-step)
+        b.append(ev(wall_time=201.0 + step, step=step, summary=s))
+    with open(os.path.join(out, "events.out.tfevents.0000000200.host.1.0"), "wb") as f:
+        f.write(b"".join(b))
+
+
+@pytest.fixture(scope="session")
+def runs(tmp_path_factory):
+    out = str(tmp_path_factory.mktemp("written"))
+    if os.environ.get("TFEVENTS_TEST_RUNS"):  # reuse runs written before (for quick iterations)
+        out = os.environ["TFEVENTS_TEST_RUNS"]
+        if os.path.isdir(out):
+            return out
+    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", CUDA_VISIBLE_DEVICES="")
+    procs = {name: subprocess.Popen([sys.executable, "-c", "OUT = %r\n" % out + textwrap.dedent(src)], env=env,
+                                    stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+             for name, src in GEN.items()}
+    write_ours(os.path.join(out, "ours"))
+    for name, p in procs.items():
+        log = p.communicate(timeout=240)[0].decode(errors="replace")
+        assert p.returncode == 0, "%s writer failed:\n%s" % (name, log[-3000:])
+    return out
+
+
+def run_dirs(root):
+    return sorted({os.path.dirname(os.path.join(d, f)) for d, _, fs in os.walk(root) for f in fs if "tfevents" in f})
+
+
+def _ea(path):
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+    return EventAccumulator(path, **EA_KW).Reload()
+
+
+def _make_ndarray(t):
+    from tensorboard.util import tensor_util
+    return tensor_util.make_ndarray(t)
+
+
+def test_every_writer_matches_event_accumulator(runs):
+    checked = {"scalars": 0, "histograms": 0, "images": 0, "audio": 0, "tensors": 0, "graph": 0, "run_metadata": 0}
+    for d in run_dirs(runs):
+        ea = _ea(d)
+        ours = load_logdir(d, restarts="legacy", on_error="raise")
+        assert ours.runs[0] == "."  # (EventAccumulator reads one directory; we read the subdirectories too)
+        tags = ea.Tags()
+        for tag in tags["scalars"]:
+            got, want = ours.scalars[(".", tag)], ea.Scalars(tag)
+            np.testing.assert_array_equal(got.step, [e.step for e in want])
+            np.testing.assert_array_equal(got.wall_time, [e.wall_time for e in want])
+            np.testing.assert_array_equal(got.value, [e.value for e in want])
+            checked["scalars"] += 1
+        for tag in tags["histograms"]:
+            got, want = ours.histograms[(".", tag)], ea.Histograms(tag)
+            np.testing.assert_array_equal(got.step, [e.step for e in want])
+            for name in ("min", "max", "num", "sum", "sum_squares"):
+                np.testing.assert_array_equal(getattr(got, name), [getattr(e.histogram_value, name) for e in want])
+            for lim, cnt, e in zip(got.bucket_limits, got.bucket_counts, want):
+                np.testing.assert_array_equal(lim, e.histogram_value.bucket_limit)
+                np.testing.assert_array_equal(cnt, e.histogram_value.bucket)
+            checked["histograms"] += 1
+        for tag in tags["images"]:
+            got, want = ours.images[(".", tag)], ea.Images(tag)
+            assert [(r.step, r.wall_time, r.width, r.height, r.data) for r in got] == \
+                   [(e.step, e.wall_time, e.width, e.height, e.encoded_image_string) for e in want]
+            assert got[0].decode().shape == (want[0].height, want[0].width, got[0].decode().shape[2])
+            checked["images"] += 1
+        for tag in tags["audio"]:
+            got, want = ours.audio[(".", tag)], ea.Audio(tag)
+            assert [(r.step, r.sample_rate, r.data, r.content_type) for r in got] == \
+                   [(e.step, e.sample_rate, e.encoded_audio_string, e.content_type) for e in want]
+            assert got[0].decode().shape[0] == want[0].length_frames
+            checked["audio"] += 1
+        for tag in tags["tensors"]:
+            want = ea.Tensors(tag)
+            plugin = ea.SummaryMetadata(tag).plugin_data.plugin_name
+            arrays = [_make_ndarray(e.tensor_proto) for e in want]
+            steps = [e.step for e in want]
+            if plugin == "scalars":
+                got = ours.scalars[(".", tag)]
+                np.testing.assert_array_equal(got.value, [a.item() for a in arrays])
+            elif plugin == "text":
+                got = ours.text[(".", tag)]
+                assert [r.step for r in got] == steps
+                for r, a in zip(got, arrays):
+                    expect = np.vectorize(lambda b: b.decode())(a) if a.ndim else a.item().decode()
+                    np.testing.assert_array_equal(r.text, expect)
+            elif plugin == "pr_curves":
+                got = ours.pr_curves[(".", tag)]
+                assert [r.step for r in got] == steps
+                for r, a in zip(got, arrays):
+                    np.testing.assert_array_equal(r.data, a)
+            elif plugin == "histograms":  # TF2: [k, 3] (left, right, count)
+                got = ours.histograms[(".", tag)]
+                np.testing.assert_array_equal(got.step, steps)
+                for lim, cnt, a in zip(got.bucket_limits, got.bucket_counts, arrays):
+                    np.testing.assert_array_equal(lim, a[:, 1])
+                    np.testing.assert_array_equal(cnt, a[:, 2])
+            elif plugin == "images":  # TF2: [w, h, png, ...]
+                got = ours.images[(".", tag)]
+                assert [r.data for r in got] == [b for a in arrays for b in a[2:]]
+                assert got[0].decode().shape[:2] == (int(arrays[0][1]), int(arrays[0][0]))
+            elif plugin == "audio":  # TF2: [k, 2] (wav, label)
+                got = ours.audio[(".", tag)]
+                assert [r.data for r in got] == [row[0] for a in arrays for row in a]
+                assert got[0].sample_rate == 16000
+                assert got[0].decode().shape == (300, 1)
+            elif plugin == "hparams":
+                assert ours.hparams["."].hparams or ours.hparams["."].metrics
+            else:
+                continue
+            checked["tensors"] += 1
+        if tags["graph"]:
+            from tfevents.proto import graph_pb2
+            assert graph_pb2.GraphDef.FromString(ours.graphs["."]) == \
+                graph_pb2.GraphDef.FromString(ea.Graph().SerializeToString())
+            checked["graph"] += 1
+        for tag in tags["run_metadata"]:
+            assert ours.run_metadata[(".", tag)] == ea.RunMetadata(tag).SerializeToString()
+            checked["run_metadata"] += 1
+    assert all(checked.values()), checked  # every kind was compared at least once
+
+
+def test_scalars_match_tbparse(runs):
+    """tbparse reads each event file on its own (so a restart never purges across files): compare
+    file by file. It also skips tensor-style scalars of some writers, and fails on TF2's 2-D text
+    tensor (make_ndarray(...).item()), so it is compared on what it returns, without the tf2 run
+    (whose scalars are compared with EventAccumulator above)."""
+    tbparse = pytest.importorskip("tbparse")
+    ours = load_logdir(runs, kinds=["scalars"], restarts="none")
+    compared = 0
+    for run, files in ours.files.items():
+        if run.split("/")[0] == "tf2":
+            continue
+        for path in files:
+            df = tbparse.SummaryReader(path, pivot=False, extra_columns={"wall_time"}).scalars
+            mine = load_logdir(path, kinds=["scalars"], restarts="legacy").scalars
+            for tag, want in df.groupby("tag", sort=True):
+                got = mine[(".", tag)]
+                np.testing.assert_array_equal(got.step, want["step"].to_numpy())
+                np.testing.assert_array_equal(got.wall_time, want["wall_time"].to_numpy())
+                np.testing.assert_array_equal(got.value, want["value"].to_numpy())
+                compared += len(got.step)
+    assert compared > 100
+
+
+def test_fast_and_pure_paths_agree(runs, monkeypatch):
+    if not _reader_scan.have_fast_path():
+        pytest.skip("the _fastscan extension is not built")
+    fast = load_logdir(runs, restarts="none", workers=1)
+    monkeypatch.setattr(_reader_scan, "_fastscan", None)
+    pure = load_logdir(runs, restarts="none", workers=1)
+    assert fast.runs == pure.runs and sorted(fast.scalars) == sorted(pure.scalars)
+    for key in fast.scalars:
+        for col in ("step", "wall_time", "value"):
+            np.testing.assert_array_equal(getattr(fast.scalars[key], col), getattr(pure.scalars[key], col))
+    for kind in ("histograms", "images", "audio", "text", "pr_curves"):
+        assert sorted(getattr(fast, kind)) == sorted(getattr(pure, kind))
+    assert fast.hparams == pure.hparams and fast.graphs == pure.graphs
+
+
+def test_runs_tags_filters_and_layout(runs):
+    lg = load_logdir(runs, tags="^loss$", runs="^(tbx|torch)$")
+    assert lg.runs == ["tbx", "torch"]
+    assert sorted(lg.scalars) == [("tbx", "loss"), ("torch", "loss")]
+    assert not lg.histograms and not lg.images
+    everything = load_logdir(runs)
+    # tensorboardX add_scalars and add_hparams write runs in subdirectories, as TensorBoard shows them
+    assert "tbx/group/a" in everything.runs and any(r.startswith("torch/") for r in everything.runs)
+    assert everything.hparams["tf2"].hparams == {"lr": 0.01, "opt": "adam", "deep": True}
+    torch_hp = [r for r in everything.hparams if r.startswith("torch/")]
+    assert everything.hparams[torch_hp[0]].hparams == {"lr": 0.2, "act": "relu"}
+    assert everything.hparams[torch_hp[0]].metrics == ["hparam/loss"]
+    assert everything.session_logs["tf1"][-1][2:] == ("CHECKPOINT", "/ck/1")
+    # a single event file is a run of its own
+    f = sorted(everything.files["tbx"])[0]
+    assert list(read_scalars(f)) == [(".", "loss")]
+    with pytest.raises(FileNotFoundError):
+        load_logdir(os.path.join(runs, "nope"))
+    with pytest.raises(ValueError, match="tags"):
+        load_logdir(runs, tags="(")
+
+
+def test_default_restarts_is_data_server_and_parallel_load(runs):
+    """'tensorboard' = the Rust data server's rule: START ignored, step going back evicts."""
+    d = os.path.join(runs, "ours")
+    s = load_logdir(d, workers=2).scalars[(".", "loss")]
+    np.testing.assert_array_equal(s.step, np.arange(12))
+    np.testing.assert_array_equal(s.value[6:], -np.arange(6, 12))
+    legacy = read_scalars(d, restarts="legacy")[(".", "loss")]
+    np.testing.assert_array_equal(legacy.step, np.arange(12))
