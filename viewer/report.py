@@ -188,11 +188,18 @@ def _images(logdir, tags, runs, max_images) -> str:
             data = bytes(rec.data)
             thumbs.append('<div class="thumb"><img alt="%s step %d" src="%s" width="%d">step %d</div>'
                           % (escape(tag), rec.step, data_uri(data, image_mime(data)),
-                             min(max(int(rec.width or 0), 32), 256), rec.step))
+                             _thumb_width(int(rec.width or 0)), rec.step))
         if thumbs:
             out.append('<h3>%s <small>(%s)</small></h3><div>%s</div>' % (escape(tag), escape(run),
                                                                           "".join(thumbs)))
     return "".join(out)
+
+
+def _thumb_width(width: int) -> int:
+    """Small images are scaled up by a whole factor (crisp pixels) to at least 96 px; big ones capped."""
+    if width <= 0:
+        return 128
+    return min(256, width * max(1, -(-96 // width)))
 
 
 def _audio(logdir, tags, runs) -> str:

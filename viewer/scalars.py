@@ -125,10 +125,10 @@ def draw_chart(ax, title: str, series: list, colors: Mapping[str, str], *,
                     ls=style[tag], zorder=2)
             smo = minmax_indices(xv, sm, max_points)
             ax.plot(xv_plot(smo.line), sm[smo.line], color=color, lw=1.6, ls=style[tag], label=label,
-                    zorder=3)
+                    zorder=3, marker="o" if smo.line.size == 1 else None)  # a lone point still shows
         else:
             ax.plot(xv_plot(raw.line), yv[raw.line], color=color, lw=1.4, ls=style[tag], label=label,
-                    zorder=3)
+                    zorder=3, marker="o" if raw.line.size == 1 else None)
         if raw.markers.size:
             # TensorBoard draws a non-finite point at the last finite (displayed) value before it
             where = _last_finite_before(sm, raw.markers)
