@@ -261,7 +261,7 @@ class Graph:
         self._by_name: dict = {}
         self._names_in_use: dict = {}
         self._name_stack = ""
-        self._control_stack: list = []   # list of lists of Operations; None entry clears
+        self._control_stack: list = []   # (control input ops, ops created in the block) per open block
         self._device_stack: list = []
         self._collections: dict = {}
         self._finalized = False
@@ -325,18 +325,20 @@ class Graph:
             c = _as_operation(c)
             if c is not None and c not in ops:
                 ops.append(c)
-        self._control_stack.append(ops)
+        self._control_stack.append((ops, set()))     # (control inputs, ops created in this block)
         try:
             yield
         finally:
             self._control_stack.pop()
 
-    def _current_control_inputs(self) -> list:
+    def _control_inputs_for(self, input_ops: set) -> list:
+        """TF's rule: a block's control inputs are added unless an input was created inside that block
+        (the new op is then already dominated) or is itself one of them."""
         out: list = []
-        for ops in self._control_stack:
-            for op in ops:
-                if op not in out:
-                    out.append(op)
+        for ops, seen in self._control_stack:
+            if any(op in seen for op in input_ops):
+                continue
+            out.extend(c for c in ops if c not in input_ops and c not in out)
         return out
 
     @contextlib.contextmanager
@@ -363,13 +365,12 @@ class Graph:
             name = self.unique_name(name or op_type)
         if name in self._by_name:
             raise ValueError("Duplicate node name in graph: %r" % name)
-        control = self._current_control_inputs()
-        if control:
-            input_ops = {t.op for t in inputs}
-            control = [c for c in control if c not in input_ops]
+        control = self._control_inputs_for({t.op for t in inputs}) if self._control_stack else []
         device = self._device_stack[-1] if self._device_stack else ""
         op = Operation(self, name, op_type, inputs, attrs, opdef, control, device)
         self._ops.append(op)
+        for _, seen in self._control_stack:
+            seen.add(op)
         self._by_name[name] = op
         self._version += 1
         return op

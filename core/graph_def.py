@@ -14,8 +14,9 @@ from .graph import TensorShape
 PRODUCER_VERSION = 27   # the GraphDef version TF 1.x graphs of that era carry
 
 # ops whose inputs do not determine a "T" attr (they carry dtype/SrcT/... or nothing)
-_NO_T = {"Const", "Placeholder", "VariableV2", "NoOp", "Cast", "RandomUniform", "RandomStandardNormal",
-         "TruncatedNormal", "IsVariableInitialized"}
+_NO_T = {"Const", "Placeholder", "PlaceholderWithDefault", "VariableV2", "NoOp", "Cast", "IsVariableInitialized",
+         "GatherV2", "Range", "LogicalAnd", "LogicalOr", "LogicalNot", "All", "Any", "MergeSummary",
+         "AudioSummaryV2"}
 
 
 def versions() -> graph_pb2.VersionDef:

@@ -13,7 +13,7 @@ import numpy as np
 
 from . import dtypes
 from .graph import GraphKeys, get_default_graph, name_scope
-from .registry import apply_op, constant, constant_value, register, shape_scalar
+from .registry import apply_op, constant, constant_value, convert_to_tensor, register, shape_scalar
 
 _INVALID_TAG = re.compile(r"[^-/\w\.]")
 
@@ -109,6 +109,10 @@ def _summary_op(op_type: str, name: str, inputs: list, attrs: Optional[dict], co
     with name_scope(base) as scope:
         tag = scope.rstrip("/")
         tags = constant(np.array(tag, dtype=object), dtype=dtypes.string, name="tags")
+        inputs = [convert_to_tensor(x) for x in inputs]
+        attrs = dict(attrs or {})
+        if op_type != "AudioSummaryV2":
+            attrs["T"] = inputs[0].dtype
         out = apply_op(op_type, [tags] + inputs, attrs, name=scope)
     for key in (collections if collections is not None else [GraphKeys.SUMMARIES]):
         get_default_graph().add_to_collection(key, out)

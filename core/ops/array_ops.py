@@ -6,7 +6,7 @@ from typing import Any, Optional, Sequence
 import numpy as np
 
 from .. import dtypes
-from ..graph import Tensor, TensorShape
+from ..graph import Tensor, TensorShape, name_scope
 from ..registry import (IndexedSlices, apply_op, constant, constant_shape, constant_value, convert_to_tensor,
                         register, shape_same, shape_scalar)
 from . import math_ops
@@ -68,7 +68,7 @@ def range_(start, limit=None, delta=1, dtype=None, name="range"):
     dtype = dtypes.as_dtype(dtype) if dtype is not None else None
     start = convert_to_tensor(start, dtype=dtype)
     return apply_op("Range", [start, convert_to_tensor(limit, dtype=start.dtype),
-                              convert_to_tensor(delta, dtype=start.dtype)], name=name)
+                              convert_to_tensor(delta, dtype=start.dtype)], dict(Tidx=start.dtype), name=name)
 
 
 # ---- reshape, transpose, expand_dims, squeeze
@@ -101,9 +101,10 @@ register("Reshape", bind=_reshape_bind, grad=lambda op, g: [reshape(g, _static_o
 
 
 def reshape(tensor, shape, name=None):  # noqa: F811 - TF's argument name
-    if not isinstance(shape, Tensor):
-        shape = _i32(shape, name="shape")
-    return apply_op("Reshape", [tensor, shape], name=name)
+    with name_scope(name, "Reshape") as scope:
+        if not isinstance(shape, Tensor):
+            shape = _i32(shape, name="shape")
+        return apply_op("Reshape", [tensor, shape], name=scope)
 
 
 def _perm(op):
@@ -124,7 +125,8 @@ def transpose(a, perm=None, name="transpose"):
         if a.shape.ndims is None:
             raise ValueError("transpose without perm needs a known rank")
         perm = list(range(a.shape.ndims))[::-1]
-    return apply_op("Transpose", [a, perm if isinstance(perm, Tensor) else _i32(perm, name="perm")], name=name)
+    with name_scope(name, "transpose") as scope:
+        return apply_op("Transpose", [a, perm if isinstance(perm, Tensor) else _i32(perm, name="perm")], name=scope)
 
 
 def _expand_shape(op):
@@ -142,7 +144,8 @@ register("ExpandDims", lambda x, axis: np.expand_dims(x, int(axis)),
 
 def expand_dims(input, axis=None, name=None, dim=None):  # noqa: A002
     axis = dim if axis is None else axis
-    return apply_op("ExpandDims", [input, convert_to_tensor(axis, dtype=dtypes.int32, name="dim")], name=name)
+    with name_scope(name, "ExpandDims") as scope:
+        return apply_op("ExpandDims", [input, convert_to_tensor(axis, dtype=dtypes.int32, name="dim")], name=scope)
 
 
 def _squeeze_forward(x, squeeze_dims=()):
@@ -203,8 +206,9 @@ def concat(values, axis, name="concat"):
     values = [convert_to_tensor(v) for v in values]
     if len(values) == 1:
         return identity(values[0], name=name)
-    return apply_op("ConcatV2", values + [convert_to_tensor(axis, dtype=dtypes.int32, name="axis")],
-                    dict(N=len(values)), name=name)
+    with name_scope(name, "concat") as scope:
+        return apply_op("ConcatV2", values + [convert_to_tensor(axis, dtype=dtypes.int32, name="axis")],
+                        dict(N=len(values)), name=scope)
 
 
 def _pack_shape(op):
@@ -301,20 +305,24 @@ def _split_even_shape(op):
 
 def split(value, num_or_size_splits, axis=0, num=None, name="split"):
     value = convert_to_tensor(value)
-    axis_t = convert_to_tensor(axis, dtype=dtypes.int32, name="split_dim")
-    if isinstance(num_or_size_splits, int):
-        return apply_op("Split", [axis_t, value], dict(num_split=num_or_size_splits), name=name)
-    sizes = num_or_size_splits if isinstance(num_or_size_splits, Tensor) else _i32(num_or_size_splits)
-    if num is None:
-        num = sizes.shape.dims[0] if sizes.shape.dims else None
-    out = apply_op("SplitV", [value, sizes, axis_t], dict(num_split=int(num), Tlen=dtypes.int32), name=name)
+    with name_scope(name, "split") as scope:
+        if isinstance(num_or_size_splits, int):
+            axis_t = convert_to_tensor(axis, dtype=dtypes.int32, name="split_dim")
+            out = apply_op("Split", [axis_t, value], dict(num_split=num_or_size_splits, T=value.dtype), name=scope)
+        else:
+            sizes = num_or_size_splits if isinstance(num_or_size_splits, Tensor) else \
+                _i32(num_or_size_splits, name="size_splits")
+            axis_t = convert_to_tensor(axis, dtype=dtypes.int32, name="split_dim")
+            if num is None:
+                num = sizes.shape.dims[0] if sizes.shape.dims else None
+            out = apply_op("SplitV", [value, sizes, axis_t], dict(num_split=int(num), Tlen=dtypes.int32), name=scope)
     return out if isinstance(out, list) else [out]
 
 
 # ---- gather and its sparse gradient
 
 
-def _gather_forward(params, indices, axis):
+def _gather_forward(params, indices, axis, batch_dims=0):
     return np.take(params, indices, axis=int(axis))
 
 
@@ -348,9 +356,13 @@ register("GatherV2", _gather_forward, _gather_grad, _gather_shape, dtype=lambda 
 
 def gather(params, indices, axis=0, name=None, validate_indices=None):
     params = convert_to_tensor(params)
-    indices = convert_to_tensor(indices, dtype=None if isinstance(indices, Tensor) else dtypes.int32)
-    return apply_op("GatherV2", [params, indices, convert_to_tensor(axis, dtype=dtypes.int32, name="axis")],
-                    name=name)
+    with name_scope(name, "GatherV2") as scope:
+        indices = convert_to_tensor(indices, dtype=None if isinstance(indices, Tensor) else dtypes.int32,
+                                    name="indices")
+        axis = convert_to_tensor(axis, dtype=dtypes.int32, name="axis")
+        return apply_op("GatherV2", [params, indices, axis],
+                        dict(Tparams=params.dtype, Tindices=indices.dtype, Taxis=axis.dtype, batch_dims=0),
+                        name=scope)
 
 
 def _segment_sum(data, ids, num_segments):
@@ -403,7 +415,9 @@ register("TileGrad", _tile_grad_forward, lambda op, g: [tile(g, op.inputs[1]), N
 
 
 def tile(input, multiples, name=None):  # noqa: A002
-    return apply_op("Tile", [input, multiples if isinstance(multiples, Tensor) else _i32(multiples)], name=name)
+    with name_scope(name, "Tile") as scope:
+        return apply_op("Tile", [input, multiples if isinstance(multiples, Tensor) else
+                                 _i32(multiples, name="multiples")], name=scope)
 
 
 register("Fill", lambda dims, value: np.full(tuple(dims), value, dtype=np.asarray(value).dtype),
@@ -412,8 +426,10 @@ register("Fill", lambda dims, value: np.full(tuple(dims), value, dtype=np.asarra
 
 
 def fill(dims, value, name=None):
-    dims = dims if isinstance(dims, Tensor) else _i32(dims, name="dims")
-    return apply_op("Fill", [dims, value], name=name)
+    with name_scope(name, "Fill") as scope:
+        dims = dims if isinstance(dims, Tensor) else _i32(dims, name="dims")
+        value = convert_to_tensor(value, name="value")
+        return apply_op("Fill", [dims, value], dict(T=value.dtype, index_type=dims.dtype), name=scope)
 
 
 register("ZerosLike", np.zeros_like, None, shape_same)
@@ -455,7 +471,9 @@ register("BroadcastTo", lambda x, s: np.broadcast_to(x, tuple(s)),
 
 
 def broadcast_to(input, shape, name=None):  # noqa: A002
-    return apply_op("BroadcastTo", [input, shape if isinstance(shape, Tensor) else _i32(shape)], name=name)
+    with name_scope(name, "BroadcastTo") as scope:
+        return apply_op("BroadcastTo", [input, shape if isinstance(shape, Tensor) else _i32(shape, name="shape")],
+                        name=scope)
 
 
 def _one_hot_bind(op, session):
@@ -476,10 +494,13 @@ register("OneHot", bind=_one_hot_bind, shape=lambda op: TensorShape(
 
 def one_hot(indices, depth, on_value=None, off_value=None, axis=None, dtype=None, name=None):
     dtype = dtypes.as_dtype(dtype) if dtype is not None else dtypes.float32
-    on = constant(1 if on_value is None else on_value, dtype=dtype, name="on_value")
-    off = constant(0 if off_value is None else off_value, dtype=dtype, name="off_value")
-    return apply_op("OneHot", [indices, convert_to_tensor(depth, dtype=dtypes.int32, name="depth"), on, off],
-                    dict(axis=-1 if axis is None else int(axis)), name=name)
+    with name_scope(name, "one_hot") as scope:
+        on = constant(1 if on_value is None else on_value, dtype=dtype, name="on_value")
+        off = constant(0 if off_value is None else off_value, dtype=dtype, name="off_value")
+        indices = convert_to_tensor(indices, dtype=None if isinstance(indices, Tensor) else dtypes.int32,
+                                    name="indices")
+        return apply_op("OneHot", [indices, convert_to_tensor(depth, dtype=dtypes.int32, name="depth"), on, off],
+                        dict(axis=-1 if axis is None else int(axis), T=dtype, TI=indices.dtype), name=scope)
 
 
 # ---- slicing: t[1:3, 0] -> StridedSlice
@@ -527,9 +548,10 @@ def _strided_slice_shape(op):
 
 def _strided_slice_grad(op, g):
     x, b, e, s = op.inputs
-    return [apply_op("StridedSliceGrad", [_static_or_dynamic_shape(x), b, e, s, g],
-                     {k: op.attrs[k] for k in ("begin_mask", "end_mask", "shrink_axis_mask", "ellipsis_mask",
-                                               "new_axis_mask")}), None, None, None]
+    attrs = {k: op.attrs[k] for k in ("begin_mask", "end_mask", "shrink_axis_mask", "ellipsis_mask",
+                                      "new_axis_mask")}
+    attrs.update(T=g.dtype, Index=dtypes.int32)
+    return [apply_op("StridedSliceGrad", [_static_or_dynamic_shape(x), b, e, s, g], attrs), None, None, None]
 
 
 def _strided_slice_grad_bind(op, session):
@@ -570,9 +592,11 @@ def strided_slice(x, key, name="strided_slice"):
             shrink |= 1 << i
         else:
             raise TypeError("Only integers and slices are supported as tensor indices, got %r" % (k,))
-    return apply_op("StridedSlice", [x, _i32(begin, "stack"), _i32(end, "stack_1"), _i32(strides, "stack_2")],
-                    dict(begin_mask=begin_mask, end_mask=end_mask, shrink_axis_mask=shrink, ellipsis_mask=0,
-                         new_axis_mask=0, Index=dtypes.int32), name=name)
+    with name_scope(name, "strided_slice") as scope:
+        return apply_op("StridedSlice", [x, _i32(begin, "stack"), _i32(end, "stack_1"),
+                                         _i32(strides, "stack_2")],
+                        dict(begin_mask=begin_mask, end_mask=end_mask, shrink_axis_mask=shrink, ellipsis_mask=0,
+                             new_axis_mask=0, Index=dtypes.int32), name=scope)
 
 
 Tensor.__getitem__ = strided_slice

@@ -395,7 +395,11 @@ def _reducer(op_type: str, default_name: str):
         kd = bool(keepdims if keepdims is not None else (keep_dims or False))
         if op_type in ("All", "Any"):
             x = convert_to_tensor(x, dtype=dtypes.bool)
-        return apply_op(op_type, [x, _axes_tensor(x, axis)], dict(keep_dims=kd), name=name or default_name)
+        if axis is None or isinstance(axis, Tensor):
+            return apply_op(op_type, [x, _axes_tensor(x, axis)], dict(keep_dims=kd), name=name or default_name)
+        with name_scope(name, default_name) as scope:   # TF converts a given axis inside the op's scope
+            axes = constant(np.array(axis, dtype=np.int32), name="reduction_indices")
+            return apply_op(op_type, [x, axes], dict(keep_dims=kd), name=scope)
     fn.__name__ = default_name
     return fn
 
@@ -430,9 +434,10 @@ register("Cumsum", _cumsum_forward,
 
 def cumsum(x, axis=0, exclusive=False, reverse=False, name=None):
     """Cumulative sum along ``axis`` (TF's Cumsum, optionally exclusive / reversed)."""
-    x = convert_to_tensor(x)
-    return apply_op("Cumsum", [x, convert_to_tensor(axis, dtype=dtypes.int32)],
-                    dict(exclusive=bool(exclusive), reverse=bool(reverse)), name=name)
+    with name_scope(name, "Cumsum") as scope:
+        x = convert_to_tensor(x, name="x")
+        return apply_op("Cumsum", [x, convert_to_tensor(axis, dtype=dtypes.int32, name="axis")],
+                        dict(exclusive=bool(exclusive), reverse=bool(reverse)), name=scope)
 
 
 # ---- casts, comparisons, logic, select
@@ -518,8 +523,9 @@ def where(condition, x=None, y=None, name=None):
     condition = convert_to_tensor(condition, dtype=dtypes.bool)
     if x is None and y is None:
         return apply_op("Where", [condition], name=name)
-    x, y = _pair(x, y)
-    return apply_op("Select", [condition, x, y], name=name)
+    with name_scope(name, "Select") as scope:
+        x, y = _pair(x, y)
+        return apply_op("Select", [condition, x, y], dict(T=x.dtype), name=scope)
 
 
 def _arg_bind(np_fn):
@@ -543,14 +549,16 @@ register("ArgMin", bind=_arg_bind(np.argmin), shape=_arg_shape, dtype=lambda op:
 
 def argmax(input, axis=None, name=None, dimension=None, output_type=dtypes.int64):  # noqa: A002
     axis = 0 if axis is None and dimension is None else (axis if axis is not None else dimension)
-    return apply_op("ArgMax", [input, convert_to_tensor(axis, dtype=dtypes.int32, name="dimension")],
-                    dict(output_type=dtypes.as_dtype(output_type)), name=name)
+    with name_scope(name, "ArgMax") as scope:
+        return apply_op("ArgMax", [input, convert_to_tensor(axis, dtype=dtypes.int32, name="dimension")],
+                        dict(output_type=dtypes.as_dtype(output_type)), name=scope)
 
 
 def argmin(input, axis=None, name=None, dimension=None, output_type=dtypes.int64):  # noqa: A002
     axis = 0 if axis is None and dimension is None else (axis if axis is not None else dimension)
-    return apply_op("ArgMin", [input, convert_to_tensor(axis, dtype=dtypes.int32, name="dimension")],
-                    dict(output_type=dtypes.as_dtype(output_type)), name=name)
+    with name_scope(name, "ArgMin") as scope:
+        return apply_op("ArgMin", [input, convert_to_tensor(axis, dtype=dtypes.int32, name="dimension")],
+                        dict(output_type=dtypes.as_dtype(output_type)), name=scope)
 
 
 def zeros_like(x, dtype=None, name=None):

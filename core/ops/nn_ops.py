@@ -233,7 +233,7 @@ def in_top_k(predictions, targets, k, name=None):
     """True where the target class is among the top ``k`` predictions (ties count in the target's favour)."""
     targets = convert_to_tensor(targets)
     return apply_op("InTopKV2", [predictions, targets, convert_to_tensor(k, dtype=targets.dtype, name="k")],
-                    name=name)
+                    dict(T=targets.dtype), name=name)
 
 
 # ---- moments and batch normalization

@@ -92,7 +92,7 @@ def random_uniform(shape, minval=0, maxval=None, dtype=dtypes.float32, seed=None
             seed1, seed2 = get_seed(seed)
             return apply_op("RandomUniformInt", [_shape_tensor(shape), convert_to_tensor(minval, dtype=dtype),
                                                  convert_to_tensor(maxval, dtype=dtype)],
-                            dict(seed=seed1, seed2=seed2), name=scope)
+                            dict(seed=seed1, seed2=seed2, Tout=dtype, T=dtypes.int32), name=scope)
         maxval = 1 if maxval is None else maxval
         minval_t = convert_to_tensor(minval, dtype=dtype, name="min")
         maxval_t = convert_to_tensor(maxval, dtype=dtype, name="max")

@@ -62,7 +62,9 @@ def placeholder(dtype, shape=None, name=None):
 
 
 def placeholder_with_default(input, shape, name=None):  # noqa: A002
-    return apply_op("PlaceholderWithDefault", [input], dict(shape=TensorShape(shape)), name=name)
+    from ..registry import convert_to_tensor
+    input = convert_to_tensor(input)
+    return apply_op("PlaceholderWithDefault", [input], dict(dtype=input.dtype, shape=TensorShape(shape)), name=name)
 
 
 def _variable_bind(op, session):
@@ -166,9 +168,10 @@ scatter_add = _scatter_fn("ScatterAdd")
 scatter_sub = _scatter_fn("ScatterSub")
 
 
-register("IsVariableInitialized", lambda ref: np.array(ref.value is not None), ref_inputs=(0,),
+register("IsVariableInitialized", lambda ref, dtype=None: np.array(ref.value is not None), ref_inputs=(0,),
          shape=lambda op: TensorShape([]), dtype=dtypes.bool, stateful=True)
 
 
 def is_variable_initialized(variable, name=None):
-    return apply_op("IsVariableInitialized", [_ref(variable)], name=name)
+    ref = _ref(variable)
+    return apply_op("IsVariableInitialized", [ref], dict(dtype=ref.dtype), name=name)

@@ -1,0 +1,316 @@
+"""The graph model and Session of tfevents.core: TF1 naming, scopes, variables, collections, feeds and fetches,
+errors, control dependencies, step stats and the exported GraphDef (imported and run by real TensorFlow)."""
+import collections
+
+import numpy as np
+import pytest
+
+from tfevents import core as tf
+from tfevents.proto import config_pb2
+
+
+@pytest.fixture(autouse=True)
+def fresh_graph():
+    with tf.Graph().as_default() as g:
+        yield g
+
+
+def names():
+    return [op.name for op in tf.get_default_graph().get_operations()]
+
+
+def build_small(t):
+    """The same small graph for core and TF1: operator/op naming, name scopes, reductions."""
+    x = t.placeholder(t.float32, [None, 3], name="x")
+    y = t.placeholder(t.float32, [None], name="y")
+    with t.name_scope("layer"):
+        w = t.constant(np.arange(6, dtype=np.float32).reshape(3, 2) / 10.0, name="w")
+        h = t.matmul(x, w)
+        h = t.nn.relu(h + 1.0)
+        h2 = t.add(h, 2.0)
+    with t.name_scope("layer"):
+        z = h2 * 3.0 - h / 2.0
+    loss = t.reduce_mean(t.square(t.reduce_sum(z, axis=1) - y), name="loss")
+    other = t.identity(loss)
+    stacked = t.stack([loss, other])
+    return x, y, [h, h2, z, loss, stacked, t.argmax(z, axis=1), t.nn.softmax(z), t.cumsum(z, axis=1),
+                  t.concat([z, h], 1), t.reduce_max(z, keepdims=True), t.gather(z, [1, 0]), t.shape(z)]
+
+
+def test_same_graph_same_names_and_values_as_tensorflow(tf1):
+    xv = np.array([[1, 2, 3], [4, -5, 6]], np.float32)
+    yv = np.array([1, 2], np.float32)
+    x, y, outs = build_small(tf)
+    ours_names = [(op.name, op.type) for op in tf.get_default_graph().get_operations()]
+    ours = tf.Session().run(outs, {x: xv, y: yv})
+    with tf1.Graph().as_default() as g:
+        x, y, outs = build_small(tf1)
+        theirs_names = [(op.name, op.type) for op in g.get_operations()]
+        with tf1.Session() as sess:
+            theirs = sess.run(outs, {x: xv, y: yv})
+    # TF 2.x writes AddV2 for `+`; TF 1.x graphs (which we follow) used Add
+    theirs_names = [(n, "Add" if t == "AddV2" else t) for n, t in theirs_names]
+    assert ours_names == theirs_names
+    for a, b in zip(ours, theirs):
+        assert np.asarray(a).dtype == np.asarray(b).dtype
+        np.testing.assert_allclose(a, b, rtol=1e-6)
+
+
+def test_unique_names_and_scopes():
+    a = tf.constant(1.0, name="a")
+    assert a.name == "a:0"
+    assert tf.constant(2.0, name="a").name == "a_1:0"
+    assert tf.constant(3.0, name="A").op.name == "A_2"      # TF counts names case-insensitively
+    with tf.name_scope("s") as scope:
+        assert scope == "s/"
+        assert (a + a).op.name == "s/add"
+        assert (a + a).op.name == "s/add_1"
+        with tf.name_scope("inner"):
+            assert tf.identity(a).op.name == "s/inner/Identity"
+    with tf.name_scope("s") as scope:
+        assert scope == "s_1/"
+    with tf.name_scope("s/"):                             # a scope ending in '/' is re-entered as is
+        assert tf.identity(a).op.name == "s/Identity"
+    with tf.name_scope(None, "default"):
+        assert tf.identity(a).op.name == "default/Identity"
+
+
+def test_summary_tags_are_uniquified_like_tf1():
+    loss = tf.constant(0.5)
+    with tf.name_scope("loss"):
+        pass
+    s1 = tf.summary.scalar("loss", loss)
+    s2 = tf.summary.scalar("loss", loss)
+    acc = tf.summary.scalar("accuracy", loss)
+    assert [s1.op.name, s2.op.name, acc.op.name] == ["loss_1", "loss_2", "accuracy"]
+    assert tf.get_collection(tf.GraphKeys.SUMMARIES) == [s1, s2, acc]
+    merged = tf.summary.merge_all()
+    summary = tf.Summary.FromString(tf.Session().run(merged))
+    assert [(v.tag, v.simple_value) for v in summary.value] == [("loss_1", 0.5), ("loss_2", 0.5),
+                                                               ("accuracy", 0.5)]
+    hist = tf.summary.histogram("weights", tf.constant([1.0, 2.0, 2.0]))
+    value = tf.Summary.FromString(tf.Session().run(hist)).value[0]
+    assert value.tag == "weights" and value.histo.num == 3 and value.histo.sum == 5.0
+
+
+def test_variables_collections_and_initializers():
+    v = tf.Variable(3.0, name="v")
+    w = tf.Variable(tf.zeros([2]), trainable=False)
+    local = tf.Variable(1, collections=[tf.GraphKeys.LOCAL_VARIABLES], name="local", trainable=False)
+    assert v.name == "v:0" and v.op.name == "v" and v.op.type == "VariableV2"
+    assert w.name == "Variable:0"
+    assert {"v/read", "v/Assign", "v/initial_value"} <= set(names())
+    assert tf.trainable_variables() == [v]
+    assert tf.global_variables() == [v, w]
+    assert tf.local_variables() == [local]
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        with pytest.raises(tf.errors.FailedPreconditionError, match="uninitialized value local"):
+            sess.run(local)
+        sess.run(tf.local_variables_initializer())
+        assert sess.run(local) == 1
+        assert v.eval() == 3.0
+        assert sess.run(v.assign_add(2.0)) == 5.0
+        assert sess.run(tf.assign_sub(v, 1.0)) == 4.0
+        assert sess.run(v.assign(10.0)) == 10.0
+        assert sess.run(v * 2) == 20.0
+
+
+def test_variable_scope_reuse_and_get_variable():
+    with tf.name_scope("ns"):
+        a = tf.get_variable("a", [2], initializer=tf.ones_initializer())
+    assert a.name == "a:0"                               # name scopes do not affect get_variable
+    with tf.variable_scope("model"):
+        w = tf.get_variable("w", [2, 3])
+        with pytest.raises(ValueError, match="already exists"):
+            tf.get_variable("w", [2, 3])
+    with tf.variable_scope("model", reuse=True):
+        assert tf.get_variable("w") is w
+        with pytest.raises(ValueError, match="does not exist"):
+            tf.get_variable("nope", [1])
+    with tf.variable_scope("model") as scope:
+        scope.reuse_variables()
+        assert tf.get_variable("w", [2, 3]) is w
+    with tf.variable_scope("model", reuse=tf.AUTO_REUSE):
+        assert tf.get_variable("w", [2, 3]) is w
+        fresh = tf.get_variable("fresh", [1])
+    assert w.name == "model/w:0" and fresh.name == "model/fresh:0"
+    with tf.variable_scope("init", initializer=tf.constant_initializer(7.0)):
+        c = tf.get_variable("c", [2])
+        d = tf.Variable(0.0)
+    assert d.name == "init/Variable:0"
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        np.testing.assert_array_equal(sess.run(c), [7.0, 7.0])
+        assert np.all(np.abs(sess.run(w)) <= np.sqrt(6.0 / 5.0))   # glorot_uniform bound for [2, 3]
+
+
+def test_random_initializers_seeded_and_distributed():
+    tf.set_random_seed(3)
+    u = tf.random_uniform([2000], -2.0, 3.0)
+    n = tf.truncated_normal([4000], stddev=2.0)
+    vs = tf.variance_scaling_initializer(scale=2.0)([400, 300])
+    first = tf.Session().run([u, n, vs])
+    second = tf.Session().run([u, n, vs])
+    for a, b in zip(first, second):
+        np.testing.assert_array_equal(a, b)                # graph seed: same values in a new Session
+    assert first[0].min() >= -2.0 and first[0].max() < 3.0 and abs(first[0].mean() - 0.5) < 0.1
+    assert np.abs(first[1]).max() <= 4.0 and 1.6 < first[1].std() < 1.9   # truncated at 2 stddev
+    assert abs(first[2].std() - np.sqrt(2.0 / 400)) < 0.01 * np.sqrt(2.0 / 400) * 10
+
+
+def test_feeds_fetch_structures_and_pruning():
+    x = tf.placeholder(tf.float32, [None, 2], name="x")
+    unused = tf.placeholder(tf.float32, name="unused")
+    doubled = x * 2.0
+    total = tf.reduce_sum(doubled)
+    never = unused + 1.0
+    Pair = collections.namedtuple("Pair", "a b")
+    sess = tf.Session()
+    xv = np.ones((3, 2))
+    out = sess.run({"t": total, "p": Pair(doubled, [total, (total,)])}, {x: xv})
+    assert out["t"] == 12.0 and isinstance(out["p"], Pair)
+    assert out["p"].b[0] == 12.0 and out["p"].b[1] == (12.0,)
+    assert sess.run(total, {doubled: np.zeros((1, 2))}) == 0.0       # any tensor can be fed
+    assert sess.run(total, {"x:0": xv}) == 12.0                        # feeds and fetches by name
+    assert sess.run("Sum:0", {x: xv}) == 12.0
+    assert sess.run(tf.group(total), {x: xv}) is None
+    with pytest.raises(tf.errors.InvalidArgumentError, match="placeholder tensor 'x'.*float.*\\[\\?,2\\]"):
+        sess.run(total)
+    assert never is not None                               # 'unused' is never needed, so never complained about
+    with pytest.raises(ValueError, match="Cannot feed value of shape \\(3,\\) for Tensor 'x:0'"):
+        sess.run(total, {x: np.ones(3)})
+    with pytest.raises(TypeError, match="Tensor 'x:0' of dtype float32"):
+        sess.run(total, {x: [["a", "b"]]})
+    labels = tf.placeholder(tf.int32, [None, 2])
+    assert sess.run(labels, {labels: np.array([[1.0, 0.0]])}).dtype == np.int32   # like TF: float -> int
+
+
+def test_control_dependencies_and_ordering():
+    v = tf.Variable(1.0)
+    with tf.control_dependencies([tf.assign(v, 5.0)]):
+        read_after = tf.identity(v)
+    inc = tf.assign_add(v, 1.0)
+    both = tf.group(inc, read_after, name="both")
+    assert [c.name for c in both.control_inputs] == ["AssignAdd", "Identity"]
+    nodes = {n.name: n for n in tf.get_default_graph().as_graph_def().node}
+    assert "^Assign" in nodes["Identity"].input
+    with tf.Session() as sess:
+        sess.run(v.initializer)
+        assert sess.run(read_after) == 5.0
+        before, _ = sess.run([v.value(), inc])            # reads in a step see the value before its updates
+        assert before == 5.0 and sess.run(v) == 6.0
+        fetched = sess.run(v)
+        sess.run(inc)
+        assert fetched == 6.0                              # a fetched value is a copy, not the variable's buffer
+
+
+def test_errors_name_the_failing_node():
+    a = tf.placeholder(tf.float32, [None, None])
+    b = tf.placeholder(tf.float32, [None, None])
+    bad = tf.matmul(a, b, transpose_b=True, name="bad_matmul")
+    with pytest.raises(tf.errors.InvalidArgumentError, match="bad_matmul"):
+        tf.Session().run(bad, {a: np.ones((2, 3)), b: np.ones((2, 4))})
+    with pytest.raises(ValueError, match="Dimensions must be equal"):
+        tf.matmul(tf.zeros([2, 3]), tf.zeros([4, 2]))
+    with pytest.raises(TypeError, match="does not match type"):
+        a + tf.constant(1, tf.int32)
+
+
+def test_default_session_eval_and_run():
+    c = tf.constant([1.0, 2.0])
+    v = tf.Variable(2.0)
+    with pytest.raises(ValueError, match="No default session"):
+        c.eval()
+    sess = tf.Session()
+    with sess.as_default():
+        v.initializer.run()
+        assert tf.get_default_session() is sess
+        assert (c * v).eval().tolist() == [2.0, 4.0]
+    with tf.Session() as s2:
+        assert tf.get_default_session() is s2
+    assert tf.get_default_session() is None
+
+
+def test_full_trace_fills_step_stats():
+    x = tf.placeholder(tf.float32, [None, 3], name="x")
+    w = tf.Variable(np.ones((3, 4), np.float32), name="w")
+    out = tf.nn.relu(tf.matmul(x, w, name="mm"), name="act")
+    sess = tf.Session()
+    sess.run(w.initializer)
+    md = tf.RunMetadata()
+    opts = tf.RunOptions(trace_level=tf.RunOptions.FULL_TRACE)
+    value = sess.run(out, {x: np.ones((2, 3))}, options=opts, run_metadata=md)
+    assert value.shape == (2, 4)
+    dev = md.step_stats.dev_stats
+    assert len(dev) == 1 and dev[0].device == "/job:localhost/replica:0/task:0/device:CPU:0"
+    stats = {n.node_name: n for n in dev[0].node_stats}
+    assert set(stats) == {"w", "w/read", "mm", "act"}
+    act = stats["act"]
+    assert act.all_start_micros > 1e15 and act.all_end_rel_micros >= 0
+    assert list(d.size for d in act.output[0].tensor_description.shape.dim) == [2, 4]
+    assert act.output[0].tensor_description.dtype == 1
+    assert act.memory[0].total_bytes == 2 * 4 * 4
+    md2 = tf.RunMetadata()
+    sess.run(out, {x: np.ones((2, 3))}, run_metadata=md2)    # no trace requested: nothing recorded
+    assert not md2.step_stats.dev_stats
+
+
+def test_graph_def_like_tf1():
+    x = tf.placeholder(tf.float32, [None, 2], name="x")
+    with tf.device("/cpu:0"):
+        w = tf.get_variable("w", [2, 3])
+    y = tf.matmul(x, w, transpose_b=False)
+    parts = tf.split(y, 3, axis=1)
+    with tf.control_dependencies([parts[0]]):
+        z = tf.identity(parts[2], name="z")
+    gd = tf.get_default_graph().as_graph_def()
+    assert gd.versions.producer == 27
+    nodes = {n.name: n for n in gd.node}
+    assert nodes["x"].op == "Placeholder" and nodes["x"].attr["dtype"].type == 1
+    assert [d.size for d in nodes["x"].attr["shape"].shape.dim] == [-1, 2]
+    assert nodes["w"].op == "VariableV2" and nodes["w"].device == "/cpu:0"
+    assert nodes["w/read"].op == "Identity" and nodes["w/read"].input == ["w"]
+    assert nodes["MatMul"].input == ["x", "w/read"]
+    assert nodes["MatMul"].attr["transpose_a"].b is False and nodes["MatMul"].attr["T"].type == 1
+    assert nodes["z"].input == ["split:2"]                 # split is already a data input (TF drops ^split)
+    with tf.control_dependencies([z]):
+        c = tf.constant(1.0, name="c")
+        d = c + 1.0                                          # dominated by c, created in the same block
+    nodes = {n.name: n for n in tf.get_default_graph().as_graph_def().node}
+    assert nodes["c"].input == ["^z"] and nodes["add"].input == ["c", "add/y"]
+    shapes = nodes["split"].attr["_output_shapes"].list.shape
+    assert len(shapes) == 3 and [d.size for d in shapes[0].dim] == [-1, 1]
+    const = nodes["split/split_dim"]
+    assert const.op == "Const" and const.attr["value"].tensor.int_val == [1]
+
+
+def test_graph_def_imports_and_runs_in_tensorflow(tf1):
+    """Our GraphDef (forward, gradients, assign-based update) is valid for TF: import it and run it."""
+    x = tf.placeholder(tf.float32, [None, 4], name="x")
+    labels = tf.placeholder(tf.int32, [None], name="labels")
+    w = tf.Variable(np.linspace(-1, 1, 12, dtype=np.float32).reshape(4, 3), name="w")
+    b = tf.Variable(np.zeros(3, np.float32), name="b")
+    logits = tf.nn.bias_add(tf.matmul(x, w), b)
+    loss = tf.reduce_mean(tf.nn.sparse_softmax_cross_entropy_with_logits(labels=labels, logits=logits))
+    acc = tf.reduce_mean(tf.cast(tf.nn.in_top_k(logits, labels, 1), tf.float32))
+    gw, gb = tf.gradients(loss + 0.1 * tf.nn.l2_loss(w), [w, b])
+    step = tf.group(tf.assign_sub(w, 0.5 * gw), tf.assign_sub(b, 0.5 * gb), name="step")
+    xv = np.random.RandomState(0).randn(5, 4).astype(np.float32)
+    lv = np.array([0, 1, 2, 1, 0], np.int32)
+    sess = tf.Session()
+    sess.run(tf.global_variables_initializer())
+    ours = sess.run([loss, acc, gw, gb], {x: xv, labels: lv})
+    sess.run(step, {x: xv, labels: lv})
+    ours_after = sess.run([w, b])
+    gd = tf.get_default_graph().as_graph_def()
+    with tf1.Graph().as_default() as g:
+        tf1.import_graph_def(tf1.GraphDef.FromString(gd.SerializeToString()), name="")
+        with tf1.Session() as s:
+            s.run("init")
+            feed = {"x:0": xv, "labels:0": lv}
+            theirs = s.run([loss.name, acc.name, gw.name, gb.name], feed)
+            s.run("step", feed)
+            theirs_after = s.run(["w:0", "b:0"])
+    for a, t in zip(ours + ours_after, theirs + theirs_after):
+        np.testing.assert_allclose(a, t, rtol=1e-5, atol=1e-6)
