@@ -44,6 +44,8 @@ _now = time.time
 def _check_tag(tag: Any) -> str:
     if not isinstance(tag, str):
         raise TypeError("tag must be a str, got %s %r" % (type(tag).__name__, tag))
+    if not tag:
+        raise ValueError("tag must be a non-empty string")
     return tag
 
 
@@ -77,6 +79,10 @@ def _as_value(value: Any, tag: str) -> float:
     try:
         return float(value)
     except (TypeError, ValueError):
+        pass
+    try:   # a one-element array of rank >= 1 (numpy 2 refuses float() on it)
+        return float(value.item())
+    except (AttributeError, TypeError, ValueError, RuntimeError):
         shape = getattr(value, "shape", None)
         raise TypeError("add_scalar(%r): value must be a real number or a one-element array/tensor, got %s%s"
                         % (tag, type(value).__name__, "" if shape is None else " of shape %s" % (tuple(shape),))
