@@ -26,8 +26,8 @@ def _graph_def(graph_or_graph_def: Any) -> Any:
 def write_graph(graph_or_graph_def: Any, logdir: Union[str, os.PathLike], name: str, as_text: bool = True) -> str:
     """Write a graph's GraphDef to ``<logdir>/<name>`` and return that path.
 
-    ``as_text``: protobuf text format (``text_format.MessageToString(graph_def, float_format='')``,
-    what TensorFlow writes, e.g. ``graph.pbtxt``); otherwise the binary serialization
+    ``as_text``: protobuf text format (``text_format.MessageToString(graph_def)``, what
+    TensorFlow 2.x writes, e.g. ``graph.pbtxt``); otherwise the binary serialization
     (deterministic). ``logdir`` is created if missing. The file is written to a temporary file in
     the same directory and renamed over the target (``os.replace``), so readers never see a
     partial graph.
@@ -39,7 +39,7 @@ def write_graph(graph_or_graph_def: Any, logdir: Union[str, os.PathLike], name: 
     if as_text:
         from google.protobuf import text_format
 
-        data = text_format.MessageToString(graph_def, float_format="").encode("utf-8")
+        data = text_format.MessageToString(graph_def).encode("utf-8")
     else:
         data = graph_def.SerializeToString(deterministic=True)
     tmp = "%s.tmp%s" % (path, uuid.uuid4().hex)   # as TF's atomic_write_string_to_file names it
