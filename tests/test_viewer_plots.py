@@ -125,6 +125,24 @@ def test_relative_and_wall_time_axes(mixed):
     assert lo <= first + 1e-9 and hi >= last - 1e-9
 
 
+def test_group_regex_puts_matching_tags_in_one_chart():
+    from types import SimpleNamespace
+    from tfevents.viewer import plot_scalars
+    def series(k):
+        return SimpleNamespace(step=np.arange(20), wall_time=np.arange(20.0), value=np.arange(20.0) + k)
+    data = {("a", "loss/train"): series(0), ("a", "loss/val"): series(1), ("b", "loss/train"): series(2),
+            ("a", "acc"): series(3)}
+    fig = plot_scalars(data, group=r"^([^/]+)/", smoothing=0)
+    charts = {ax.get_title(): ax for ax in fig.axes if ax.get_visible()}
+    assert sorted(charts) == ["acc", "loss"]
+    labels = [t.get_text() for t in charts["loss"].get_legend().get_texts()]
+    assert sorted(labels) == ["a: loss/train", "a: loss/val", "b: loss/train"]
+    styles = {l.get_label(): l.get_linestyle() for l in charts["loss"].get_lines()}
+    assert styles["a: loss/train"] == styles["b: loss/train"] != styles["a: loss/val"]
+    with pytest.raises(ValueError, match="regex"):
+        plot_scalars(data, group="(")
+
+
 def test_a_million_points_keep_their_extremes():
     from types import SimpleNamespace
     from tfevents.viewer import plot_scalars

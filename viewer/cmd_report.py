@@ -16,6 +16,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--smoothing", type=_weight, default=0.6, help="scalar smoothing weight in [0, 1]")
     parser.add_argument("--x", choices=("step", "relative", "wall"), default="step", help="scalar x axis")
     parser.add_argument("--logy", action="store_true", help="logarithmic y axis for scalars")
+    parser.add_argument("--group", metavar="REGEX",
+                        help="one scalar chart per value of this regex's first group (e.g. '^([^/]*)/')")
     parser.add_argument("--title", help="page title (default: the logdir's path)")
     parser.add_argument("--watch", action="store_true",
                         help="keep running; re-render whenever event files change (Ctrl-C stops)")
@@ -30,7 +32,7 @@ def run(args) -> int:
     matplotlib.use("Agg")
     from .report import watch_report, write_report
     options = dict(tags=args.tags, runs=args.runs, smoothing=args.smoothing, x=args.x, logy=args.logy,
-                   title=args.title)
+                   group=args.group, title=args.title)
     try:
         if args.watch:
             print("watching %s -> %s (Ctrl-C to stop)" % (args.logdir, args.output), flush=True)

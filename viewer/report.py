@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime
 import os
+import sys
 import threading
 from typing import Any, Callable, Optional
 
@@ -46,8 +47,8 @@ th{background:#fafafa;font-weight:500}
 
 def render_report(source: Any, *, tags: Optional[str] = None, runs: Optional[str] = None,
                   smoothing: float = DEFAULT_SMOOTHING, x: str = "step", logy: bool = False,
-                  title: Optional[str] = None, refresh_seconds: Optional[int] = None,
-                  max_images: int = 6) -> str:
+                  group: Optional[str] = None, title: Optional[str] = None,
+                  refresh_seconds: Optional[int] = None, max_images: int = 6) -> str:
     """The report's HTML text. ``source``: a logdir path or a loaded Logdir; ``tags`` / ``runs``: regexes."""
     if isinstance(source, (str, os.PathLike)):
         logdir = sources.load(source, on_error="skip")  # problems are listed in the report instead
@@ -58,7 +59,7 @@ def render_report(source: Any, *, tags: Optional[str] = None, runs: Optional[str
     title = title or "tfevents report"
     colors = run_colors(sources.all_runs(logdir, {}))
     parts = [
-        ("Scalars", _scalars(logdir, tags, runs, colors, smoothing, x, logy)),
+        ("Scalars", _scalars(logdir, tags, runs, colors, smoothing, x, logy, group)),
         ("Distributions", _histograms(logdir, tags, runs, "distribution")),
         ("Histograms", _histograms(logdir, tags, runs, "ridge")),
         ("Images", _images(logdir, tags, runs, max_images)),
@@ -134,10 +135,14 @@ def watch_report(logdir: str, path: str, *, interval: float = 2.0, stop: Optiona
     while not stop.is_set():
         sig = logdir_signature(logdir)
         if sig != last:
-            write_report(logdir, path, **kwargs)
             last = sig
-            if on_render:
-                on_render(path)
+            try:
+                write_report(logdir, path, **kwargs)
+            except Exception as e:  # keep watching: the next change may fix it (e.g. a file mid-rename)
+                sys.stderr.write("tfevents report --watch: render failed: %s: %s\n" % (type(e).__name__, e))
+            else:
+                if on_render:
+                    on_render(path)
         stop.wait(interval)
 
 
@@ -153,9 +158,9 @@ def _cards(items) -> str:
     return '<div class="cards">%s</div>' % "".join('<div class="card">%s</div>' % i for i in items)
 
 
-def _scalars(logdir, tags, runs, colors, smoothing, x, logy) -> str:
+def _scalars(logdir, tags, runs, colors, smoothing, x, logy, group) -> str:
     from .scalars import scalar_figures
-    figs = scalar_figures(logdir, tags, runs, smoothing=smoothing, x=x, logy=logy, colors=colors)
+    figs = scalar_figures(logdir, tags, runs, smoothing=smoothing, x=x, logy=logy, group=group, colors=colors)
     return _cards(_img(f, "scalar chart " + t) for t, f in figs.items()) if figs else ""
 
 

@@ -140,7 +140,7 @@ def draw_chart(ax, title: str, series: list, colors: Mapping[str, str], *,
                             color=color, ms=7, mec="black", mew=0.6, zorder=4)
                     seen_markers.add(key)
     ax.set_title(title, fontsize=10)
-    ax.set_xlabel({"step": "step", "relative": "relative time (%s)" % unit, "wall": "wall time"}[x])
+    ax.set_xlabel({"step": "step", "relative": "relative time (%s)" % unit, "wall": "wall time (UTC)"}[x])
     if logy:
         ax.set_yscale("log")
     if x == "wall":

@@ -37,9 +37,10 @@ def smooth(values, weight: float = DEFAULT_SMOOTHING) -> np.ndarray:
     if ys.size == 0:
         return out
     ema = _ema(ys, weight)  # `last` after each finite point
-    if weight != 1.0:
-        n = np.arange(1, ys.size + 1, dtype=np.float64)
-        ema = ema / (1.0 - weight ** n)
+    if weight not in (0.0, 1.0):  # w == 0: the divisor is 1 - 0**n = 1; w == 1: TensorBoard uses 1
+        # 1 - w**n == 1.0 exactly once w**n < 2**-54: only the first k points need the division
+        k = ys.size if weight > 1 - 1e-12 else min(ys.size, int(np.ceil(-54 * np.log(2) / np.log(weight))) + 2)
+        ema[:k] /= 1.0 - weight ** np.arange(1, k + 1, dtype=np.float64)
     out[finite] = ema
     return out
 
@@ -97,40 +98,72 @@ def minmax_indices(x, y, buckets: int) -> Downsampled:
     x = np.asarray(x, dtype=np.float64)
     y = np.asarray(y, dtype=np.float64)
     idx = np.arange(y.size)
-    finite = np.isfinite(y) & np.isfinite(x)
+    x_ok = np.isfinite(x)
+    finite = np.isfinite(y) & x_ok
     if y.size <= 4 * buckets:
-        return Downsampled(idx[finite], idx[~finite & np.isfinite(x)])
+        return Downsampled(idx[finite], idx[~finite & x_ok])
     bucket = _bucket_of(x, buckets)
-    fi = idx[finite]
-    keep = [fi[:1], fi[-1:]]
-    if fi.size:
-        fb = bucket[fi]
-        # order by (bucket, y): the first of each bucket group is its minimum, the last its maximum
-        order = fi[np.lexsort((y[fi], fb))]
-        ob = bucket[order]
-        starts = np.flatnonzero(np.r_[True, ob[1:] != ob[:-1]])
-        ends = np.r_[starts[1:], ob.size] - 1
-        keep += [order[starts], order[ends]]
-        # order by (bucket, index): first and last point of each bucket
-        order = fi[np.argsort(fb, kind="stable")]
-        ob = bucket[order]
-        starts = np.flatnonzero(np.r_[True, ob[1:] != ob[:-1]])
-        ends = np.r_[starts[1:], ob.size] - 1
-        keep += [order[starts], order[ends]]
-    line = np.unique(np.concatenate(keep))
-    bad = idx[~np.isfinite(y) & np.isfinite(x)]
+    if x_ok.all() and np.all(bucket[1:] >= bucket[:-1]):
+        line = _m4_sorted(y, finite, bucket)
+    else:
+        line = _m4_any(y, finite, bucket)
+    bad = idx[~np.isfinite(y) & x_ok]
     if bad.size:
         yb = y[bad]
         kind = np.where(np.isnan(yb), 0, np.where(yb > 0, 1, 2))
-        key = bucket[bad] * 3 + kind
-        _, first = np.unique(key, return_index=True)
+        _, first = np.unique(bucket[bad] * 3 + kind, return_index=True)
         bad = np.sort(bad[first])
     return Downsampled(line, bad)
 
 
+def _first_per_group(positions: np.ndarray, group: np.ndarray, last: bool = False) -> np.ndarray:
+    """From ``positions`` (ascending) keep the first (or last) of each run of equal ``group[positions]``."""
+    if positions.size == 0:
+        return positions
+    g = group[positions]
+    if last:
+        return positions[np.r_[g[1:] != g[:-1], True]]
+    return positions[np.r_[True, g[1:] != g[:-1]]]
+
+
+def _m4_sorted(y: np.ndarray, finite: np.ndarray, bucket: np.ndarray) -> np.ndarray:
+    """M4 for non-decreasing buckets (x sorted, the usual case): O(n) with reduceat, no sort."""
+    starts = np.flatnonzero(np.r_[True, bucket[1:] != bucket[:-1]])
+    seg = np.repeat(np.arange(starts.size), np.diff(np.r_[starts, y.size]))
+    hi = np.where(finite, y, -np.inf)
+    lo = np.where(finite, y, np.inf)
+    seg_max = np.maximum.reduceat(hi, starts)[seg]
+    seg_min = np.minimum.reduceat(lo, starts)[seg]
+    fin = np.flatnonzero(finite)
+    keep = [_first_per_group(fin, seg), _first_per_group(fin, seg, last=True),
+            _first_per_group(np.flatnonzero(finite & (hi == seg_max)), seg),
+            _first_per_group(np.flatnonzero(finite & (lo == seg_min)), seg)]
+    return np.unique(np.concatenate(keep))
+
+
+def _m4_any(y: np.ndarray, finite: np.ndarray, bucket: np.ndarray) -> np.ndarray:
+    """M4 for x in any order: sort by (bucket, y) for extremes and by (bucket, index) for first/last."""
+    fi = np.flatnonzero(finite)
+    if fi.size == 0:
+        return fi
+    fb = bucket[fi]
+    keep = [fi[:1], fi[-1:]]
+    for order in (fi[np.lexsort((y[fi], fb))], fi[np.argsort(fb, kind="stable")]):
+        ob = bucket[order]
+        starts = np.flatnonzero(np.r_[True, ob[1:] != ob[:-1]])
+        ends = np.r_[starts[1:], ob.size] - 1
+        keep += [order[starts], order[ends]]
+    return np.unique(np.concatenate(keep))
+
+
 def _bucket_of(x: np.ndarray, buckets: int) -> np.ndarray:
-    fx = x[np.isfinite(x)]
+    """Equal-width bucket number in [0, buckets) of each x (non-finite x go to bucket 0)."""
+    ok = np.isfinite(x)
+    all_ok = bool(ok.all())
+    fx = x if all_ok else x[ok]
     lo, hi = (float(fx.min()), float(fx.max())) if fx.size else (0.0, 1.0)
     span = hi - lo or 1.0
-    b = np.floor((np.nan_to_num(x, nan=lo) - lo) / span * buckets).astype(np.int64)
-    return np.clip(b, 0, buckets - 1)
+    b = ((x if all_ok else np.where(ok, x, lo)) - lo) * (buckets / span)
+    b = b.astype(np.int64)  # values are >= 0, so truncation is floor
+    np.minimum(b, buckets - 1, out=b)
+    return b
