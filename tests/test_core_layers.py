@@ -1,0 +1,122 @@
+"""tf.layers, tf.losses, tf.metrics, dropout and in-graph summaries of tfevents.core against TF1."""
+import numpy as np
+import pytest
+
+from tfevents import core
+
+R = np.random.RandomState(42)
+X = R.randn(6, 5).astype(np.float32)
+ONEHOT = np.eye(4)[[0, 3, 1, 2, 2, 0]]
+KERNEL1 = (R.randn(5, 7) * 0.4).astype(np.float32)
+BIAS1 = (R.randn(7) * 0.1).astype(np.float32)
+KERNEL2 = (R.randn(7, 4) * 0.4).astype(np.float32)
+
+
+def build_mlp(tf):
+    x = tf.placeholder(tf.float32, [None, 5], name="x")
+    labels = tf.placeholder(tf.int32, [None, 4], name="labels")
+    training = tf.placeholder(tf.bool, [], name="training")
+    reg = lambda w: tf.reduce_sum(tf.square(w)) * 0.01  # noqa: E731
+    with tf.name_scope("dnn"):
+        h = tf.layers.dense(x, 7, activation=tf.nn.relu, kernel_initializer=tf.constant_initializer(KERNEL1),
+                            bias_initializer=tf.constant_initializer(BIAS1), kernel_regularizer=reg, name="hidden1")
+        h = tf.layers.batch_normalization(h, training=training, momentum=0.9, name="bn")
+        logits = tf.layers.dense(h, 4, kernel_initializer=tf.constant_initializer(KERNEL2), name="output")
+    with tf.name_scope("loss"):
+        xent = tf.losses.softmax_cross_entropy(onehot_labels=labels, logits=logits)
+        sparse = tf.losses.sparse_softmax_cross_entropy(labels=tf.argmax(labels, 1), logits=logits,
+                                                        weights=tf.constant([1.0, 0.0, 2.0, 1.0, 1.0, 0.5]))
+        mse = tf.losses.mean_squared_error(labels, tf.nn.softmax(logits), weights=2.0)
+        reg_loss = tf.losses.get_regularization_loss()
+    acc, acc_update = tf.metrics.accuracy(tf.argmax(labels, 1), tf.argmax(logits, 1))
+    update_ops = tf.get_collection(tf.GraphKeys.UPDATE_OPS)
+    return dict(x=x, labels=labels, training=training, logits=logits, xent=xent, sparse=sparse, mse=mse,
+                reg=reg_loss, acc=acc, acc_update=acc_update, updates=update_ops)
+
+
+def run_mlp(tf, sess, m):
+    sess.run([tf.global_variables_initializer(), tf.local_variables_initializer()])
+    feed = {m["x"]: X, m["labels"]: ONEHOT, m["training"]: True}
+    train_out = sess.run([m["logits"], m["xent"], m["sparse"], m["mse"], m["reg"]], feed)
+    sess.run(m["updates"], feed)
+    moving = sess.run([v for v in tf.global_variables() if "moving" in v.name])
+    feed[m["training"]] = False
+    infer_logits = sess.run(m["logits"], feed)
+    first = sess.run(m["acc_update"], feed)
+    second = sess.run(m["acc_update"], {m["x"]: X[:2], m["labels"]: ONEHOT[:2], m["training"]: False})
+    return train_out + moving + [infer_logits, first, second, sess.run(m["acc"])]
+
+
+def test_layers_losses_metrics_match_tensorflow(tf1):
+    with core.Graph().as_default() as g:
+        m = build_mlp(core)
+        ours = run_mlp(core, core.Session(), m)
+        ours_vars = [v.name for v in core.global_variables()]
+        ours_local = [v.name for v in core.local_variables()]
+        ours_ops = {op.name for op in g.get_operations()}
+        assert [u.type for u in m["updates"]] == ["AssignSub", "AssignSub"]
+    with tf1.Graph().as_default() as g:
+        m = build_mlp(tf1)
+        with tf1.Session() as sess:
+            theirs = run_mlp(tf1, sess, m)
+        theirs_vars = [v.name for v in tf1.global_variables()]
+        theirs_local = [v.name for v in tf1.local_variables()]
+        theirs_ops = {op.name for op in g.get_operations()}
+    assert ours_vars == theirs_vars        # hidden1/kernel, hidden1/bias, bn/gamma, bn/beta, bn/moving_*, ...
+    assert ours_local == theirs_local      # accuracy/total, accuracy/count
+    for name in ("dnn/hidden1/MatMul", "dnn/hidden1/BiasAdd", "dnn/hidden1/Relu", "dnn/output/MatMul",
+                 "dnn/output/BiasAdd", "accuracy/update_op",
+                 "accuracy/value"):
+        assert name in ours_ops and name in theirs_ops, name
+    labels = ["logits", "xent", "sparse", "mse", "reg", "moving_mean", "moving_var", "infer", "acc1", "acc2",
+              "acc"]
+    for label, a, b in zip(labels, ours, theirs):
+        np.testing.assert_allclose(a, b, rtol=2e-5, atol=2e-6, err_msg=label)
+
+
+def test_dropout_keeps_expected_fraction_and_scales():
+    with core.Graph().as_default():
+        core.set_random_seed(0)
+        x = core.ones([200, 100])
+        out = core.nn.dropout(x, keep_prob=0.7)
+        training = core.placeholder(core.bool, [])
+        layer = core.layers.dropout(x, rate=0.5, training=training)
+        sess = core.Session()
+        values = sess.run(out)
+        kept = values != 0
+        assert abs(kept.mean() - 0.7) < 0.02
+        np.testing.assert_allclose(values[kept], 1 / 0.7, rtol=1e-6)
+        assert not np.array_equal(values, sess.run(out))              # a new mask every run
+        np.testing.assert_array_equal(sess.run(layer, {training: False}), np.ones((200, 100)))
+        assert abs((sess.run(layer, {training: True}) != 0).mean() - 0.5) < 0.02
+
+
+def test_summary_ops_match_tf1_tags(tf1):
+    images = R.rand(4, 6, 5, 3).astype(np.float32)
+    clips = R.uniform(-1, 1, (2, 100)).astype(np.float32)
+
+    def build(tf):
+        x = tf.constant(1.5)
+        with tf.name_scope("loss"):
+            pass
+        out = [tf.summary.scalar("loss", x), tf.summary.scalar("loss", x * 2),
+               tf.summary.histogram("h", tf.constant([1.0, 2.0, 3.0])),
+               tf.summary.image("img", tf.constant(images), max_outputs=2),
+               tf.summary.audio("snd", tf.constant(clips), 8000, max_outputs=3),
+               tf.summary.text("txt", tf.constant("hello"))]
+        return out + [tf.summary.merge_all()]
+
+    def parse(summary_cls, values):
+        return [[(v.tag, v.WhichOneof("value")) for v in summary_cls.FromString(b).value] for b in values]
+
+    with core.Graph().as_default():
+        ours = core.Session().run(build(core))
+    with tf1.Graph().as_default():
+        with tf1.Session() as sess:
+            theirs = sess.run(build(tf1))
+    assert parse(core.Summary, ours) == parse(tf1.Summary, theirs)
+    ours_img = core.Summary.FromString(ours[3]).value[0].image
+    theirs_img = tf1.Summary.FromString(theirs[3]).value[0].image
+    assert (ours_img.height, ours_img.width, ours_img.colorspace) == (theirs_img.height, theirs_img.width,
+                                                                       theirs_img.colorspace)
+    assert core.Summary.FromString(ours[0]).value[0].simple_value == 1.5
