@@ -113,17 +113,17 @@ def _event_file(name: str) -> bool:
     return "tfevents" in os.path.basename(name)
 
 
-def list_runs(path: PathLike, runs: Optional[str] = None):
+def list_runs(path: PathLike, runs: Optional[str] = None, storage_options: Optional[dict] = None):
     """``(fs, [(run, [file, ...]), ...])`` for a logdir, run directory or event file.
 
     ``fs`` is None for local paths, else the fsspec filesystem; runs are sorted, files in name
-    order; ``runs`` is a regex (re.search) on the run name.
+    order; ``runs`` is a regex (re.search) on the run name; ``storage_options`` go to fsspec.
     """
     path = os.fspath(path)
     fs = None
     if _is_url(path):
         import fsspec
-        fs, root = fsspec.core.url_to_fs(path)
+        fs, root = fsspec.core.url_to_fs(path, **(storage_options or {}))
         if fs.isfile(root):
             groups = {".": [root]}
         elif fs.isdir(root):
@@ -210,7 +210,8 @@ def _scan_all(fs, jobs: List[str], sizes: List[int], tags, kinds, check_crc, wor
 def load_logdir(path: PathLike, tags: Optional[str] = None, runs: Optional[str] = None, *,
                 kinds: Optional[Iterable[str]] = None, restarts: str = "tensorboard", on_error: str = "warn",
                 workers: Optional[int] = None, check_crc: bool = True,
-                progress: Optional[Callable[[int, int], None]] = None) -> Logdir:
+                progress: Optional[Callable[[int, int], None]] = None,
+                storage_options: Optional[dict] = None) -> Logdir:
     """Read every run under ``path`` into a :class:`Logdir`.
 
     ``tags`` / ``runs``: regexes (re.search) choosing tags and runs before anything is parsed.
@@ -218,7 +219,8 @@ def load_logdir(path: PathLike, tags: Optional[str] = None, runs: Optional[str] 
     ``tensorboard --logdir`` shows: the Rust data server's rule), 'rust', 'python' (the Python
     plugin loader), 'legacy' (EventAccumulator) or 'none'. ``on_error``: 'warn', 'raise' or
     'skip'. ``workers``: processes for local files (None: as many as pay off; 1: in-process).
-    ``progress(done_bytes, total_bytes)`` is called as files finish.
+    ``progress(done_bytes, total_bytes)`` is called as files finish. ``storage_options`` are
+    passed to fsspec for URLs (e.g. ``{"client_kwargs": {"endpoint_url": ...}}`` for S3).
     """
     if on_error not in ("warn", "raise", "skip"):
         raise ValueError("on_error must be 'warn', 'raise' or 'skip', got %r" % (on_error,))
@@ -230,7 +232,7 @@ def load_logdir(path: PathLike, tags: Optional[str] = None, runs: Optional[str] 
                 re.compile(pattern)
             except re.error as err:
                 raise ValueError("%s is not a valid regex: %r (%s)" % (name, pattern, err)) from None
-    fs, groups = list_runs(path, runs)
+    fs, groups = list_runs(path, runs, storage_options)
     jobs = [f for _, files in groups for f in files]
     sizes = [_file_size(fs, f) for f in jobs]
     scanned = iter(_scan_all(fs, jobs, sizes, tags, kinds, check_crc, workers, progress))
@@ -249,8 +251,8 @@ def load_logdir(path: PathLike, tags: Optional[str] = None, runs: Optional[str] 
 
 
 def read_scalars(path: PathLike, tags: Optional[str] = None, runs: Optional[str] = None, *,
-                 restarts: str = "tensorboard", on_error: str = "warn",
-                 workers: Optional[int] = None) -> Dict[Tuple[str, str], ScalarSeries]:
+                 restarts: str = "tensorboard", on_error: str = "warn", workers: Optional[int] = None,
+                 storage_options: Optional[dict] = None) -> Dict[Tuple[str, str], ScalarSeries]:
     """``{(run, tag): ScalarSeries}`` for every scalar series under ``path`` (see load_logdir)."""
     return load_logdir(path, tags, runs, kinds=("scalars",), restarts=restarts, on_error=on_error,
-                       workers=workers).scalars
+                       workers=workers, storage_options=storage_options).scalars
