@@ -18,10 +18,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--logy", action="store_true", help="logarithmic y axis for scalars")
     parser.add_argument("--group", metavar="REGEX",
                         help="one scalar chart per value of this regex's first group (e.g. '^([^/]*)/')")
+    parser.add_argument("--image-steps", metavar="STEPS", type=_steps,
+                        help="comma-separated steps to show images at (nearest recorded), e.g. 0,500,1000")
     parser.add_argument("--title", help="page title (default: the logdir's path)")
     parser.add_argument("--watch", action="store_true",
                         help="keep running; re-render whenever event files change (Ctrl-C stops)")
     parser.add_argument("--interval", type=float, default=2.0, help="--watch polling interval in seconds")
+
+
+def _steps(text: str) -> list:
+    try:
+        return [int(s) for s in text.split(",") if s.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError("expected comma-separated integers, got %r" % text) from None
 
 
 def run(args) -> int:
@@ -32,7 +41,7 @@ def run(args) -> int:
     matplotlib.use("Agg")
     from .report import watch_report, write_report
     options = dict(tags=args.tags, runs=args.runs, smoothing=args.smoothing, x=args.x, logy=args.logy,
-                   group=args.group, title=args.title)
+                   group=args.group, title=args.title, image_steps=args.image_steps)
     try:
         if args.watch:
             print("watching %s -> %s (Ctrl-C to stop)" % (args.logdir, args.output), flush=True)

@@ -6,7 +6,7 @@ import datetime
 import os
 import sys
 import threading
-from typing import Any, Callable, Optional
+from typing import Any, Callable, Optional, Sequence
 
 
 from . import figures, sources
@@ -48,8 +48,10 @@ th{background:#fafafa;font-weight:500}
 def render_report(source: Any, *, tags: Optional[str] = None, runs: Optional[str] = None,
                   smoothing: float = DEFAULT_SMOOTHING, x: str = "step", logy: bool = False,
                   group: Optional[str] = None, title: Optional[str] = None,
-                  refresh_seconds: Optional[int] = None, max_images: int = 6) -> str:
-    """The report's HTML text. ``source``: a logdir path or a loaded Logdir; ``tags`` / ``runs``: regexes."""
+                  refresh_seconds: Optional[int] = None, max_images: int = 6,
+                  image_steps: Optional[Sequence[int]] = None) -> str:
+    """The report's HTML text. ``source``: a logdir path or a loaded Logdir; ``tags`` / ``runs``: regexes;
+    ``image_steps``: show images at these steps (nearest recorded), else ``max_images`` spread over the run."""
     if isinstance(source, (str, os.PathLike)):
         logdir = sources.load(source, on_error="skip")  # problems are listed in the report instead
         title = title or os.path.abspath(os.fspath(source))
@@ -62,7 +64,7 @@ def render_report(source: Any, *, tags: Optional[str] = None, runs: Optional[str
         ("Scalars", _scalars(logdir, tags, runs, colors, smoothing, x, logy, group)),
         ("Distributions", _histograms(logdir, tags, runs, "distribution")),
         ("Histograms", _histograms(logdir, tags, runs, "ridge")),
-        ("Images", _images(logdir, tags, runs, max_images)),
+        ("Images", _images(logdir, tags, runs, max_images, image_steps)),
         ("Audio", _audio(logdir, tags, runs)),
         ("Text", _text(logdir, tags, runs)),
         ("PR curves", _pr_curves(logdir, tags, runs)),
@@ -183,13 +185,13 @@ def _histograms(logdir, tags, runs, style) -> str:
     return _cards(cards) if cards else ""
 
 
-def _images(logdir, tags, runs, max_images) -> str:
+def _images(logdir, tags, runs, max_images, steps) -> str:
     from .media import data_uri, image_mime, pick_steps
     chosen = sources.select(dict(getattr(logdir, "images", {}) or {}), tags, runs)
     out = []
     for (run, tag), recs in chosen.items():
         thumbs = []
-        for rec in pick_steps(list(recs), None, max_images):
+        for rec in pick_steps(list(recs), steps, max_images):
             data = bytes(rec.data)
             thumbs.append('<div class="thumb"><img alt="%s step %d" src="%s" width="%d">step %d</div>'
                           % (escape(tag), rec.step, data_uri(data, image_mime(data)),
