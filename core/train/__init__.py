@@ -1,0 +1,40 @@
+"""``tf.train`` of tfevents.core: TF1's optimizers (fused ``Apply*`` update ops), gradient clipping,
+learning-rate schedules, ExponentialMovingAverage, Saver (a portable, atomically written checkpoint format),
+Coordinator / QueueRunner, the global step, and the event-file helpers (``summary_iterator``, ``write_graph``,
+``SummaryWriter``)."""
+from __future__ import annotations
+
+from typing import Any
+
+from . import ops as _ops  # noqa: F401 - registers the update ops
+from .optimizer import Optimizer
+from .gradient_descent import GradientDescentOptimizer
+from .momentum import MomentumOptimizer
+from .adagrad import AdagradOptimizer
+from .adadelta import AdadeltaOptimizer
+from .adam import AdamOptimizer
+from .ftrl import FtrlOptimizer
+from .rmsprop import RMSPropOptimizer
+from .clipping import clip_by_average_norm, clip_by_global_norm, clip_by_norm, clip_by_value, global_norm
+from .learning_rate_decay import (cosine_decay, exponential_decay, inverse_time_decay, natural_exp_decay,
+                                  piecewise_constant, polynomial_decay)
+from .moving_averages import ExponentialMovingAverage, assign_moving_average
+from .saver import (CheckpointState, Saver, checkpoint_exists, get_checkpoint_state, latest_checkpoint,
+                    list_variables, load_variable, update_checkpoint_state)
+from .coordinator import Coordinator
+from .data_flow import FIFOQueue, QueueBase
+from .queue_runner import QueueRunner, add_queue_runner, start_queue_runners
+from .training_util import (assert_global_step, create_global_step, get_global_step, get_or_create_global_step,
+                            global_step, write_graph)
+
+piecewise_constant_decay = piecewise_constant
+queue_runner = __import__(__name__ + ".queue_runner", fromlist=["QueueRunner"])
+
+
+def __getattr__(name: str) -> Any:
+    if name in ("summary_iterator", "SummaryWriter"):
+        import tfevents.summaries as summaries
+        value = getattr(summaries, name)
+        globals()[name] = value
+        return value
+    raise AttributeError("module 'tfevents.core.train' has no attribute %r" % name)
