@@ -1,0 +1,180 @@
+"""``tfevents inspect PATH``: per run and tag, the kind, count, step and wall-time ranges, steps
+that go back, points dropped by restarts, and every corrupted or truncated record with its offset.
+
+Corrupt records are reported on stderr (file, offset) and reading goes on (``--on-error``).
+Long loads show a progress bar on stderr when it is a terminal (``--progress`` forces it).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from typing import Optional
+
+RESTART_MODES = ("tensorboard", "rust", "python", "legacy", "none")
+_BAR_MIN_BYTES = 32 << 20
+
+
+def add_load_arguments(parser: argparse.ArgumentParser) -> None:
+    """Options shared by inspect and export."""
+    parser.add_argument("path", help="logdir, run directory, event file, or fsspec URL (s3://, gs://, memory://)")
+    parser.add_argument("--tags", metavar="REGEX", help="only tags matching this regex (re.search)")
+    parser.add_argument("--runs", metavar="REGEX", help="only runs matching this regex (re.search)")
+    parser.add_argument("--restarts", choices=RESTART_MODES, default="tensorboard",
+                        help="which points restarts drop: like TensorBoard (default; its Rust data server), "
+                             "its Python loader, its legacy EventAccumulator, or none")
+    parser.add_argument("--on-error", choices=("warn", "raise", "skip"), default="warn",
+                        help="on a corrupt record: warn on stderr and go on (default), stop, or stay quiet")
+    parser.add_argument("--no-checksum", dest="checksum", action="store_false",
+                        help="do not verify record checksums")
+    parser.add_argument("--workers", type=int, default=None, help="processes reading files (default: auto)")
+    parser.add_argument("--progress", action="store_true", default=None,
+                        help="always show a progress bar (default: on a terminal, for large logdirs)")
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    add_load_arguments(parser)
+    parser.add_argument("--json", action="store_true", help="print one JSON document instead of a table")
+
+
+class ProgressBar:
+    """``[#####     ]  52%  120.0/230.5 MB  3.1 s`` on stderr, redrawn in place."""
+
+    def __init__(self, stream=None, force: Optional[bool] = None, width: int = 30):
+        self.stream = stream or sys.stderr
+        self.force, self.width = force, width
+        self.start = time.monotonic()
+        self.shown = False
+
+    def __call__(self, done: int, total: int) -> None:
+        if self.force is None and (total < _BAR_MIN_BYTES or not self.stream.isatty()):
+            return
+        if self.force is False:
+            return
+        frac = done / total if total else 1.0
+        fill = int(round(frac * self.width))
+        self.stream.write("\r[%s%s] %3d%%  %.1f/%.1f MB  %.1f s" % (
+            "#" * fill, " " * (self.width - fill), frac * 100, done / 1e6, total / 1e6, time.monotonic() - self.start))
+        self.stream.flush()
+        self.shown = True
+
+    def close(self) -> None:
+        if self.shown:
+            self.stream.write("\n")
+            self.stream.flush()
+            self.shown = False
+
+
+def load(args, prog: str, kinds=None):
+    """load_logdir with the CLI's options; problems go to stderr. Returns (Logdir, exit status)."""
+    from tfevents.summaries import record
+    from tfevents.summaries.reader import load_logdir
+    bar = ProgressBar(force=args.progress)
+    try:
+        logdir = load_logdir(args.path, args.tags, args.runs, kinds=kinds, restarts=args.restarts,
+                             on_error="skip", workers=args.workers, check_crc=args.checksum, progress=bar)
+    except (FileNotFoundError, ValueError) as err:
+        print("%s: %s" % (prog, err), file=sys.stderr)
+        return None, 2
+    finally:
+        bar.close()
+    bad = [p for p in logdir.problems if p.kind in ("corrupted", "truncated", "unparseable", "unreadable")]
+    if args.on_error != "skip":
+        for p in bad:
+            print("%s: warning: %s" % (prog, p), file=sys.stderr)
+    if args.on_error == "raise":
+        first = next((p for p in bad if p.kind == "corrupted"), None)
+        if first is not None:
+            print("%s: %s" % (prog, record.CorruptedRecordError(first.path, first.offset, first.detail)),
+                  file=sys.stderr)
+            return None, 1
+    return logdir, 0
+
+
+def _time(t: float) -> str:
+    return time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(t)) if t == t else "nan"
+
+
+def series_rows(logdir):
+    """One dict per (run, kind, tag) with the facts inspect prints."""
+    import numpy as np
+    rows = []
+    for kind in logdir._SERIES_KINDS:
+        for (run, tag), value in sorted(getattr(logdir, kind).items()):
+            if isinstance(value, list):
+                steps = np.array([r.step for r in value], dtype=np.int64)
+                walls = np.array([r.wall_time for r in value], dtype=np.float64)
+            else:
+                steps, walls = value.step, value.wall_time
+            row = {"run": run, "kind": kind, "tag": tag, "count": int(len(steps)),
+                   "out_of_order": logdir.out_of_order.get((run, kind, tag), 0),
+                   "purged": logdir.purged.get((run, kind, tag), 0)}
+            if len(steps):
+                row.update(first_step=int(steps.min()), last_step=int(steps.max()),
+                           first_wall_time=float(np.nanmin(walls)) if np.isfinite(walls).any() else None,
+                           last_wall_time=float(np.nanmax(walls)) if np.isfinite(walls).any() else None)
+            rows.append(row)
+    return rows
+
+
+def run(args) -> int:
+    logdir, status = load(args, "tfevents inspect")
+    if logdir is None:
+        return status
+    rows = series_rows(logdir)
+    if args.json:
+        doc = {"path": logdir.path, "restarts": args.restarts, "runs": logdir.runs, "series": rows,
+               "files": logdir.files, "graphs": sorted(logdir.graphs), "hparams": {
+                   r: {"hparams": h.hparams, "metrics": h.metrics} for r, h in logdir.hparams.items()},
+               "session_logs": logdir.session_logs,
+               "problems": [{"path": p.path, "offset": p.offset, "kind": p.kind, "detail": p.detail}
+                            for p in logdir.problems]}
+        json.dump(doc, sys.stdout, indent=1, default=str)
+        sys.stdout.write("\n")
+        return 0
+    out = sys.stdout
+    if not logdir.runs:
+        print("no event files under %s" % logdir.path, file=out)
+        return 1
+    by_run = {}
+    for row in rows:
+        by_run.setdefault(row["run"], []).append(row)
+    for run_name in logdir.runs:
+        files = logdir.files.get(run_name, [])
+        print("run %s  (%d file%s)" % (run_name, len(files), "" if len(files) == 1 else "s"), file=out)
+        series = by_run.get(run_name, [])
+        if series:
+            width = max(len(r["tag"]) for r in series)
+            print("  %-10s %-*s %8s  %-21s %-41s %s" % ("kind", width, "tag", "count", "steps", "wall time (UTC)",
+                                                       "notes"), file=out)
+            for r in series:
+                steps = "%d..%d" % (r["first_step"], r["last_step"]) if r["count"] else "-"
+                walls = ("%s .. %s" % (_time(r["first_wall_time"]), _time(r["last_wall_time"]))
+                         if r.get("first_wall_time") is not None else "-")
+                notes = []
+                if r["out_of_order"]:
+                    notes.append("%d step(s) go back" % r["out_of_order"])
+                if r["purged"]:
+                    notes.append("%d purged by restarts" % r["purged"])
+                print("  %-10s %-*s %8d  %-21s %-41s %s" % (r["kind"], width, r["tag"], r["count"], steps, walls,
+                                                           ", ".join(notes)), file=out)
+        extras = []
+        if run_name in logdir.graphs:
+            extras.append("graph (%d bytes)" % len(logdir.graphs[run_name]))
+        n_md = sum(1 for (r, _) in logdir.run_metadata if r == run_name)
+        if n_md:
+            extras.append("%d run metadata" % n_md)
+        if run_name in logdir.hparams:
+            extras.append("hparams %s" % sorted(logdir.hparams[run_name].hparams))
+        starts = [s for s in logdir.session_logs.get(run_name, []) if s[2] == "START"]
+        if starts:
+            extras.append("restarts: SessionLog.START at step%s %s" % (
+                "s" if len(starts) > 1 else "", ", ".join(str(s[0]) for s in starts)))
+        for e in extras:
+            print("  " + e, file=out)
+    if logdir.problems:
+        print("problems:", file=out)
+        for p in logdir.problems:
+            print("  %s" % p, file=out)
+    return 0
