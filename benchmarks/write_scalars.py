@@ -4,7 +4,9 @@
 
 Each measurement runs in a fresh subprocess: construct a writer, ``add_scalar(tag, float, step)``
 N times (one tag, steps 0..N-1), ``close()``; the time covers all of it, so events/s is end to end
-including the last write. Prints the median events/s per writer and tfevents' ratio to each peer,
+including the last write. Prints the median events/s per writer (wall clock, and per CPU-second of
+all the process's threads, which a machine busy with other work disturbs less) and tfevents'
+ratio to each peer,
 then the time of ``import tfevents.summaries`` and ``from tfevents.summaries import SummaryWriter``
 in a fresh interpreter (median of 7). The files are read back and counted, so a writer that drops
 events cannot win.
@@ -30,15 +32,15 @@ import sys, time, glob
 from tfevents.summaries import record
 logdir, n = sys.argv[1], int(sys.argv[2])
 values = [i * 0.001 for i in range(n)]
-t0 = time.perf_counter()
+t0, c0 = time.perf_counter(), time.process_time()
 w = SummaryWriter(logdir)
 add = w.add_scalar
 for i in range(n):
     add("train/loss", values[i], i)
 w.close()
-elapsed = time.perf_counter() - t0
+elapsed, cpu = time.perf_counter() - t0, time.process_time() - c0
 count = sum(1 for f in glob.glob(logdir + "/*tfevents*") for _ in record.iter_records(f))
-print(elapsed, count)
+print(elapsed, cpu, count)
 """
 
 _IMPORT = r"""
@@ -55,15 +57,15 @@ def _env() -> dict:
     return env
 
 
-def time_writer(name: str, n: int) -> float:
-    """Seconds for one fresh-process run of n add_scalar calls + close()."""
+def time_writer(name: str, n: int) -> tuple:
+    """(wall seconds, CPU seconds of all threads) of one fresh-process run of n add_scalar + close()."""
     with tempfile.TemporaryDirectory() as logdir:
         out = subprocess.run([sys.executable, "-c", _ONE_RUN.format(import_line=WRITERS[name]), logdir, str(n)],
                              check=True, capture_output=True, text=True, env=_env()).stdout.split()
-    elapsed, count = float(out[0]), int(out[1])
+    elapsed, cpu, count = float(out[0]), float(out[1]), int(out[2])
     if count != n + 1:   # + the file_version event
         raise SystemExit("%s wrote %d events, expected %d" % (name, count, n + 1))
-    return elapsed
+    return elapsed, cpu
 
 
 def time_import(stmt: str, repeat: int = 7) -> float:
@@ -79,20 +81,25 @@ def main() -> None:
     parser.add_argument("--only", nargs="*", default=list(WRITERS), choices=list(WRITERS))
     args = parser.parse_args()
 
-    rates = {}
-    print("add_scalar x %d + close(), median of %d fresh processes" % (args.n, args.repeat))
+    rates, cpu_rates = {}, {}
+    print("add_scalar x %d + close(), median of %d fresh processes (load average %.1f)"
+          % (args.n, args.repeat, os.getloadavg()[0]))
     for name in args.only:
         try:
-            seconds = statistics.median(time_writer(name, args.n) for _ in range(args.repeat))
+            runs = [time_writer(name, args.n) for _ in range(args.repeat)]
         except subprocess.CalledProcessError as e:
             print("  %-13s failed: %s" % (name, e.stderr.strip().splitlines()[-1:]))
             continue
-        rates[name] = args.n / seconds
-        print("  %-13s %8.3f s  %10.0f events/s" % (name, seconds, rates[name]))
+        seconds = statistics.median(r[0] for r in runs)
+        cpu = statistics.median(r[1] for r in runs)
+        rates[name], cpu_rates[name] = args.n / seconds, args.n / cpu
+        print("  %-13s %8.3f s wall %10.0f events/s   %8.3f s CPU %10.0f events/CPU-s"
+              % (name, seconds, rates[name], cpu, cpu_rates[name]))
     if "tfevents" in rates:
-        for name, rate in rates.items():
+        for name in rates:
             if name != "tfevents":
-                print("  tfevents / %-13s %6.1fx" % (name, rates["tfevents"] / rate))
+                print("  tfevents / %-13s %6.1fx wall  %6.1fx CPU"
+                      % (name, rates["tfevents"] / rates[name], cpu_rates["tfevents"] / cpu_rates[name]))
 
     print("import time in a fresh interpreter (median of 7)")
     for stmt in ("import tfevents.summaries", "from tfevents.summaries import SummaryWriter"):

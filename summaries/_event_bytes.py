@@ -9,16 +9,17 @@ on the wire (REFERENCE.md §2, fields in number order, as protobuf serializes th
               15 <simple_value: float32 LE>     Value.simple_value = 2 (a oneof member: always written)
 
 Everything from ``2a`` up to ``15`` depends only on the tag, so it is built once per tag
-(:func:`scalar_prefix`) and an event costs two ``struct.pack`` calls and a concatenation.
+(:func:`scalar_packer`) and an event costs one ``struct.pack`` call.
 The output is byte-identical to ``Event.SerializeToString()`` (tests/test_summary_writer.py).
 """
 from __future__ import annotations
 
 import struct
+from typing import Callable, NamedTuple
 from math import copysign as _copysign
 
 __all__ = [
-    "varint", "scalar_prefix", "scalar_event", "event_header", "summary_event", "file_version_event",
+    "varint", "scalar_prefix", "scalar_packer", "ScalarPacker", "scalar_event", "event_header", "summary_event", "file_version_event",
     "FILE_VERSION",
 ]
 
@@ -26,10 +27,6 @@ FILE_VERSION = "brain.Event:2"
 
 _wall = struct.Struct("<Bd")      # 0x09 tag byte + double
 _f32 = struct.Struct("<f").pack
-# wall_time field + step field of a 1, 2 or 3-byte varint
-_head1 = struct.Struct("<BdBB").pack
-_head2 = struct.Struct("<BdBBB").pack
-_head3 = struct.Struct("<BdBBBB").pack
 _INF = float("inf")
 _WALL_TAG = 0x09
 _STEP_TAG = b"\x10"
@@ -82,24 +79,38 @@ def _f32_bytes(value: float) -> bytes:
         return _f32(_INF if value > 0 else -_INF)
 
 
-def scalar_event(wall_time: float, step: int, prefix: bytes, value: float) -> bytes:
+class ScalarPacker(NamedTuple):
+    """What :func:`scalar_event` needs of a tag: its prefix and one ``struct`` per step-varint size."""
+
+    prefix: bytes
+    pack1: Callable[..., bytes]   # (0x09, wall_time, 0x10, b0, prefix, value)
+    pack2: Callable[..., bytes]   # (0x09, wall_time, 0x10, b0, b1, prefix, value)
+    pack3: Callable[..., bytes]   # (0x09, wall_time, 0x10, b0, b1, b2, prefix, value)
+
+
+def scalar_packer(tag: str) -> ScalarPacker:
+    """The per-tag encoder state of :func:`scalar_event` (build once per tag, reuse)."""
+    prefix = scalar_prefix(tag)
+    return ScalarPacker(prefix, *(struct.Struct("<Bd%dB%dsf" % (1 + k, len(prefix))).pack for k in (1, 2, 3)))
+
+
+def scalar_event(wall_time: float, step: int, packer: ScalarPacker, value: float) -> bytes:
     """Serialized ``Event(wall_time, step, summary=Summary(value=[Value(tag, simple_value=value)]))``.
 
-    ``prefix`` is :func:`scalar_prefix` of the tag; ``step`` an int in int64 range.
+    ``packer`` is :func:`scalar_packer` of the tag; ``step`` an int in int64 range. One
+    ``struct.pack`` builds the whole Event when the step is 1..2**21-1 (a 1-3 byte varint).
     """
-    if wall_time and 0 < step < 0x200000:   # the common case, inlined: steps of 1-3 varint bytes
+    if wall_time and 0 < step < 0x200000:
         try:
             if step < 0x80:
-                head = _head1(0x09, wall_time, 0x10, step)
-            elif step < 0x4000:
-                head = _head2(0x09, wall_time, 0x10, (step & 0x7F) | 0x80, step >> 7)
-            else:
-                head = _head3(0x09, wall_time, 0x10, (step & 0x7F) | 0x80, ((step >> 7) & 0x7F) | 0x80,
-                              step >> 14)
-            return head + prefix + _f32(value)
-        except OverflowError:
+                return packer.pack1(0x09, wall_time, 0x10, step, packer.prefix, value)
+            if step < 0x4000:
+                return packer.pack2(0x09, wall_time, 0x10, (step & 0x7F) | 0x80, step >> 7, packer.prefix, value)
+            return packer.pack3(0x09, wall_time, 0x10, (step & 0x7F) | 0x80, ((step >> 7) & 0x7F) | 0x80,
+                                step >> 14, packer.prefix, value)
+        except OverflowError:   # |value| beyond float32: handled below
             pass
-    return event_header(wall_time, step) + prefix + _f32_bytes(value)
+    return event_header(wall_time, step) + packer.prefix + _f32_bytes(value)
 
 
 def summary_event(wall_time: float, step: int, summary: bytes) -> bytes:

@@ -28,7 +28,6 @@ import atexit
 import collections
 import itertools
 import os
-import socket
 import threading
 import time
 import weakref
@@ -46,6 +45,8 @@ _CALLER_WRITES_AT = 65536             # pending events beyond which add_* writes
 
 def event_file_name(filename_suffix: str = "", now: Optional[float] = None) -> str:
     """``events.out.tfevents.<%010d secs>.<hostname>.<pid>.<counter><suffix>`` (counter per process)."""
+    import socket   # (not at module import: keeps ``import tfevents.summaries`` light)
+
     secs = int(time.time() if now is None else now)
     return "events.out.tfevents.%010d.%s.%d.%d%s" % (
         secs, socket.gethostname(), os.getpid(), next(_counter), filename_suffix)

@@ -142,7 +142,7 @@ class SummaryWriter:
         self._max_queue = max_queue
         self._flush_secs = flush_secs
         self._suffix = filename_suffix or ""
-        self._scalar_prefixes: Dict[str, bytes] = {}
+        self._scalar_packers: Dict[str, _event_bytes.ScalarPacker] = {}
         self._sub_writers: Dict[str, EventFileWriter] = {}
         self._run_metadata_tags: set = set()
         self._file_writer = EventFileWriter(self._logdir, max_queue, flush_secs, self._suffix)
@@ -254,14 +254,14 @@ class SummaryWriter:
         ``scalar_value``: a number, numpy scalar, or one-element array/tensor (``float(x)``).
         """
         try:
-            prefix = self._scalar_prefixes[tag]
+            packer = self._scalar_packers[tag]
         except (KeyError, TypeError):
-            prefix = self._scalar_prefix(tag)
+            packer = self._scalar_packer(tag)
         if type(scalar_value) is not float:
             scalar_value = _as_value(scalar_value, tag)
         if type(global_step) is not int or not 0 <= global_step <= _INT64_MAX:
             global_step = _as_step(global_step)
-        payload = _scalar_event(_now() if walltime is None else float(walltime), global_step, prefix, scalar_value)
+        payload = _scalar_event(_now() if walltime is None else float(walltime), global_step, packer, scalar_value)
         writer = self._file_writer   # EventFileWriter.add_serialized_event, inlined (the hot path)
         if writer._error is not None or writer._closed:
             writer._check()
@@ -270,9 +270,9 @@ class SummaryWriter:
         if len(pending) >= writer._max_queue:
             writer._request_write(len(pending))
 
-    def _scalar_prefix(self, tag: Any) -> bytes:
-        prefix = self._scalar_prefixes[tag] = _event_bytes.scalar_prefix(_check_tag(tag))
-        return prefix
+    def _scalar_packer(self, tag: Any) -> _event_bytes.ScalarPacker:
+        packer = self._scalar_packers[tag] = _event_bytes.scalar_packer(_check_tag(tag))
+        return packer
 
     def add_scalars(self, main_tag: str, tag_scalar_dict: Mapping[str, Any], global_step: Optional[int] = None,
                     walltime: Optional[float] = None) -> None:
@@ -283,10 +283,10 @@ class SummaryWriter:
             raise TypeError("tag_scalar_dict must be a dict, got %s" % type(tag_scalar_dict).__name__)
         step = _as_step(global_step)
         wall = _as_walltime(walltime)
-        prefix = _event_bytes.scalar_prefix(main_tag)
+        packer = self._scalar_packers.get(main_tag) or self._scalar_packer(main_tag)
         for key, value in tag_scalar_dict.items():
             run = main_tag.replace("/", "_") + "_" + str(key)
-            payload = _event_bytes.scalar_event(wall, step, prefix, _as_value(value, main_tag))
+            payload = _event_bytes.scalar_event(wall, step, packer, _as_value(value, main_tag))
             self._sub_writer(run).add_serialized_event(payload)
 
     def _sub_writer(self, run: str) -> EventFileWriter:
@@ -400,7 +400,7 @@ class SummaryWriter:
         for summary in (experiment, start, end):
             add(_event_bytes.summary_event(wall, 0, summary.SerializeToString()))
         for key, value in metric_dict.items():
-            add(_event_bytes.scalar_event(wall, step, _event_bytes.scalar_prefix(key), _as_value(value, key)))
+            add(_event_bytes.scalar_event(wall, step, _event_bytes.scalar_packer(key), _as_value(value, key)))
 
     # ------------------------------------------------------------------ helpers
     def _add_summary_proto(self, summary: Any, global_step: Optional[int], walltime: Optional[float]) -> None:

@@ -45,7 +45,7 @@ def _proto_scalar_event(wall_time, step, tag, value):
        wall_time=st.one_of(st.floats(min_value=0, max_value=4e9), st.sampled_from([0.0, -0.0, 1.0]),
                            st.floats(allow_nan=False)))
 def test_hand_encoded_scalar_event_equals_protobuf_bytes(tag, step, value, wall_time):
-    ours = _event_bytes.scalar_event(wall_time, step, _event_bytes.scalar_prefix(tag), value)
+    ours = _event_bytes.scalar_event(wall_time, step, _event_bytes.scalar_packer(tag), value)
     assert ours == _proto_scalar_event(wall_time, step, tag, value)
 
 
@@ -54,7 +54,7 @@ def test_hand_encoded_scalar_event_equals_protobuf_bytes(tag, step, value, wall_
                                    3.4028235e38, 1e-46, 5e-324])
 @pytest.mark.parametrize("tag", ["loss", "ünïcödé/損失/🚀", "t" * 300])
 def test_hand_encoded_scalar_event_edge_cases(tag, step, value):
-    ours = _event_bytes.scalar_event(1.7e9, step, _event_bytes.scalar_prefix(tag), value)
+    ours = _event_bytes.scalar_event(1.7e9, step, _event_bytes.scalar_packer(tag), value)
     assert ours == _proto_scalar_event(1.7e9, step, tag, value)
     parsed = event_pb2.Event.FromString(ours)
     assert (parsed.step, parsed.summary.value[0].tag) == (step, tag)
