@@ -40,24 +40,29 @@ def init_params(seed=1):
     return params
 
 
-def timeit(step, seconds):
-    """Median seconds per call over repeats of ~20 ms after a warm-up."""
-    for _ in range(5):
-        step()
-    t0 = time.perf_counter()
-    n = 0
-    while time.perf_counter() - t0 < 0.05:
-        step()
-        n += 1
-    per_batch = max(1, int(0.02 / ((time.perf_counter() - t0) / n)))
-    samples = []
-    end = time.perf_counter() + seconds
-    while time.perf_counter() < end or len(samples) < 5:
-        t = time.perf_counter()
-        for _ in range(per_batch):
+def time_interleaved(steps, seconds):
+    """Median seconds per call of each step; the peers take turns in rounds of ~20 ms each, so that load
+    from other processes hits all of them alike."""
+    per_round = {}
+    for name, step in steps.items():
+        for _ in range(5):
             step()
-        samples.append((time.perf_counter() - t) / per_batch)
-    return statistics.median(samples)
+        t0 = time.perf_counter()
+        n = 0
+        while time.perf_counter() - t0 < 0.05:
+            step()
+            n += 1
+        per_round[name] = max(1, int(0.02 / ((time.perf_counter() - t0) / n)))
+    samples = {name: [] for name in steps}
+    end = time.perf_counter() + seconds * len(steps)
+    while time.perf_counter() < end or min(len(v) for v in samples.values()) < 5:
+        for name, step in steps.items():
+            k = per_round[name]
+            t = time.perf_counter()
+            for _ in range(k):
+                step()
+            samples[name].append((time.perf_counter() - t) / k)
+    return {name: statistics.median(v) for name, v in samples.items()}
 
 
 # ---- hand-written numpy
@@ -187,12 +192,13 @@ def main(argv=None):
           % ("-".join(map(str, SIZES)), LR, MOMENTUM))
     for batch in (int(b) for b in args.batches.split(",")):
         x, y = data(batch)
-        times = {}
+        steps = {}
         for name in peers:
             try:
-                times[name] = timeit(factories[name](x, y), args.seconds)
+                steps[name] = factories[name](x, y)
             except ImportError as e:
                 print("  %s skipped: %s" % (name, e))
+        times = time_interleaved(steps, args.seconds)
         line = "batch %4d: " % batch + "  ".join("%s %.1f us" % (k, v * 1e6) for k, v in times.items())
         print(line)
         if "core" in times:

@@ -13,7 +13,7 @@ from typing import Any
 from . import dtypes, errors
 from .dtypes import (DType, as_dtype, bool, double, float16, float32, float64, half, int32, int64,  # noqa: A004
                      string, uint8)
-from .graph import (Graph, GraphKeys, Operation, Tensor, TensorShape, add_to_collection, add_to_collections,
+from .graph import (Dimension, Graph, GraphKeys, Operation, Tensor, TensorShape, add_to_collection, add_to_collections,
                     colocate_with, control_dependencies, device, get_collection, get_collection_ref,
                     get_default_graph, name_scope, reset_default_graph, set_random_seed)
 from .registry import IndexedSlices, constant, convert_to_tensor, register_gradient as RegisterGradient
@@ -45,7 +45,6 @@ from .gradients import AggregationMethod, gradients, hessians
 from .session import InteractiveSession, Session, get_default_session
 
 newaxis = None
-Dimension = int
 
 # lazily imported submodules and names (PEP 562): tf.train is core/train (written separately), the clipping
 # functions live in tfevents.core.train.clipping, protos come from tfevents.proto.

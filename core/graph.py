@@ -41,6 +41,23 @@ class GraphKeys:
     VARIABLES = GLOBAL_VARIABLES
 
 
+class Dimension(int):
+    """A known dimension: an int that also has TF1's ``.value`` (unknown dimensions are None)."""
+
+    __slots__ = ()
+
+    @property
+    def value(self) -> int:
+        return int(self)
+
+    def __repr__(self) -> str:
+        return "Dimension(%d)" % int(self)
+
+
+def _dim(d):
+    return None if d is None else Dimension(d)
+
+
 class TensorShape:
     """A static shape: ``dims`` is a tuple of int-or-None, or None when even the rank is unknown."""
 
@@ -107,14 +124,14 @@ class TensorShape:
     def __iter__(self):
         if self.dims is None:
             raise ValueError("Cannot iterate over a shape with unknown rank.")
-        return iter(self.dims)
+        return iter([_dim(d) for d in self.dims])
 
     def __getitem__(self, key):
         if self.dims is None:
             return TensorShape(None) if isinstance(key, slice) else None
         if isinstance(key, slice):
             return TensorShape(self.dims[key])
-        return self.dims[key]
+        return _dim(self.dims[key])
 
     def __eq__(self, other: Any) -> bool:
         try:

@@ -20,7 +20,7 @@ import numpy as np
 from . import errors
 from .graph import Operation, Tensor, TensorShape, get_default_graph
 from .ops.state_ops import VariableSlot
-from .registry import IndexedSlices
+from .registry import IndexedSlices, constant_value
 
 _DEVICE = "/job:localhost/replica:0/task:0/device:CPU:0"
 
@@ -351,6 +351,13 @@ def _generate(session: Session, order: list, fed: list, fetch_tensors: list, par
             ns[name] = op.attrs["value"]
             names.setdefault(op.outputs[0], name)
             continue
+        folded = _fold(op, names, ns, fed_set)
+        if folded is not None:
+            for t, value in zip(op.outputs, folded):
+                name = "c%d_%d" % (k, t.value_index)
+                ns[name] = value
+                names[t] = name
+            continue
         args = []
         for i, t in enumerate(op.inputs):
             if i in opdef.ref_inputs:
@@ -426,6 +433,31 @@ def _generate(session: Session, order: list, fed: list, fetch_tensors: list, par
             return out
     plan.fn = run
     return plan
+
+
+_NEVER_FOLD = {"Placeholder", "PlaceholderWithDefault"}
+
+
+def _fold(op, names: dict, ns: dict, fed: set):
+    """Outputs of a pure op computed at compile time (all inputs constant, or a static Shape/Size), else None."""
+    opdef = op.opdef
+    if opdef.stateful or opdef.ref_inputs or op.type in _NEVER_FOLD or any(t in fed for t in op.outputs):
+        return None
+    if op.type in ("Shape", "Size", "Rank") and op.inputs[0].shape.is_fully_defined():
+        value = np.asarray(constant_value(op.outputs[0]) if op.type != "Rank" else op.inputs[0].shape.ndims,
+                           dtype=np.int32)
+        return [_readonly(value)]
+    if not op.inputs or not all(names.get(t, "").startswith("c") for t in op.inputs):
+        return None
+    value = _bound_callable(op, None)(*[ns[names[t]] for t in op.inputs])
+    values = list(value) if len(op.outputs) > 1 else [value]
+    return [_readonly(v) for v in values]
+
+
+def _readonly(value):
+    if isinstance(value, np.ndarray):
+        value.setflags(write=False)
+    return value
 
 
 def _fill_step_stats(run_metadata: Any, plan: _Plan) -> None:

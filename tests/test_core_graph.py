@@ -314,3 +314,40 @@ def test_graph_def_imports_and_runs_in_tensorflow(tf1):
             theirs_after = s.run(["w:0", "b:0"])
     for a, t in zip(ours + ours_after, theirs + theirs_after):
         np.testing.assert_allclose(a, t, rtol=1e-5, atol=1e-6)
+
+
+def test_registered_stateful_op_with_ref_inputs_updates_in_place():
+    """The registry API for fused optimizer updates (as tf.train uses it): ref inputs get the variable slot."""
+    from tfevents.core.registry import apply_op, register, shape_same
+
+    def apply_momentum(var, accum, lr, grad, momentum, use_locking=False, use_nesterov=False):
+        accum.value *= momentum
+        accum.value += grad
+        var.value -= lr * accum.value
+        return var.value
+
+    register("TestApplyMomentum", apply_momentum, ref_inputs=(0, 1), mutates=True, aliases=True, shape=shape_same)
+    v = tf.Variable([1.0, 2.0], name="v")
+    acc = tf.Variable([0.0, 0.0], trainable=False, name="acc")
+    g = tf.placeholder(tf.float32, [2], name="g")
+    read = v * 1.0
+    update = apply_op("TestApplyMomentum", [v, acc, 0.5, g, 0.9], dict(use_locking=False, use_nesterov=False),
+                      name="update_v")
+    assert update.op.type == "TestApplyMomentum" and update.shape.as_list() == [2]
+    node = next(n for n in tf.get_default_graph().as_graph_def().node if n.name == "update_v")
+    assert node.input[:2] == ["v", "acc"] and node.input[3] == "g"
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        before, after = sess.run([read, update], {g: [1.0, -2.0]})
+        np.testing.assert_allclose(before, [1.0, 2.0])           # the read ran before the in-place update
+        np.testing.assert_allclose(after, [0.5, 3.0])
+        sess.run(update, {g: [1.0, -2.0]})
+        np.testing.assert_allclose(sess.run(acc), [1.9, -3.8])
+        np.testing.assert_allclose(sess.run(v), [0.5 - 0.95, 3.0 + 1.9])
+
+
+def test_tf1_dimension_values():
+    x = tf.placeholder(tf.float32, [None, 3])
+    assert x.get_shape()[1].value == 3 and x.get_shape()[1] == 3
+    assert x.get_shape()[0] is None
+    assert x.shape.as_list() == [None, 3]
