@@ -194,8 +194,9 @@ def audio(tag: str, samples: Any, sample_rate: Union[int, float] = 44100) -> sum
         raise TypeError("sample_rate must be a number, got %s" % type(sample_rate).__name__)
     if not (sample_rate > 0 and float(sample_rate).is_integer()):
         raise ValueError("sample_rate must be a positive whole number of Hz, got %r" % (sample_rate,))
-    scaled = np.clip(array.astype(np.float32), -1.0, 1.0) * np.float32(32768.0)
-    pcm = np.clip(np.sign(scaled) * np.floor(np.abs(scaled) + 0.5), -32768, 32767).astype(np.int16)
+    scaled = np.clip(array.astype(np.float32), -1.0, 1.0) * np.float32(32768.0)  # exact: a power of 2
+    scaled += np.copysign(np.float32(0.5), scaled)  # exact too (|scaled| <= 2**15): round half away via trunc
+    pcm = np.minimum(np.trunc(scaled, out=scaled), 32767).astype(np.int16)
     clip = summary_pb2.Summary.Audio(sample_rate=float(sample_rate), num_channels=channels, length_frames=frames,
                                      encoded_audio_string=encode_wav(pcm, int(sample_rate)),
                                      content_type="audio/wav")
