@@ -80,10 +80,13 @@ def test_scalar_plot_shows_every_run_in_its_colour_where_its_data_is(mixed):
 
 
 def test_nan_is_a_marker_at_the_last_finite_value(mixed):
-    from tfevents.viewer import plot_scalars
+    from tfevents.viewer import plot_scalars, run_colors
     root, _ = mixed
     fig = plot_scalars(root, tags="^loss$", runs="^tbx$", smoothing=0.6)
     ax = fig.axes[0]
+    # a run keeps its colour when others are filtered out
+    all_runs = ["tbx", "torch", "tf2", "torch/hp"] + (["ours"] if ours_available() else [])
+    assert ax.get_legend().legend_handles[0].get_color() == run_colors(all_runs)["tbx"]
     markers = [l for l in ax.get_lines() if l.get_marker() == "X"]
     assert len(markers) == 1
     np.testing.assert_array_equal(markers[0].get_xdata(), [NAN_STEP])

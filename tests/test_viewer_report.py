@@ -86,7 +86,8 @@ def test_report_image_steps_and_filters(mixed, tmp_path):
     from tfevents.viewer.cli import main
     root, _ = mixed
     out = tmp_path / "r.html"
-    assert main(["report", root, "-o", str(out), "--runs", "^tbx$", "--tags", "^sample$", "--image-steps", "40,100"]) == 0
+    args = ["report", root, "-o", str(out), "--runs", "^tbx$", "--tags", "^sample$", "--image-steps", "40,100"]
+    assert main(args) == 0
     parser = _Tags()
     parser.feed(out.read_text())
     assert [a["alt"] for t, a in parser.tags if t == "img"] == ["sample step 50", "sample step 100"]

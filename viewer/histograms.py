@@ -108,7 +108,7 @@ def _strictly_increasing(xs: np.ndarray):
 
 def _selected(source, tags, runs):
     if not isinstance(source, Mapping):
-        source = sources.load(source)
+        source = sources.load(source, tags=tags, runs=runs, kinds=["histograms"])
     mapping = sources.kind(source, "histograms")
     colors = run_colors(sources.all_runs(source, mapping))
     return sources.select(mapping, tags, runs), colors

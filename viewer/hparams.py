@@ -14,7 +14,7 @@ from .colors import run_colors
 
 def hparams_table(source: Any, runs: Optional[str] = None) -> tuple[list[str], list[str], list[dict]]:
     """``(hparam names, metric tags, rows)``; each row is ``{"run", "hparams": {...}, "metrics": {...}}``."""
-    logdir = sources.load(source)
+    logdir = sources.load(source, kinds=["hparams", "scalars"])
     records = sources.select(dict(getattr(logdir, "hparams", {}) or {}), None, runs)
     scalars = dict(getattr(logdir, "scalars", {}) or {})
     names: list[str] = []
@@ -49,7 +49,7 @@ def plot_parallel_coordinates(source: Any, runs: Optional[str] = None):
     Numeric columns are scaled to [0, 1] between their min and max; other values are placed evenly in
     sorted order; a missing value leaves a gap.
     """
-    logdir = sources.load(source)
+    logdir = sources.load(source, kinds=["hparams", "scalars"])
     names, metrics, rows = hparams_table(logdir, runs)
     columns = [("hparam", n) for n in names] + [("metric", m) for m in metrics]
     from . import figures

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import io
+import os
 from typing import Any, Mapping, Optional, Sequence
 
 import numpy as np
@@ -53,6 +54,8 @@ def plot_images(source: Any, tags: Optional[str] = None, runs: Optional[str] = N
                 steps: Optional[Sequence[int]] = None, max_per_tag: int = 6):
     """A Figure with one row per (run, tag): its images at ``steps`` (nearest recorded step), or up to
     ``max_per_tag`` spread over the run."""
+    if isinstance(source, (str, os.PathLike)):
+        source = sources.load(source, tags=tags, runs=runs, kinds=["images"])
     chosen = sources.select(sources.kind(source, "images"), tags, runs)
     rows = [(key, pick_steps(list(recs), steps, max_per_tag)) for key, recs in chosen.items()]
     rows = [(k, r) for k, r in rows if r]
@@ -87,7 +90,7 @@ def plot_pr_curves(source: Any, tags: Optional[str] = None, runs: Optional[str] 
     """A Figure with a precision–recall chart per tag, one curve per run, at ``step`` (nearest; default the
     latest step), as TensorBoard's PR-curves dashboard shows them."""
     if not isinstance(source, Mapping):
-        source = sources.load(source)
+        source = sources.load(source, tags=tags, runs=runs, kinds=["pr_curves"])
     mapping = sources.kind(source, "pr_curves")
     colors = run_colors(sources.all_runs(source, mapping))
     chosen = sources.select(mapping, tags, runs)

@@ -71,7 +71,7 @@ def scalar_figures(source: Any, tags: Optional[str] = None, runs: Optional[str] 
 
 def _prepare(source, tags, runs, group, colors):
     if not isinstance(source, Mapping):
-        source = sources.load(source)
+        source = sources.load(source, tags=tags, runs=runs, kinds=["scalars"])
     mapping = sources.kind(source, "scalars")
     colors = dict(colors or run_colors(sources.all_runs(source, mapping)))
     chosen = sources.select(mapping, tags, runs)

@@ -23,18 +23,28 @@ def load(source: Any, **kwargs) -> Any:
 def kind(source: Any, attr: str) -> dict:
     """The ``{(run, tag): ...}`` (or ``{run: ...}``) mapping of one kind from a source.
 
-    A Mapping source is taken to already be that kind's mapping.
+    A Mapping source is taken to already be that kind's mapping; a path is read for that kind only.
     """
     if isinstance(source, Mapping):
         return dict(source)
-    return dict(getattr(load(source), attr, {}) or {})
+    if isinstance(source, (str, os.PathLike)):
+        source = load(source, kinds=[attr])
+    return dict(getattr(source, attr, {}) or {})
 
 
 def all_runs(source: Any, mapping: Mapping) -> list[str]:
-    """Every run of the source (so colours agree across kinds), else the runs in ``mapping``'s keys."""
-    runs = getattr(source, "runs", None)
+    """Every run of the source, so a run keeps its colour whatever the filters and across kinds: the runs
+    under the logdir's path (even those a ``runs=`` filter left out), else the runs in ``mapping``'s keys."""
     found = {k[0] if isinstance(k, tuple) else k for k in mapping}
-    return sorted(set(runs or ()) | found)
+    found |= set(getattr(source, "runs", None) or ())
+    path = getattr(source, "path", None)
+    if isinstance(path, str) and os.path.isdir(path):
+        try:
+            from tfevents.summaries.reader import list_runs
+            found |= {run for run, _ in list_runs(path)[1]}
+        except (ImportError, OSError, ValueError):
+            pass
+    return sorted(found)
 
 
 def compile_pattern(pattern: Pattern, what: str):
