@@ -110,24 +110,31 @@ def test_report_lists_reading_problems(tmp_path):
     assert 'id="scalars"' in html  # what could be read is still shown
 
 
-def test_watch_rerenders_when_event_files_grow(tmp_path):
+def _watch(cmd, ready):
+    """Start ``tfevents <cmd> --watch``; returns (process, wait) where wait() blocks until the next line
+    starting with ``ready``."""
+    proc = subprocess.Popen([sys.executable, "-m", "tfevents.viewer.cli"] + cmd + ["--watch", "--interval", "0.2"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+    def wait():
+        deadline = time.time() + 60
+        while time.time() < deadline:
+            line = proc.stdout.readline()
+            if line.startswith(ready):
+                return
+            assert line or proc.poll() is None, proc.stderr.read()
+        raise AssertionError("no re-render within 60 s")
+    return proc, wait
+
+
+def test_report_watch_rerenders_when_event_files_grow(tmp_path):
     from tfevents.summaries import SummaryWriter  # flush() is synchronous (tensorboardX's is not)
     logdir, out = tmp_path / "logs", tmp_path / "live.html"
     w = SummaryWriter(str(logdir / "run"))
     w.add_text("status", "first entry", 1)
     w.flush()
-    cmd = [sys.executable, "-m", "tfevents.viewer.cli", "report", str(logdir), "-o", str(out), "--watch",
-           "--interval", "0.2"]
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc, wait_rendered = _watch(["report", str(logdir), "-o", str(out)], "rendered")
     try:
-        def wait_rendered():
-            deadline = time.time() + 60
-            while time.time() < deadline:
-                line = proc.stdout.readline()
-                if line.startswith("rendered"):
-                    return
-                assert line or proc.poll() is None, proc.stderr.read()
-            raise AssertionError("no re-render within 60 s")
         wait_rendered()
         first = out.read_text()
         assert "first entry" in first and "second entry" not in first
@@ -136,6 +143,28 @@ def test_watch_rerenders_when_event_files_grow(tmp_path):
         w.flush()
         wait_rendered()
         assert "second entry" in out.read_text()
+    finally:
+        w.close()
+        proc.terminate()
+        proc.wait(10)
+
+
+def test_plot_watch_redraws_when_event_files_grow(tmp_path):
+    from tfevents.summaries import SummaryWriter
+    logdir, out = tmp_path / "logs", tmp_path / "live.png"
+    w = SummaryWriter(str(logdir / "run"))
+    for s in range(10):
+        w.add_scalar("loss", 1.0 / (s + 1), s)
+    w.flush()
+    proc, wait_drawn = _watch(["plot", str(logdir), "-o", str(out), "--smoothing", "0"], "wrote")
+    try:
+        wait_drawn()
+        first = out.read_bytes()
+        for s in range(10, 20):
+            w.add_scalar("loss", 5.0, s)
+        w.flush()
+        wait_drawn()
+        assert out.read_bytes() != first
     finally:
         w.close()
         proc.terminate()

@@ -21,6 +21,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--group", metavar="REGEX",
                         help="one chart per value of this regex's first group (e.g. '^([^/]*)/')")
     parser.add_argument("--ncols", type=int, default=None, help="charts per row")
+    parser.add_argument("--watch", action="store_true",
+                        help="keep running; re-draw whenever event files change (Ctrl-C stops)")
+    parser.add_argument("--interval", type=float, default=2.0, help="--watch polling interval in seconds")
     parser.add_argument("--dpi", type=int, default=100, help="resolution of PNG output (default 100)")
 
 
@@ -44,6 +47,15 @@ def run(args) -> int:
         return 2
     import matplotlib
     matplotlib.use("Agg")
+    if not args.watch:
+        return _draw(args)
+    from .watch import watch
+    print("watching %s -> %s (Ctrl-C to stop)" % (args.logdir, args.output), flush=True)
+    watch(args.logdir, lambda: _draw(args), interval=args.interval)
+    return 0
+
+
+def _draw(args) -> int:
     from . import figures, sources
     from .scalars import plot_scalars
     try:
@@ -61,5 +73,5 @@ def run(args) -> int:
     figures.save(fig, args.output, dpi=args.dpi)
     n_runs = len({run for run, _ in scalars})
     n_tags = len({tag for _, tag in scalars})
-    print("wrote %s (%d tags, %d runs)" % (args.output, n_tags, n_runs))
+    print("wrote %s (%d tags, %d runs)" % (args.output, n_tags, n_runs), flush=True)
     return 0

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import datetime
 import os
-import sys
 import threading
 from typing import Any, Callable, Optional, Sequence
 
@@ -112,40 +111,14 @@ def write_report(source: Any, path: str, **kwargs) -> str:
     return path
 
 
-def logdir_signature(logdir: str) -> tuple:
-    """(path, size, mtime) of every event file under ``logdir``: changes when a file grows or appears."""
-    sig = []
-    for root, _, files in os.walk(logdir):
-        for name in files:
-            if "tfevents" in name:
-                p = os.path.join(root, name)
-                try:
-                    st = os.stat(p)
-                except OSError:
-                    continue
-                sig.append((p, st.st_size, st.st_mtime_ns))
-    return tuple(sorted(sig))
-
-
 def watch_report(logdir: str, path: str, *, interval: float = 2.0, stop: Optional[threading.Event] = None,
                  on_render: Optional[Callable[[str], None]] = None, **kwargs) -> None:
     """Write the report, then re-render it each time the logdir's event files change, until ``stop`` is
     set (or Ctrl-C). The page reloads itself in the browser every ``interval`` seconds (at least 2)."""
-    stop = stop or threading.Event()
+    from .watch import watch
     kwargs.setdefault("refresh_seconds", max(2, int(round(interval))))
-    last = None
-    while not stop.is_set():
-        sig = logdir_signature(logdir)
-        if sig != last:
-            last = sig
-            try:
-                write_report(logdir, path, **kwargs)
-            except Exception as e:  # keep watching: the next change may fix it (e.g. a file mid-rename)
-                sys.stderr.write("tfevents report --watch: render failed: %s: %s\n" % (type(e).__name__, e))
-            else:
-                if on_render:
-                    on_render(path)
-        stop.wait(interval)
+    watch(logdir, lambda: write_report(logdir, path, **kwargs), interval=interval, stop=stop,
+          on_render=(lambda: on_render(path)) if on_render else None)
 
 
 def _anchor(name: str) -> str:
