@@ -137,6 +137,7 @@ class EventFileWriter:
         self._unwritten = b""          # framed bytes a failed write left behind, retried first
         self._error: Optional[BaseException] = None
         self._write_requested = False
+        self._wake_at = self._max_queue   # pending count at which add_* calls _request_write
         self._fd: Optional[int] = None
         self._path = ""
         self._closed = False
@@ -208,7 +209,7 @@ class EventFileWriter:
             self._check()
         pending = self._pending
         pending.append(payload)
-        if len(pending) >= self._max_queue:
+        if len(pending) >= self._wake_at:
             self._request_write(len(pending))
 
     def add_serialized_events(self, payloads: Iterable[bytes]) -> None:
@@ -216,7 +217,7 @@ class EventFileWriter:
         self._check()
         pending = self._pending
         pending.extend(payloads)
-        if len(pending) >= self._max_queue:
+        if len(pending) >= self._wake_at:
             self._request_write(len(pending))
 
     def _check(self) -> None:
@@ -229,10 +230,12 @@ class EventFileWriter:
             raise error
 
     def _request_write(self, n_pending: int) -> None:
+        """max_queue events are pending: wake the thread; if it is far behind, write here."""
         if not self._write_requested:
             self._write_requested = True
+            self._wake_at = _CALLER_WRITES_AT   # until the thread has written: no more calls
             self._worker.wake()
-        elif n_pending >= _CALLER_WRITES_AT:   # the thread is far behind: write here
+        elif n_pending >= _CALLER_WRITES_AT:
             with self._io_lock:
                 self._write_pending()
 
@@ -249,6 +252,7 @@ class EventFileWriter:
 
     def _write_pending(self) -> None:
         self._write_requested = False
+        self._wake_at = self._max_queue
         self._next_write = time.monotonic() + self._flush_secs
         pending = self._pending
         n = len(pending)

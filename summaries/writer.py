@@ -259,15 +259,29 @@ class SummaryWriter:
             packer = self._scalar_packer(tag)
         if type(scalar_value) is not float:
             scalar_value = _as_value(scalar_value, tag)
-        if type(global_step) is not int or not 0 <= global_step <= _INT64_MAX:
-            global_step = _as_step(global_step)
-        payload = _scalar_event(_now() if walltime is None else float(walltime), global_step, packer, scalar_value)
-        writer = self._file_writer   # EventFileWriter.add_serialized_event, inlined (the hot path)
+        wall = _now() if walltime is None else float(walltime)
+        # _event_bytes.scalar_event's common case, inlined: this is the hot path
+        step = global_step
+        if type(step) is int and 0 < step < 0x200000 and wall:
+            try:
+                if step < 0x80:
+                    payload = packer.pack1(0x09, wall, 0x10, step, packer.prefix, scalar_value)
+                elif step < 0x4000:
+                    payload = packer.pack2(0x09, wall, 0x10, (step & 0x7F) | 0x80, step >> 7, packer.prefix,
+                                           scalar_value)
+                else:
+                    payload = packer.pack3(0x09, wall, 0x10, (step & 0x7F) | 0x80, ((step >> 7) & 0x7F) | 0x80,
+                                           step >> 14, packer.prefix, scalar_value)
+            except OverflowError:
+                payload = _scalar_event(wall, global_step, packer, scalar_value)
+        else:
+            payload = _scalar_event(wall, _as_step(global_step), packer, scalar_value)
+        writer = self._file_writer   # EventFileWriter.add_serialized_event, inlined
         if writer._error is not None or writer._closed:
             writer._check()
         pending = writer._pending
         pending.append(payload)
-        if len(pending) >= writer._max_queue:
+        if len(pending) >= writer._wake_at:
             writer._request_write(len(pending))
 
     def _scalar_packer(self, tag: Any) -> _event_bytes.ScalarPacker:

@@ -64,6 +64,19 @@ def test_hand_encoded_scalar_event_edge_cases(tag, step, value):
     assert stored == expected or (math.isnan(stored) and math.isnan(value))
 
 
+def test_add_scalar_writes_protobuf_bytes(logdir):
+    # add_scalar inlines scalar_event's common case: check its branches end to end
+    steps = [1, 0x7F, 0x80, 0x3FFF, 0x4000, 0x1FFFFF, 0x200000, 0, -1, 2**40, np.int32(5), 7.0]
+    values = [0.5, 1e39, -1e39, float("nan"), -0.0]
+    cases = [(step, value, wall) for step in steps for value in values for wall in (1.7e9, 0.0, -0.0)]
+    with SummaryWriter(logdir) as w:
+        for step, value, wall in cases:
+            w.add_scalar("t/ü", value, step, walltime=wall)
+    (path,) = _files(logdir)
+    payloads = [payload for _, payload in record.iter_records(path)][1:]
+    assert payloads == [_proto_scalar_event(wall, int(step), "t/ü", value) for step, value, wall in cases]
+
+
 def test_summary_and_file_version_events_equal_protobuf():
     summary = builders.scalar("a", 2.0)
     assert _event_bytes.summary_event(3.5, -7, summary.SerializeToString()) == event_pb2.Event(
