@@ -30,7 +30,8 @@ _EXPORTS = {
     "read_scalars": "reader", "load_logdir": "reader",
 }
 # pure summary builders (builders.py) are also reachable as tfevents.summaries.builders.<name>
-_BUILDERS = ("scalar", "histogram", "image", "audio", "text", "pr_curve", "hparams", "custom_scalars")
+_BUILDERS = ("scalar", "histogram", "histogram_raw", "image", "images", "figure", "audio", "text", "pr_curve",
+             "pr_curve_raw", "hparams", "custom_scalars")
 _EXPORTS.update({name: "builders" for name in _BUILDERS})
 
 __all__ = sorted(_EXPORTS)
