@@ -13,6 +13,7 @@ On finite data this equals pandas ``ewm(alpha=1-w, adjust=True).mean()``.
 """
 from __future__ import annotations
 
+import functools
 from typing import NamedTuple
 
 import numpy as np
@@ -64,10 +65,7 @@ def _ema(y: np.ndarray, w: float) -> np.ndarray:
             out[i] = last
         return out
     b = _BLOCK
-    j = np.arange(b)
-    powers = w ** j.astype(np.float64)                      # w**j
-    lag = j[:, None] - j[None, :]
-    kernel = np.where(lag >= 0, w ** np.clip(lag, 0, None).astype(np.float64), 0.0) * (1.0 - w)
+    powers, kernel = _block_kernel(w, b)
     pad = (-n) % b
     blocks = np.concatenate([y, np.zeros(pad)]).reshape(-1, b)
     partial = blocks @ kernel.T                              # each block's EMA started from 0
@@ -80,6 +78,18 @@ def _ema(y: np.ndarray, w: float) -> np.ndarray:
         last = w_b * last + ends[k]
     out = partial + carry_in[:, None] * (w * powers)[None, :]
     return out.ravel()[:n]
+
+
+@functools.lru_cache(maxsize=16)
+def _block_kernel(w: float, b: int):
+    """``w**j`` for j < b, and the lower-triangular ``K[j, i] = (1-w) w**(j-i)`` (i <= j)."""
+    j = np.arange(b)
+    powers = w ** j.astype(np.float64)
+    lag = j[:, None] - j[None, :]
+    kernel = np.where(lag >= 0, w ** np.clip(lag, 0, None).astype(np.float64), 0.0) * (1.0 - w)
+    powers.flags.writeable = False
+    kernel.flags.writeable = False
+    return powers, kernel
 
 
 class Downsampled(NamedTuple):
