@@ -25,7 +25,6 @@ The state file ``<dir>/checkpoint``::
 """
 from __future__ import annotations
 
-import io
 import json
 import os
 import tempfile
@@ -96,7 +95,7 @@ def write_checkpoint(prefix: str, values: dict) -> str:
             zf.writestr("manifest.json", json.dumps(manifest, indent=1, sort_keys=True))
             for entry, arr in arrays:
                 with zf.open(entry, "w", force_zip64=arr.nbytes > 2 ** 30) as out:
-                    np.lib.format.write_array(out, np.ascontiguousarray(arr), allow_pickle=False)
+                    np.lib.format.write_array(out, arr, allow_pickle=False)
     path = prefix + SUFFIX
     atomic_write(path, write)
     return path
@@ -118,7 +117,7 @@ def read_checkpoint(prefix: str, names: Optional[list] = None) -> dict:
                     raise NotFoundError(None, "Key %s not found in checkpoint %s (it has: %s)"
                                         % (name, prefix, ", ".join(sorted(table)) or "no variables"))
                 with zf.open(table[name]["entry"]) as f:
-                    out[name] = np.lib.format.read_array(io.BufferedReader(f), allow_pickle=False)
+                    out[name] = np.lib.format.read_array(f, allow_pickle=False)
             return out
     except (zipfile.BadZipFile, KeyError, ValueError, EOFError) as e:
         raise DataLossError(None, "Unable to read checkpoint %s: %s: %s" % (path, type(e).__name__, e)) from None
