@@ -150,22 +150,33 @@ def test_report_watch_rerenders_when_event_files_grow(tmp_path):
 
 
 def test_plot_watch_redraws_when_event_files_grow(tmp_path):
+    """The watcher behind `tfevents plot --watch`, in a thread (the CLI path is covered by the report test)."""
+    import argparse
+    import queue
+    import threading
     from tfevents.summaries import SummaryWriter
+    from tfevents.viewer import cmd_plot
+    from tfevents.viewer.watch import watch
     logdir, out = tmp_path / "logs", tmp_path / "live.png"
+    parser = argparse.ArgumentParser()
+    cmd_plot.add_arguments(parser)
+    args = parser.parse_args([str(logdir), "-o", str(out), "--smoothing", "0"])
     w = SummaryWriter(str(logdir / "run"))
     for s in range(10):
         w.add_scalar("loss", 1.0 / (s + 1), s)
     w.flush()
-    proc, wait_drawn = _watch(["plot", str(logdir), "-o", str(out), "--smoothing", "0"], "wrote")
+    drawn, stop = queue.Queue(), threading.Event()
+    thread = threading.Thread(target=watch, args=(str(logdir), lambda: cmd_plot._draw(args)),
+                              kwargs=dict(interval=0.1, stop=stop, on_render=lambda: drawn.put(out.read_bytes())))
+    thread.start()
     try:
-        wait_drawn()
-        first = out.read_bytes()
+        first = drawn.get(timeout=60)
+        assert first.startswith(b"\x89PNG")
         for s in range(10, 20):
             w.add_scalar("loss", 5.0, s)
         w.flush()
-        wait_drawn()
-        assert out.read_bytes() != first
+        assert drawn.get(timeout=60) != first
     finally:
+        stop.set()
+        thread.join(30)
         w.close()
-        proc.terminate()
-        proc.wait(10)
