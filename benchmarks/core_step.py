@@ -3,8 +3,8 @@ tfevents.core ``Session.run`` vs a hand-written numpy step, TF1 ``Session.run`` 
 
     /work/venv/bin/python benchmarks/core_step.py [--batches 50,512] [--seconds 1.5]
 
-Prints the median time per step of each and the ratios. Targets: core <= 1.25x numpy; core faster than TF1 at
-batch 50. All peers run single-threaded BLAS-equal settings of this process (same numpy, TF and torch defaults).
+Prints the median wall and CPU time per step of each (rounds interleaved across peers) and the ratios. Targets: core <= 1.25x numpy; core faster than TF1 at
+batch 50. Every peer gets the same number of BLAS / intra-op threads (``--threads``, default 1: stable on a shared machine).
 """
 from __future__ import annotations
 
@@ -15,7 +15,21 @@ import statistics
 import sys
 import time
 
-import numpy as np
+
+def _threads_from_argv(argv):
+    for i, a in enumerate(argv):
+        if a.startswith("--threads="):
+            return a.split("=", 1)[1]
+        if a == "--threads" and i + 1 < len(argv):
+            return argv[i + 1]
+    return "1"
+
+
+THREADS = int(_threads_from_argv(sys.argv))
+for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, str(THREADS))      # before numpy is imported
+
+import numpy as np  # noqa: E402
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 os.environ.setdefault("CUDA_VISIBLE_DEVICES", "")
@@ -41,8 +55,9 @@ def init_params(seed=1):
 
 
 def time_interleaved(steps, seconds):
-    """Median seconds per call of each step; the peers take turns in rounds of ~20 ms each, so that load
-    from other processes hits all of them alike."""
+    """(wall, CPU) median seconds per call of each step over rounds of ~20 ms; the peers take turns round by
+    round, so that load from other processes hits all of them alike. On a busy machine the process CPU time
+    is the better estimate of each peer's own cost (wall time includes waiting for a core); both are printed."""
     per_round = {}
     for name, step in steps.items():
         for _ in range(5):
@@ -54,15 +69,17 @@ def time_interleaved(steps, seconds):
             n += 1
         per_round[name] = max(1, int(0.02 / ((time.perf_counter() - t0) / n)))
     samples = {name: [] for name in steps}
+    cpu = {name: [] for name in steps}
     end = time.perf_counter() + seconds * len(steps)
     while time.perf_counter() < end or min(len(v) for v in samples.values()) < 5:
         for name, step in steps.items():
             k = per_round[name]
-            t = time.perf_counter()
+            t, c = time.perf_counter(), time.process_time()
             for _ in range(k):
                 step()
+            cpu[name].append((time.process_time() - c) / k)
             samples[name].append((time.perf_counter() - t) / k)
-    return {name: statistics.median(v) for name, v in samples.items()}
+    return {name: (statistics.median(samples[name]), statistics.median(cpu[name])) for name in steps}
 
 
 # ---- hand-written numpy
@@ -150,7 +167,8 @@ def tf1_step_fn(x_val, y_val):
     graph = tf.Graph()
     with graph.as_default():
         x, y, loss, train_op = build_mlp(tf, lambda tf_, l: tf.train.MomentumOptimizer(LR, MOMENTUM).minimize(l))
-        sess = tf.Session(graph=graph)
+        config = tf.ConfigProto(intra_op_parallelism_threads=THREADS, inter_op_parallelism_threads=THREADS)
+        sess = tf.Session(graph=graph, config=config)
         sess.run(tf.global_variables_initializer())
     feed = {x: x_val, y: y_val}
     fetches = [loss, train_op]
@@ -159,6 +177,7 @@ def tf1_step_fn(x_val, y_val):
 
 def torch_step_fn(x_val, y_val):
     import torch
+    torch.set_num_threads(THREADS)
     params = init_params()
     layers = [torch.nn.Linear(a, b) for a, b in zip(SIZES[:-1], SIZES[1:])]
     with torch.no_grad():
@@ -185,11 +204,12 @@ def main(argv=None):
     parser.add_argument("--batches", default="50,512")
     parser.add_argument("--seconds", type=float, default=1.5)
     parser.add_argument("--peers", default="numpy,core,tf1,torch")
+    parser.add_argument("--threads", type=int, default=1, help="BLAS/intra-op threads for every peer")
     args = parser.parse_args(argv)
     peers = args.peers.split(",")
     factories = {"numpy": numpy_step_fn, "core": core_step_fn, "tf1": tf1_step_fn, "torch": torch_step_fn}
-    print("MLP %s, relu, softmax cross-entropy, Momentum(%g, %g); median time per training step"
-          % ("-".join(map(str, SIZES)), LR, MOMENTUM))
+    print("MLP %s, relu, softmax cross-entropy, Momentum(%g, %g); median time per training step; %d thread(s); "
+          "load average %.1f" % ("-".join(map(str, SIZES)), LR, MOMENTUM, THREADS, os.getloadavg()[0]))
     for batch in (int(b) for b in args.batches.split(",")):
         x, y = data(batch)
         steps = {}
@@ -199,12 +219,13 @@ def main(argv=None):
             except ImportError as e:
                 print("  %s skipped: %s" % (name, e))
         times = time_interleaved(steps, args.seconds)
-        line = "batch %4d: " % batch + "  ".join("%s %.1f us" % (k, v * 1e6) for k, v in times.items())
-        print(line)
+        print("batch %4d: median " % batch + "  ".join("%s %.0f us" % (k, v[0] * 1e6) for k, v in times.items()))
+        print("            cpu    " + "  ".join("%s %.0f us" % (k, v[1] * 1e6) for k, v in times.items()))
         if "core" in times:
             for other in ("numpy", "tf1", "torch"):
                 if other in times:
-                    print("    core / %-5s = %.2fx" % (other, times["core"] / times[other]))
+                    print("    core / %-5s = %.2fx wall, %.2fx cpu" % (
+                        other, times["core"][0] / times[other][0], times["core"][1] / times[other][1]))
     return 0
 
 

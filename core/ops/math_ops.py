@@ -237,8 +237,15 @@ def _merge_shapes(shapes):
 # ---- matmul
 
 
-def _matmul_forward(a, b, transpose_a=False, transpose_b=False):
-    return np.matmul(a.T if transpose_a else a, b.T if transpose_b else b)
+_MATMULS = {(False, False): np.matmul,
+            (False, True): lambda a, b: np.matmul(a, b.T),
+            (True, False): lambda a, b: np.matmul(a.T, b),
+            (True, True): lambda a, b: np.matmul(a.T, b.T)}
+
+
+def _matmul_bind(op, session):
+    """``a @ b`` with the transposes chosen once per plan (BLAS reads transposed views without copies)."""
+    return _MATMULS[bool(op.attrs["transpose_a"]), bool(op.attrs["transpose_b"])]
 
 
 def _matmul_shape(op):
@@ -267,7 +274,7 @@ def _matmul_grad(op, g):
     return [matmul(b, g, transpose_a=True, transpose_b=True), matmul(g, a, transpose_a=True, transpose_b=True)]
 
 
-register("MatMul", _matmul_forward, _matmul_grad, _matmul_shape)
+register("MatMul", bind=_matmul_bind, grad=_matmul_grad, shape=_matmul_shape)
 
 
 def matmul(a, b, transpose_a=False, transpose_b=False, adjoint_a=False, adjoint_b=False, a_is_sparse=False,

@@ -190,11 +190,11 @@ def sigmoid_cross_entropy_with_logits(_sentinel=None, labels=None, logits=None, 
 # ---- bias_add, l2_loss, in_top_k
 
 
-def _bias_add_grad_forward(g, data_format="NHWC"):
+def _bias_add_grad_forward(g):
     return g.reshape(-1, g.shape[-1]).sum(axis=0) if g.ndim > 1 else g
 
 
-register("BiasAdd", lambda x, b, data_format="NHWC": x + b,
+register("BiasAdd", np.add,
          lambda op, g: [g, apply_op("BiasAddGrad", [g], dict(data_format="NHWC"))], shape_same)
 register("BiasAddGrad", _bias_add_grad_forward,
          lambda op, gg: [array_ops.broadcast_to(gg, array_ops.shape(op.inputs[0]))],

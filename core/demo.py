@@ -1,0 +1,373 @@
+"""The main job (``tfevents demo``): a TF1 program on tfevents.core that logs every kind of summary.
+
+It trains the source material's MLP (784-300-100-10, He init, relu; see ``../shared/examples``) on a seeded
+synthetic stand-in for MNIST (10 sparse "stroke" prototypes plus Gaussian noise, generated in code) with
+
+- an optimizer from ``OPTIMIZERS`` (default ``MomentumOptimizer(lr, 0.9)``),
+- a learning rate ``polynomial_decay(lr, global_step, total_steps, end=lr / 100, power=1)``,
+- gradient clipping ``clip_by_global_norm(grads, clip_norm)`` (the global norm is logged),
+- max-norm on the kernels after every step, ``w <- clip_by_norm(w, max_norm, axes=1)`` (Géron's
+  ``max_norm_regularizer``),
+- an ``ExponentialMovingAverage(decay, num_updates=global_step)`` of the trainable variables, applied after
+  the update (its averaged weights are evaluated as ``accuracy_ema``).
+
+Under ``logdir`` it writes the runs ``train`` (batch loss, accuracy, learning_rate, gradient_norm every
+``log_every`` steps; weight and gradient histograms, a confusion-matrix image and the test images once per
+epoch; the configuration as text; the graph with its optimizer slots and gradients; the RunMetadata of one
+traced step; SessionLog START, CHECKPOINT with the Saver's checkpoint path, STOP) and ``test`` (the same scalars
+on the test set once per epoch, plus ``accuracy_ema``), and the GraphDef as ``graph.pbtxt`` / ``graph.pb``
+(``tf.train.write_graph``).
+
+Everything is TF1 code against ``from tfevents import core as tf``; ``run_demo`` returns what was logged so it
+can be checked against what TensorBoard serves.
+"""
+from __future__ import annotations
+
+import os
+import sys
+import time
+from dataclasses import asdict, dataclass, field
+from typing import Any, Callable, Dict, List, Optional, TextIO, Tuple
+
+import numpy as np
+
+from tfevents import core as tf
+
+N_CLASSES = 10
+IMAGE_SIDE = 28
+LAYERS = (300, 100)          # hidden units (the source material's MLP)
+SCALAR_TAGS = ("loss", "accuracy", "learning_rate", "gradient_norm")
+
+# name -> (constructor taking the learning-rate tensor, default initial learning rate)
+OPTIMIZERS: Dict[str, Tuple[Callable[[Any], Any], float]] = {
+    "momentum": (lambda lr: tf.train.MomentumOptimizer(lr, momentum=0.9), 0.05),
+    "nesterov": (lambda lr: tf.train.MomentumOptimizer(lr, momentum=0.9, use_nesterov=True), 0.05),
+    "sgd": (lambda lr: tf.train.GradientDescentOptimizer(lr), 0.2),
+    "adam": (lambda lr: tf.train.AdamOptimizer(lr), 0.001),
+    "rmsprop": (lambda lr: tf.train.RMSPropOptimizer(lr, decay=0.9, momentum=0.0, epsilon=1e-10), 0.001),
+    "adagrad": (lambda lr: tf.train.AdagradOptimizer(lr), 0.05),
+    "adadelta": (lambda lr: tf.train.AdadeltaOptimizer(lr), 1.0),
+    "ftrl": (lambda lr: tf.train.FtrlOptimizer(lr), 0.05),
+}
+
+
+@dataclass
+class DemoConfig:
+    """The demo's options (``tfevents demo --help`` has one flag per field)."""
+
+    logdir: str = os.path.join("runs", "demo")
+    epochs: int = 10
+    optimizer: str = "momentum"
+    learning_rate: Optional[float] = None     # None: the optimizer's default in OPTIMIZERS
+    batch_size: int = 64
+    n_train: int = 6144
+    n_test: int = 1024
+    clip_norm: float = 5.0                    # clip_by_global_norm threshold
+    max_norm: float = 2.0                     # max-norm threshold on each kernel row
+    ema_decay: float = 0.99
+    noise: float = 0.7                        # pixel noise of the synthetic data
+    log_every: int = 8                        # train scalars every this many steps
+    seed: int = 0
+
+    def initial_learning_rate(self) -> float:
+        return OPTIMIZERS[self.optimizer][1] if self.learning_rate is None else float(self.learning_rate)
+
+    def check(self) -> None:
+        if self.optimizer not in OPTIMIZERS:
+            raise ValueError("unknown optimizer %r; choose one of %s" % (self.optimizer, ", ".join(OPTIMIZERS)))
+        for name in ("epochs", "batch_size", "n_train", "n_test", "log_every"):
+            if getattr(self, name) < 1:
+                raise ValueError("%s must be at least 1, got %r" % (name, getattr(self, name)))
+        if self.batch_size > self.n_train:
+            raise ValueError("batch_size (%d) is larger than n_train (%d)" % (self.batch_size, self.n_train))
+        for name, value in (("clip_norm", self.clip_norm), ("max_norm", self.max_norm),
+                            ("learning_rate", self.initial_learning_rate())):
+            if not value > 0:
+                raise ValueError("%s must be positive, got %r" % (name, value))
+        if not 0 <= self.ema_decay < 1:
+            raise ValueError("ema_decay must be in [0, 1), got %r" % self.ema_decay)
+
+
+@dataclass
+class DemoResult:
+    """What the demo logged (values as written, float32) and where."""
+
+    config: DemoConfig
+    logdir: str
+    train_dir: str
+    test_dir: str
+    checkpoint_path: str
+    graph_files: List[str]
+    run_metadata_tag: str
+    scalars: Dict[Tuple[str, str], List[Tuple[int, float]]] = field(default_factory=dict)  # (run, tag) -> points
+    histogram_tags: List[str] = field(default_factory=list)
+    image_tags: List[str] = field(default_factory=list)
+    slot_names: List[str] = field(default_factory=list)     # op names of the optimizer's slot variables
+    steps: int = 0
+    seconds: float = 0.0
+
+
+# ------------------------------------------------------------------ data
+
+def synthetic_mnist(n: int, seed: int, noise: float = 0.7, max_shift: int = 3) -> Tuple[np.ndarray, np.ndarray]:
+    """``n`` flattened 28x28 float32 images in [0, 1] and their int32 labels, a seeded stand-in for MNIST.
+
+    Each class has a fixed prototype of blobby strokes (random pixels, 3x3 box-filtered, thresholded); an
+    example is its class prototype shifted by up to ``max_shift`` pixels each way, times a random contrast in
+    [0.6, 1], plus Gaussian noise of deviation ``noise``, clipped to [0, 1]. The shifts keep the classes from
+    being linearly separable, so accuracy climbs over several epochs, as on MNIST.
+    """
+    side = IMAGE_SIDE
+    proto_rng = np.random.default_rng(1234)             # the same prototypes for every data set
+    dots = (proto_rng.random((N_CLASSES, side + 2, side + 2)) < 0.12).astype(np.float32)
+    blurred = sum(dots[:, i:i + side, j:j + side] for i in range(3) for j in range(3)) / 9.0
+    prototypes = (blurred > 0.2).astype(np.float32)
+    rng = np.random.default_rng(seed)
+    labels = rng.integers(0, N_CLASSES, size=n).astype(np.int32)
+    shifts = rng.integers(-max_shift, max_shift + 1, size=(n, 2))
+    images = np.empty((n, side, side), np.float32)
+    for i in range(n):
+        images[i] = np.roll(prototypes[labels[i]], tuple(shifts[i]), axis=(0, 1))
+    images *= rng.uniform(0.6, 1.0, size=(n, 1, 1)).astype(np.float32)
+    images += rng.standard_normal((n, side, side), dtype=np.float32) * np.float32(noise)
+    return np.clip(images, 0.0, 1.0).reshape(n, side * side), labels
+
+
+# ------------------------------------------------------------------ graph
+
+class Model:
+    """The demo's graph: placeholders, the MLP, the training step and the summary ops."""
+
+    def __init__(self, config: DemoConfig):
+        tf.set_random_seed(config.seed)
+        self.X = tf.placeholder(tf.float32, shape=(None, IMAGE_SIDE ** 2), name="X")
+        self.y = tf.placeholder(tf.int32, shape=(None,), name="y")
+        he_init = tf.variance_scaling_initializer(scale=2.0)
+        with tf.name_scope("dnn"):
+            hidden = self.X
+            for i, units in enumerate(LAYERS):
+                hidden = tf.layers.dense(hidden, units, activation=tf.nn.relu, kernel_initializer=he_init,
+                                         name="hidden%d" % (i + 1))
+            self.logits = tf.layers.dense(hidden, N_CLASSES, kernel_initializer=he_init, name="output")
+        with tf.name_scope("xent"):
+            self.loss = tf.reduce_mean(
+                tf.nn.sparse_softmax_cross_entropy_with_logits(labels=self.y, logits=self.logits), name="loss")
+        with tf.name_scope("eval"):
+            self.predictions = tf.argmax(self.logits, axis=1, output_type=tf.int32, name="predictions")
+            self.accuracy = tf.reduce_mean(tf.cast(tf.nn.in_top_k(self.logits, self.y, 1), tf.float32),
+                                           name="accuracy")
+        self.variables = tf.trainable_variables()
+        self.kernels = [v for v in self.variables if v.op.name.endswith("/kernel")]
+        self._build_training(config)
+        self._build_summaries()
+
+    def _build_training(self, config: DemoConfig) -> None:
+        total_steps = config.epochs * (config.n_train // config.batch_size)
+        self.global_step = tf.train.get_or_create_global_step()
+        with tf.name_scope("train"):
+            lr0 = config.initial_learning_rate()
+            self.learning_rate = tf.train.polynomial_decay(lr0, self.global_step, total_steps,
+                                                           end_learning_rate=lr0 / 100.0, power=1.0)
+            self.optimizer = OPTIMIZERS[config.optimizer][0](self.learning_rate)
+            grads_and_vars = self.optimizer.compute_gradients(self.loss, var_list=self.variables)
+            self.gradients = [g for g, _ in grads_and_vars]
+            clipped, self.gradient_norm = tf.clip_by_global_norm(self.gradients, config.clip_norm)
+            update = self.optimizer.apply_gradients(list(zip(clipped, self.variables)), global_step=self.global_step)
+            with tf.control_dependencies([update]), tf.name_scope("max_norm"):
+                max_norm = tf.group(*[tf.assign(w, tf.clip_by_norm(w, config.max_norm, axes=[1]))
+                                      for w in self.kernels])
+            self.ema = tf.train.ExponentialMovingAverage(config.ema_decay, num_updates=self.global_step)
+            with tf.control_dependencies([max_norm]):
+                self.train_op = self.ema.apply(self.variables)
+        with tf.name_scope("eval_ema"):      # the MLP again, on the moving averages of its weights
+            hidden = self.X
+            average = self.ema.average
+            for v_kernel, v_bias in zip(self.variables[0::2], self.variables[1::2]):
+                hidden = tf.matmul(hidden, average(v_kernel)) + average(v_bias)
+                if v_kernel is not self.variables[-2]:
+                    hidden = tf.nn.relu(hidden)
+            self.accuracy_ema = tf.reduce_mean(tf.cast(tf.nn.in_top_k(hidden, self.y, 1), tf.float32),
+                                               name="accuracy")
+        self.slot_names = sorted(self.optimizer.get_slot(v, name).op.name
+                                 for v in self.variables for name in self.optimizer.get_slot_names())
+
+    def _build_summaries(self) -> None:
+        # scalars: the same op evaluated on a training batch goes to `train`, on the test set to `test`
+        scalars = [tf.summary.scalar(tag, t, collections=[]) for tag, t in zip(
+            SCALAR_TAGS, (self.loss, self.accuracy, self.learning_rate, self.gradient_norm))]
+        self.scalar_summaries = tf.summary.merge(scalars, name="scalar_summaries")
+        self.ema_summary = tf.summary.scalar("accuracy_ema", self.accuracy_ema, collections=[])
+        # histograms of the kernels and of their (unclipped) gradients; tags "weights/hidden1/kernel", ...
+        histograms, self.histogram_tags = [], []
+        for v, g in zip(self.variables, self.gradients):
+            if v in self.kernels:
+                for kind, t in (("weights", v), ("gradients", g)):
+                    histograms.append(tf.summary.histogram("%s/%s" % (kind, v.op.name), t, collections=[]))
+                    self.histogram_tags.append("%s/%s" % (kind, v.op.name))
+        self.histogram_summaries = tf.summary.merge(histograms, name="histogram_summaries")
+        images = tf.reshape(self.X[:4], [-1, IMAGE_SIDE, IMAGE_SIDE, 1])
+        self.image_summary = tf.summary.image("inputs", images, max_outputs=4, collections=[])
+        self.image_tags = ["inputs/image/%d" % i for i in range(4)]
+
+
+# ------------------------------------------------------------------ pictures and text
+
+def confusion_matrix(labels: np.ndarray, predictions: np.ndarray, n: int = N_CLASSES) -> np.ndarray:
+    """``m[i, j]``: how many examples of class i were predicted as j."""
+    m = np.zeros((n, n), np.int64)
+    np.add.at(m, (labels, predictions), 1)
+    return m
+
+
+def confusion_figure(matrix: np.ndarray, title: str):
+    """A matplotlib Figure of ``matrix`` with counts in the cells (Agg canvas, no pyplot state)."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(4.2, 4.0), dpi=80)
+    FigureCanvasAgg(fig)
+    ax = fig.add_subplot(1, 1, 1)
+    ax.imshow(matrix, cmap="Blues")
+    ax.set_xlabel("predicted")
+    ax.set_ylabel("true")
+    ax.set_title(title, fontsize=10)
+    ax.set_xticks(range(len(matrix)))
+    ax.set_yticks(range(len(matrix)))
+    threshold = matrix.max() / 2.0 if matrix.size else 0
+    for (i, j), count in np.ndenumerate(matrix):
+        if count:
+            ax.text(j, i, str(count), ha="center", va="center", fontsize=7,
+                    color="white" if count > threshold else "black")
+    fig.tight_layout()
+    return fig
+
+
+def config_markdown(config: DemoConfig, total_steps: int) -> str:
+    rows = ["| option | value |", "|---|---|"]
+    for name, value in asdict(config).items():
+        rows.append("| %s | %s |" % (name, value))
+    rows.append("| initial learning rate | %g |" % config.initial_learning_rate())
+    rows.append("| total steps | %d |" % total_steps)
+    return ("MLP 784-%s-10 (He init, relu) on a synthetic MNIST stand-in, trained with tfevents.core.\n\n"
+            % "-".join(map(str, LAYERS))) + "\n".join(rows)
+
+
+class ProgressBar:
+    """One line per epoch on a plain stream: redrawn in place on a terminal, printed once when done otherwise."""
+
+    def __init__(self, stream: Optional[TextIO], epochs: int, steps: int, width: int = 30):
+        self.stream, self.epochs, self.steps, self.width = stream, epochs, steps, width
+        self.tty = bool(stream is not None and getattr(stream, "isatty", lambda: False)())
+        self._last = 0.0
+
+    def update(self, epoch: int, step: int, started: float, info: str = "", done: bool = False) -> None:
+        if self.stream is None or not (done or self.tty):
+            return
+        now = time.monotonic()
+        if not done and now - self._last < 0.1:
+            return
+        self._last = now
+        filled = self.width * step // self.steps
+        line = "epoch %*d/%d [%s%s] %d/%d %5.1fs %s" % (
+            len(str(self.epochs)), epoch, self.epochs, "#" * filled, "." * (self.width - filled), step,
+            self.steps, now - started, info)
+        self.stream.write(("\r" + line + "\x1b[K" if self.tty else line) + ("\n" if done else ""))
+        self.stream.flush()
+
+
+# ------------------------------------------------------------------ the job
+
+def _summary_values(serialized: bytes) -> Dict[str, float]:
+    summary = tf.Summary.FromString(serialized)
+    return {v.tag: v.simple_value for v in summary.value if v.WhichOneof("value") == "simple_value"}
+
+
+def run_demo(config: Optional[DemoConfig] = None, progress: Optional[TextIO] = sys.stderr) -> DemoResult:
+    """Train and log as the module docstring says; returns what was logged."""
+    config = config or DemoConfig()
+    config.check()
+    started = time.monotonic()
+    logdir = os.path.abspath(config.logdir)
+    train_dir, test_dir = os.path.join(logdir, "train"), os.path.join(logdir, "test")
+    x_train, y_train = synthetic_mnist(config.n_train, config.seed, config.noise)
+    x_test, y_test = synthetic_mnist(config.n_test, config.seed + 1, config.noise)
+    steps_per_epoch = config.n_train // config.batch_size
+    total_steps = config.epochs * steps_per_epoch
+    trace_step = min(total_steps, steps_per_epoch + 1)        # a step of the second epoch (or the last)
+    with tf.Graph().as_default() as graph:
+        model = Model(config)
+        test_feed = {model.X: x_test, model.y: y_test}
+        saver = tf.train.Saver(max_to_keep=2)
+        init = tf.global_variables_initializer()
+        graph.finalize()
+        result = DemoResult(config=config, logdir=logdir, train_dir=train_dir, test_dir=test_dir,
+                            checkpoint_path="", graph_files=[], run_metadata_tag="step_%d" % trace_step,
+                            histogram_tags=model.histogram_tags, image_tags=model.image_tags + ["confusion_matrix"],
+                            slot_names=model.slot_names, steps=total_steps)
+
+        def record(run: str, step: int, serialized: bytes) -> None:
+            for tag, value in _summary_values(serialized).items():
+                result.scalars.setdefault((run, tag), []).append((step, float(value)))
+
+        with tf.Session() as sess:
+            sess.run(init)
+            train_writer = tf.summary.FileWriter(train_dir, sess.graph)
+            test_writer = tf.summary.FileWriter(test_dir)
+            result.graph_files = [tf.train.write_graph(sess.graph_def, logdir, "graph.pbtxt", as_text=True),
+                                  tf.train.write_graph(sess.graph_def, logdir, "graph.pb", as_text=False)]
+            train_writer.add_session_log(tf.SessionLog(status=tf.SessionLog.START), 0)
+            train_writer.add_text("config", config_markdown(config, total_steps), 0)
+            train_writer.add_summary(sess.run(model.image_summary, test_feed), 0)
+
+            def evaluate(step: int) -> float:
+                summary, ema_summary, predictions, accuracy = sess.run(
+                    [model.scalar_summaries, model.ema_summary, model.predictions, model.accuracy], test_feed)
+                for serialized in (summary, ema_summary):
+                    test_writer.add_summary(serialized, step)
+                    record("test", step, serialized)
+                figure = confusion_figure(confusion_matrix(y_test, predictions),
+                                          "test set, step %d (accuracy %.3f)" % (step, accuracy))
+                train_writer.add_figure("confusion_matrix", figure, step)
+                return float(accuracy)
+
+            evaluate(0)
+            bar = ProgressBar(progress, config.epochs, steps_per_epoch)
+            rng = np.random.RandomState(config.seed + 2)
+            step = 0
+            for epoch in range(1, config.epochs + 1):
+                epoch_started = time.monotonic()
+                order = rng.permutation(config.n_train)
+                for i in range(steps_per_epoch):
+                    batch = order[i * config.batch_size:(i + 1) * config.batch_size]
+                    feed = {model.X: x_train[batch], model.y: y_train[batch]}
+                    step += 1
+                    if step == trace_step:
+                        metadata = tf.RunMetadata()
+                        summary, _ = sess.run([model.scalar_summaries, model.train_op], feed,
+                                              options=tf.RunOptions(trace_level=tf.RunOptions.FULL_TRACE),
+                                              run_metadata=metadata)
+                        train_writer.add_run_metadata(metadata, result.run_metadata_tag, step)
+                    elif step % config.log_every == 0 or i == steps_per_epoch - 1:
+                        summary, _ = sess.run([model.scalar_summaries, model.train_op], feed)
+                    else:
+                        summary = None
+                        sess.run(model.train_op, feed)
+                    if summary is not None:
+                        # values are those of the batch before this step's update, logged at the new step
+                        train_writer.add_summary(summary, step)
+                        record("train", step, summary)
+                    bar.update(epoch, i + 1, epoch_started)
+                train_writer.add_summary(sess.run(model.histogram_summaries, feed), step)
+                accuracy = evaluate(step)
+                result.checkpoint_path = saver.save(sess, os.path.join(train_dir, "model.ckpt"), global_step=step)
+                train_writer.add_session_log(tf.SessionLog(status=tf.SessionLog.CHECKPOINT,
+                                                           checkpoint_path=result.checkpoint_path), step)
+                bar.update(epoch, steps_per_epoch, epoch_started,
+                           "test accuracy %.4f  ema %.4f" % (accuracy, result.scalars[("test", "accuracy_ema")][-1][1]),
+                           done=True)
+            assert int(sess.run(model.global_step)) == step == total_steps
+            train_writer.add_session_log(tf.SessionLog(status=tf.SessionLog.STOP), step)
+            train_writer.close()
+            test_writer.close()
+    result.seconds = time.monotonic() - started
+    return result
