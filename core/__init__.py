@@ -56,6 +56,7 @@ _LAZY_NAMES = {
     "clip_by_global_norm": (".train.clipping", "clip_by_global_norm"),
     "clip_by_average_norm": (".train.clipping", "clip_by_average_norm"),
     "global_norm": (".train.clipping", "global_norm"),
+    "FIFOQueue": (".train.data_flow", "FIFOQueue"), "QueueBase": (".train.data_flow", "QueueBase"),
     "Summary": ("tfevents.proto.summary_pb2", "Summary"),
     "HistogramProto": ("tfevents.proto.summary_pb2", "HistogramProto"),
     "Event": ("tfevents.proto.event_pb2", "Event"),

@@ -1,0 +1,227 @@
+"""TF1 training idioms run as written, compared with tf.compat.v1: max-norm regularization through a
+kernel_regularizer that returns None, batch-norm moving statistics through UPDATE_OPS, multi-tower gradient
+averaging; plus the Coordinator / FIFOQueue / QueueRunner input pipeline."""
+import threading
+import time
+
+import numpy as np
+import pytest
+
+from tfevents import core
+
+RNG = np.random.RandomState(3)
+X = RNG.randn(16, 5).astype(np.float32)
+Y = RNG.randn(16, 3).astype(np.float32)
+K1 = (RNG.randn(5, 8) * 2.0).astype(np.float32)
+K2 = RNG.randn(8, 3).astype(np.float32)
+
+
+def _max_norm_program(tf):
+    def max_norm_regularizer(threshold, axes=1, name="max_norm", collection="max_norm"):
+        def max_norm(weights):
+            clipped = tf.clip_by_norm(weights, clip_norm=threshold, axes=axes)
+            clip_weights = tf.assign(weights, clipped, name=name)
+            tf.add_to_collection(collection, clip_weights)
+            return None  # there is no regularization loss term
+        return max_norm
+
+    x = tf.placeholder(tf.float32, [None, 5], name="X")
+    y = tf.placeholder(tf.float32, [None, 3], name="y")
+    reg = max_norm_regularizer(threshold=1.0)
+    hidden = tf.layers.dense(x, 8, activation=tf.nn.relu, kernel_regularizer=reg, name="hidden1",
+                             kernel_initializer=tf.constant_initializer(K1))
+    out = tf.layers.dense(hidden, 3, kernel_regularizer=reg, name="out",
+                          kernel_initializer=tf.constant_initializer(K2))
+    loss = tf.reduce_mean(tf.square(out - y))
+    train = tf.train.MomentumOptimizer(0.1, 0.9).minimize(loss)
+    clip_all_weights = tf.get_collection("max_norm")
+    assert len(clip_all_weights) == 2 and not tf.get_collection(tf.GraphKeys.REGULARIZATION_LOSSES)
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        for _ in range(4):
+            sess.run(train, {x: X, y: Y})
+            sess.run(clip_all_weights)
+        return sess.run(tf.trainable_variables())
+
+
+def test_max_norm_regularization(tf1):
+    with tf1.Graph().as_default():
+        want = _max_norm_program(tf1)
+    with core.Graph().as_default():
+        got = _max_norm_program(core)
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-6)
+    assert np.all(np.linalg.norm(got[0], axis=1) <= 1.0 + 1e-6)
+
+
+def _batch_norm_program(tf):
+    x = tf.placeholder(tf.float32, [None, 5], name="X")
+    y = tf.placeholder(tf.float32, [None, 3], name="y")
+    training = tf.placeholder_with_default(False, shape=(), name="training")
+    # no bias before batch norm: its gradient is round-off noise, which Adam would amplify
+    hidden = tf.layers.dense(x, 8, name="hidden", use_bias=False, kernel_initializer=tf.constant_initializer(K1))
+    bn = tf.nn.elu(tf.layers.batch_normalization(hidden, training=training, momentum=0.9))
+    out = tf.layers.dense(bn, 3, name="out", kernel_initializer=tf.constant_initializer(K2))
+    loss = tf.reduce_mean(tf.square(out - y))
+    with tf.name_scope("train"):
+        update_ops = tf.get_collection(tf.GraphKeys.UPDATE_OPS)
+        assert len(update_ops) == 2
+        with tf.control_dependencies(update_ops):
+            train = tf.train.AdamOptimizer(0.01).minimize(loss)
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        for i in range(5):
+            sess.run(train, {x: X[i:i + 8] * (i + 1), y: Y[i:i + 8], training: True})
+        names = sorted(v.op.name for v in tf.global_variables())
+        return names, sess.run(sorted(tf.global_variables(), key=lambda v: v.op.name)), \
+            sess.run(loss, {x: X, y: Y})
+
+
+def test_batch_norm_update_ops(tf1):
+    with tf1.Graph().as_default():
+        want_names, want, want_loss = _batch_norm_program(tf1)
+    with core.Graph().as_default():
+        names, got, loss = _batch_norm_program(core)
+    assert names == want_names
+    assert "batch_normalization/moving_mean" in names
+    for name, g, w in zip(names, got, want):
+        np.testing.assert_allclose(g, w, rtol=2e-5, atol=1e-6, err_msg=name)
+    moving_mean = got[names.index("batch_normalization/moving_mean")]
+    assert np.abs(moving_mean).max() > 0.01         # the moving statistics did move
+    assert loss == pytest.approx(want_loss, rel=1e-5)
+
+
+def _tower_program(tf, n_towers=2):
+    x = tf.placeholder(tf.float32, [None, 5], name="X")
+    y = tf.placeholder(tf.float32, [None, 3], name="y")
+    opt = tf.train.GradientDescentOptimizer(0.05)
+    xs, ys = tf.split(x, n_towers), tf.split(y, n_towers)
+    tower_grads = []
+    for i in range(n_towers):
+        with tf.variable_scope(tf.get_variable_scope(), reuse=tf.AUTO_REUSE):
+            with tf.name_scope("tower_%d" % i):
+                w = tf.get_variable("w", initializer=K1)
+                v = tf.get_variable("v", initializer=K2)
+                loss = tf.reduce_mean(tf.square(tf.matmul(tf.tanh(tf.matmul(xs[i], w)), v) - ys[i]))
+                tower_grads.append(opt.compute_gradients(loss))
+    average_grads = []
+    for grad_and_vars in zip(*tower_grads):
+        grads = [tf.expand_dims(g, 0) for g, _ in grad_and_vars]
+        grad = tf.reduce_mean(tf.concat(grads, 0), 0)
+        average_grads.append((grad, grad_and_vars[0][1]))
+    train = opt.apply_gradients(average_grads)
+    assert len(tf.trainable_variables()) == 2
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        for _ in range(3):
+            sess.run(train, {x: X, y: Y})
+        return sess.run(tf.trainable_variables())
+
+
+def test_multi_tower_gradient_averaging(tf1):
+    with tf1.Graph().as_default():
+        want = _tower_program(tf1)
+    with core.Graph().as_default():
+        got = _tower_program(core)
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-6)
+    assert not np.allclose(got[0], K1)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Coordinator, FIFOQueue, QueueRunner
+
+
+def test_python_thread_feeds_queue_until_closed():
+    data_x = np.arange(40, dtype=np.float32).reshape(20, 2)
+    data_y = np.arange(20, dtype=np.int32)
+    with core.Graph().as_default():
+        queue = core.FIFOQueue(capacity=6, dtypes=[core.float32, core.int32], shapes=[[2], []])
+        x_in = core.placeholder(core.float32, [None, 2])
+        y_in = core.placeholder(core.int32, [None])
+        enqueue = queue.enqueue_many([x_in, y_in])
+        close = queue.close()
+        xb, yb = queue.dequeue_many(4)
+        assert xb.shape.as_list() == [4, 2] and yb.shape.as_list() == [4]
+        w = core.Variable(np.zeros(2, np.float32), name="w")
+        train = core.assign_add(w, core.reduce_sum(xb, 0))
+        coord = core.train.Coordinator()
+        with core.Session() as sess:
+            sess.run(core.global_variables_initializer())
+
+            def load():
+                with coord.stop_on_exception():
+                    for i in range(0, 20, 3):            # uneven chunks, more than the capacity in total
+                        sess.run(enqueue, {x_in: data_x[i:i + 3], y_in: data_y[i:i + 3]})
+                    sess.run(close)
+            thread = threading.Thread(target=load)
+            thread.start()
+            seen = []
+            with pytest.raises(core.errors.OutOfRangeError, match="closed and has insufficient elements"):
+                while True:
+                    _, labels = sess.run([train, yb])
+                    seen.extend(labels.tolist())
+            coord.request_stop()
+            coord.join([thread])
+            assert seen == list(range(20))
+            np.testing.assert_allclose(sess.run(w), data_x.sum(0))
+            assert sess.run(queue.size()) == 0
+
+
+def test_queue_runner_and_coordinator():
+    with core.Graph().as_default():
+        counter = core.Variable(0, dtype=core.int32, name="counter")
+        queue = core.FIFOQueue(capacity=5, dtypes=core.int32, shapes=[[]])
+        enqueue = queue.enqueue(core.assign_add(counter, 1))
+        qr = core.train.QueueRunner(queue, [enqueue] * 2)
+        core.train.add_queue_runner(qr)
+        batch = queue.dequeue_many(3)
+        with core.Session() as sess:
+            sess.run(core.global_variables_initializer())
+            coord = core.train.Coordinator()
+            threads = core.train.start_queue_runners(sess, coord)
+            assert len(threads) == 3                     # two enqueue threads + the closer
+            got = [v for _ in range(10) for v in sess.run(batch).tolist()]
+            coord.request_stop()
+            coord.join(threads, stop_grace_period_secs=10)
+            assert not any(t.is_alive() for t in threads)
+            assert len(got) == 30 and len(set(got)) == 30 and min(got) >= 1   # each counter value once
+            assert qr.exceptions_raised == []
+
+
+def test_coordinator_join_reraises_thread_exception():
+    coord = core.train.Coordinator()
+
+    def worker(i):
+        with coord.stop_on_exception():
+            if i == 1:
+                raise RuntimeError("worker 1 failed")
+            while not coord.should_stop():
+                time.sleep(0.01)
+    threads = [threading.Thread(target=worker, args=(i,)) for i in range(3)]
+    for t in threads:
+        t.start()
+    with pytest.raises(RuntimeError, match="worker 1 failed"):
+        coord.join(threads, stop_grace_period_secs=5)
+    assert coord.should_stop() and not any(t.is_alive() for t in threads)
+    # OutOfRangeError is a clean stop; request_stop after join raises
+    clean = core.train.Coordinator()
+    clean.request_stop(core.errors.OutOfRangeError(None, "end of input"))
+    clean.join([])
+    with pytest.raises(ValueError, match="late"):
+        clean.request_stop(ValueError("late"))
+
+
+def test_queue_errors():
+    with core.Graph().as_default():
+        queue = core.FIFOQueue(3, [core.float32], shapes=[[2]])
+        with pytest.raises(ValueError, match="incompatible"):
+            queue.enqueue([[1.0, 2.0, 3.0]])
+        ph = core.placeholder(core.float32, [None])
+        enqueue = queue.enqueue(ph)
+        with core.Session() as sess:
+            with pytest.raises(core.errors.InvalidArgumentError, match="Shape mismatch"):
+                sess.run(enqueue, {ph: [1.0, 2.0, 3.0]})
+            sess.run(queue.close())
+            with pytest.raises(core.errors.CancelledError, match="closed"):
+                sess.run(enqueue, {ph: [1.0, 2.0]})
