@@ -1,0 +1,110 @@
+"""``tfevents demo``: train the example MLP with tfevents.core (``tfevents.core.demo``), log every kind of
+summary under ``--logdir``, write the HTML report into it and say how to open TensorBoard on it."""
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import sys
+
+# The demo's matrices are small (batch x 784 x 300): one BLAS thread is faster than a pool, and much faster on
+# a busy machine, where a pool's threads spin against each other. Only effective before numpy is imported,
+# and never overriding the user's own setting.
+if "numpy" not in sys.modules:
+    for _name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+        os.environ.setdefault(_name, "1")
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError("expected an integer, got %r" % text) from None
+    if value < 1:
+        raise argparse.ArgumentTypeError("must be at least 1, got %d" % value)
+    return value
+
+
+def _positive_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError("expected a number, got %r" % text) from None
+    if not value > 0:
+        raise argparse.ArgumentTypeError("must be positive, got %r" % text)
+    return value
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from tfevents.core.demo import DemoConfig, OPTIMIZERS   # light: the graph is built only by run()
+
+    d = DemoConfig()
+    parser.add_argument("--logdir", default=d.logdir, help="where the runs train/ and test/ go (default %(default)s)")
+    parser.add_argument("--epochs", type=_positive_int, default=d.epochs, help="epochs (default %(default)s)")
+    parser.add_argument("--optimizer", choices=sorted(OPTIMIZERS), default=d.optimizer,
+                        help="tf.train optimizer (default %(default)s)")
+    parser.add_argument("--learning-rate", type=_positive_float, default=None,
+                        help="initial learning rate, decayed linearly to a hundredth of it over the run "
+                             "(default: per optimizer, momentum %s)" % OPTIMIZERS["momentum"][1])
+    parser.add_argument("--batch-size", type=_positive_int, default=d.batch_size, help="default %(default)s")
+    parser.add_argument("--train-size", type=_positive_int, default=d.n_train,
+                        help="synthetic training examples (default %(default)s)")
+    parser.add_argument("--test-size", type=_positive_int, default=d.n_test,
+                        help="synthetic test examples (default %(default)s)")
+    parser.add_argument("--clip-norm", type=_positive_float, default=d.clip_norm,
+                        help="clip_by_global_norm threshold (default %(default)s)")
+    parser.add_argument("--max-norm", type=_positive_float, default=d.max_norm,
+                        help="max-norm threshold of each kernel row (default %(default)s)")
+    parser.add_argument("--ema-decay", type=float, default=d.ema_decay,
+                        help="ExponentialMovingAverage decay (default %(default)s)")
+    parser.add_argument("--log-every", type=_positive_int, default=d.log_every,
+                        help="training scalars every N steps (default %(default)s)")
+    parser.add_argument("--seed", type=int, default=d.seed, help="data and initialization seed (default %(default)s)")
+    parser.add_argument("--no-report", action="store_true", help="do not write LOGDIR/report.html")
+    parser.add_argument("-q", "--quiet", action="store_true", help="no progress bars")
+
+
+def _tensorboard_command() -> str:
+    """How to start TensorBoard: ``tensorboard`` if it is on PATH, else the one next to this Python."""
+    found = shutil.which("tensorboard")
+    beside = os.path.join(os.path.dirname(sys.executable), "tensorboard")
+    if found and (not os.path.exists(beside) or os.path.samefile(found, beside)):
+        return "tensorboard"
+    if os.path.exists(beside):
+        return beside
+    return "%s -m tensorboard.main" % os.path.basename(sys.executable)
+
+
+def run(args) -> int:
+    from tfevents.core.demo import DemoConfig, run_demo
+
+    config = DemoConfig(logdir=args.logdir, epochs=args.epochs, optimizer=args.optimizer,
+                        learning_rate=args.learning_rate, batch_size=args.batch_size, n_train=args.train_size,
+                        n_test=args.test_size, clip_norm=args.clip_norm, max_norm=args.max_norm,
+                        ema_decay=args.ema_decay, log_every=args.log_every, seed=args.seed)
+    try:
+        config.check()
+    except ValueError as e:
+        print("tfevents demo: %s" % e, file=sys.stderr)
+        return 2
+    if os.path.exists(config.logdir) and not os.path.isdir(config.logdir):
+        print("tfevents demo: --logdir %s exists and is not a directory" % config.logdir, file=sys.stderr)
+        return 2
+    print("training MLP 784-300-100-10 with %s for %d epochs; logging to %s"
+          % (config.optimizer, config.epochs, config.logdir), file=sys.stderr, flush=True)
+    result = run_demo(config, progress=None if args.quiet else sys.stderr)
+    test = dict(result.scalars[("test", "accuracy")])
+    print("test accuracy %.4f (moving-average weights %.4f) after %d steps in %.1f s; checkpoint %s"
+          % (test[result.steps], dict(result.scalars[("test", "accuracy_ema")])[result.steps], result.steps,
+             result.seconds, result.checkpoint_path))
+    if not args.no_report:
+        import matplotlib
+        matplotlib.use("Agg")
+        from .report import write_report
+        report = write_report(result.logdir, os.path.join(result.logdir, "report.html"),
+                              title="tfevents demo: %s" % config.logdir)
+        print("report: %s" % report)
+    print("graph dumps: %s" % ", ".join(result.graph_files))
+    print("to look at the runs in TensorBoard:\n    %s --logdir %s\nthen open http://localhost:6006"
+          % (_tensorboard_command(), config.logdir))
+    return 0
