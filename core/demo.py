@@ -31,23 +31,26 @@ from typing import Any, Callable, Dict, List, Optional, TextIO, Tuple
 
 import numpy as np
 
-from tfevents import core as tf
+from tfevents.proto import event_pb2, summary_pb2
+from tfevents.summaries import SummaryWriter
+
+SessionLog = event_pb2.SessionLog
 
 N_CLASSES = 10
 IMAGE_SIDE = 28
 LAYERS = (300, 100)          # hidden units (the source material's MLP)
 SCALAR_TAGS = ("loss", "accuracy", "learning_rate", "gradient_norm")
 
-# name -> (constructor taking the learning-rate tensor, default initial learning rate)
-OPTIMIZERS: Dict[str, Tuple[Callable[[Any], Any], float]] = {
-    "momentum": (lambda lr: tf.train.MomentumOptimizer(lr, momentum=0.9), 0.05),
-    "nesterov": (lambda lr: tf.train.MomentumOptimizer(lr, momentum=0.9, use_nesterov=True), 0.05),
-    "sgd": (lambda lr: tf.train.GradientDescentOptimizer(lr), 0.2),
-    "adam": (lambda lr: tf.train.AdamOptimizer(lr), 0.001),
-    "rmsprop": (lambda lr: tf.train.RMSPropOptimizer(lr, decay=0.9, momentum=0.0, epsilon=1e-10), 0.001),
-    "adagrad": (lambda lr: tf.train.AdagradOptimizer(lr), 0.05),
-    "adadelta": (lambda lr: tf.train.AdadeltaOptimizer(lr), 1.0),
-    "ftrl": (lambda lr: tf.train.FtrlOptimizer(lr), 0.05),
+# name -> (tf.train class, its arguments after the learning rate, default initial learning rate)
+OPTIMIZERS: Dict[str, Tuple[str, Dict[str, Any], float]] = {
+    "momentum": ("MomentumOptimizer", dict(momentum=0.9), 0.05),
+    "nesterov": ("MomentumOptimizer", dict(momentum=0.9, use_nesterov=True), 0.05),
+    "sgd": ("GradientDescentOptimizer", {}, 0.2),
+    "adam": ("AdamOptimizer", {}, 0.001),
+    "rmsprop": ("RMSPropOptimizer", dict(decay=0.9, momentum=0.0, epsilon=1e-10), 0.001),
+    "adagrad": ("AdagradOptimizer", {}, 0.05),
+    "adadelta": ("AdadeltaOptimizer", {}, 1.0),
+    "ftrl": ("FtrlOptimizer", {}, 0.05),
 }
 
 
@@ -70,7 +73,7 @@ class DemoConfig:
     seed: int = 0
 
     def initial_learning_rate(self) -> float:
-        return OPTIMIZERS[self.optimizer][1] if self.learning_rate is None else float(self.learning_rate)
+        return OPTIMIZERS[self.optimizer][2] if self.learning_rate is None else float(self.learning_rate)
 
     def check(self) -> None:
         if self.optimizer not in OPTIMIZERS:
@@ -103,6 +106,7 @@ class DemoResult:
     histogram_tags: List[str] = field(default_factory=list)
     image_tags: List[str] = field(default_factory=list)
     slot_names: List[str] = field(default_factory=list)     # op names of the optimizer's slot variables
+    initial_values: Dict[str, np.ndarray] = field(default_factory=dict)   # trainable variables after init
     steps: int = 0
     seconds: float = 0.0
 
@@ -136,9 +140,11 @@ def synthetic_mnist(n: int, seed: int, noise: float = 0.7, max_shift: int = 3) -
 # ------------------------------------------------------------------ graph
 
 class Model:
-    """The demo's graph: placeholders, the MLP, the training step and the summary ops."""
+    """The demo's graph (placeholders, the MLP, the training step, the summary ops), built with ``tf``:
+    ``tfevents.core`` or ``tensorflow.compat.v1``."""
 
-    def __init__(self, config: DemoConfig):
+    def __init__(self, tf: Any, config: DemoConfig):
+        self.tf = tf
         tf.set_random_seed(config.seed)
         self.X = tf.placeholder(tf.float32, shape=(None, IMAGE_SIDE ** 2), name="X")
         self.y = tf.placeholder(tf.int32, shape=(None,), name="y")
@@ -158,17 +164,18 @@ class Model:
                                            name="accuracy")
         self.variables = tf.trainable_variables()
         self.kernels = [v for v in self.variables if v.op.name.endswith("/kernel")]
-        self._build_training(config)
-        self._build_summaries()
+        self._build_training(tf, config)
+        self._build_summaries(tf)
 
-    def _build_training(self, config: DemoConfig) -> None:
+    def _build_training(self, tf: Any, config: DemoConfig) -> None:
         total_steps = config.epochs * (config.n_train // config.batch_size)
         self.global_step = tf.train.get_or_create_global_step()
         with tf.name_scope("train"):
             lr0 = config.initial_learning_rate()
             self.learning_rate = tf.train.polynomial_decay(lr0, self.global_step, total_steps,
                                                            end_learning_rate=lr0 / 100.0, power=1.0)
-            self.optimizer = OPTIMIZERS[config.optimizer][0](self.learning_rate)
+            class_name, kwargs, _ = OPTIMIZERS[config.optimizer]
+            self.optimizer = getattr(tf.train, class_name)(self.learning_rate, **kwargs)
             grads_and_vars = self.optimizer.compute_gradients(self.loss, var_list=self.variables)
             self.gradients = [g for g, _ in grads_and_vars]
             clipped, self.gradient_norm = tf.clip_by_global_norm(self.gradients, config.clip_norm)
@@ -191,7 +198,7 @@ class Model:
         self.slot_names = sorted(self.optimizer.get_slot(v, name).op.name
                                  for v in self.variables for name in self.optimizer.get_slot_names())
 
-    def _build_summaries(self) -> None:
+    def _build_summaries(self, tf: Any) -> None:
         # scalars: the same op evaluated on a training batch goes to `train`, on the test set to `test`
         scalars = [tf.summary.scalar(tag, t, collections=[]) for tag, t in zip(
             SCALAR_TAGS, (self.loss, self.accuracy, self.learning_rate, self.gradient_norm))]
@@ -278,12 +285,21 @@ class ProgressBar:
 # ------------------------------------------------------------------ the job
 
 def _summary_values(serialized: bytes) -> Dict[str, float]:
-    summary = tf.Summary.FromString(serialized)
+    summary = summary_pb2.Summary.FromString(serialized)
     return {v.tag: v.simple_value for v in summary.value if v.WhichOneof("value") == "simple_value"}
 
 
-def run_demo(config: Optional[DemoConfig] = None, progress: Optional[TextIO] = sys.stderr) -> DemoResult:
-    """Train and log as the module docstring says; returns what was logged."""
+def run_demo(config: Optional[DemoConfig] = None, progress: Optional[TextIO] = sys.stderr, *, tf: Any = None,
+             initial_values: Optional[Dict[str, np.ndarray]] = None) -> DemoResult:
+    """Train and log as the module docstring says; returns what was logged.
+
+    ``tf``: the TF1 API to build and run the graph with, ``tfevents.core`` (default) or
+    ``tensorflow.compat.v1`` (used by the tests as the oracle; event files are written by tfevents'
+    SummaryWriter either way). ``initial_values``: ``{variable name: array}`` loaded after initialization
+    (e.g. ``result.initial_values`` of another run, to start both from the same weights).
+    """
+    if tf is None:
+        from tfevents import core as tf
     config = config or DemoConfig()
     config.check()
     started = time.monotonic()
@@ -295,7 +311,7 @@ def run_demo(config: Optional[DemoConfig] = None, progress: Optional[TextIO] = s
     total_steps = config.epochs * steps_per_epoch
     trace_step = min(total_steps, steps_per_epoch + 1)        # a step of the second epoch (or the last)
     with tf.Graph().as_default() as graph:
-        model = Model(config)
+        model = Model(tf, config)
         test_feed = {model.X: x_test, model.y: y_test}
         saver = tf.train.Saver(max_to_keep=2)
         init = tf.global_variables_initializer()
@@ -311,11 +327,15 @@ def run_demo(config: Optional[DemoConfig] = None, progress: Optional[TextIO] = s
 
         with tf.Session() as sess:
             sess.run(init)
-            train_writer = tf.summary.FileWriter(train_dir, sess.graph)
-            test_writer = tf.summary.FileWriter(test_dir)
+            for v in model.variables:
+                if initial_values is not None:
+                    v.load(initial_values[v.op.name], sess)
+                result.initial_values[v.op.name] = sess.run(v)
+            train_writer = SummaryWriter(train_dir, sess.graph)     # = tf.summary.FileWriter of tfevents.core
+            test_writer = SummaryWriter(test_dir)
             result.graph_files = [tf.train.write_graph(sess.graph_def, logdir, "graph.pbtxt", as_text=True),
                                   tf.train.write_graph(sess.graph_def, logdir, "graph.pb", as_text=False)]
-            train_writer.add_session_log(tf.SessionLog(status=tf.SessionLog.START), 0)
+            train_writer.add_session_log(SessionLog(status=SessionLog.START), 0)
             train_writer.add_text("config", config_markdown(config, total_steps), 0)
             train_writer.add_summary(sess.run(model.image_summary, test_feed), 0)
 
@@ -332,7 +352,7 @@ def run_demo(config: Optional[DemoConfig] = None, progress: Optional[TextIO] = s
 
             evaluate(0)
             bar = ProgressBar(progress, config.epochs, steps_per_epoch)
-            rng = np.random.RandomState(config.seed + 2)
+            rng = np.random.default_rng(config.seed + 2)
             step = 0
             for epoch in range(1, config.epochs + 1):
                 epoch_started = time.monotonic()
@@ -353,20 +373,21 @@ def run_demo(config: Optional[DemoConfig] = None, progress: Optional[TextIO] = s
                         summary = None
                         sess.run(model.train_op, feed)
                     if summary is not None:
-                        # values are those of the batch before this step's update, logged at the new step
+                        # the batch's values before this step's update, logged at the step it completes
                         train_writer.add_summary(summary, step)
                         record("train", step, summary)
                     bar.update(epoch, i + 1, epoch_started)
                 train_writer.add_summary(sess.run(model.histogram_summaries, feed), step)
                 accuracy = evaluate(step)
                 result.checkpoint_path = saver.save(sess, os.path.join(train_dir, "model.ckpt"), global_step=step)
-                train_writer.add_session_log(tf.SessionLog(status=tf.SessionLog.CHECKPOINT,
-                                                           checkpoint_path=result.checkpoint_path), step)
+                train_writer.add_session_log(SessionLog(status=SessionLog.CHECKPOINT,
+                                                        checkpoint_path=result.checkpoint_path), step)
                 bar.update(epoch, steps_per_epoch, epoch_started,
                            "test accuracy %.4f  ema %.4f" % (accuracy, result.scalars[("test", "accuracy_ema")][-1][1]),
                            done=True)
-            assert int(sess.run(model.global_step)) == step == total_steps
-            train_writer.add_session_log(tf.SessionLog(status=tf.SessionLog.STOP), step)
+            if int(sess.run(model.global_step)) != step:
+                raise RuntimeError("global_step is %d after %d steps" % (sess.run(model.global_step), step))
+            train_writer.add_session_log(SessionLog(status=SessionLog.STOP), step)
             train_writer.close()
             test_writer.close()
     result.seconds = time.monotonic() - started

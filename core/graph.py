@@ -392,6 +392,13 @@ class Graph:
         self._version += 1
         return op
 
+    def _remove_last_op(self, op: Operation) -> None:
+        if self._ops and self._ops[-1] is op:
+            self._ops.pop()
+            self._by_name.pop(op.name, None)
+            for _, seen in self._control_stack:
+                seen.discard(op)
+
     def get_operations(self) -> list:
         return list(self._ops)
 

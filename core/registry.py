@@ -143,6 +143,15 @@ def create_op(op_type: str, inputs: Sequence[Any], attrs: Optional[dict] = None,
         graph = tensors[0].graph if tensors else get_default_graph()
     attrs = dict(attrs) if attrs else {}
     op = graph._create_op(op_type, tensors, attrs, opdef, name)
+    try:
+        _set_outputs(op, opdef, tensors, attrs)
+    except Exception:
+        graph._remove_last_op(op)      # an op whose shapes or dtypes are invalid is not left in the graph
+        raise
+    return op
+
+
+def _set_outputs(op: Operation, opdef: OpDef, tensors: list, attrs: dict) -> None:
     n = opdef.num_outputs(attrs) if callable(opdef.num_outputs) else opdef.num_outputs
     out_dtypes = opdef.dtype(op) if callable(opdef.dtype) and not isinstance(opdef.dtype, _dtypes.DType) \
         else opdef.dtype
@@ -156,7 +165,6 @@ def create_op(op_type: str, inputs: Sequence[Any], attrs: Optional[dict] = None,
     elif not isinstance(shapes, (list, tuple)):
         shapes = [shapes]
     op.outputs = [Tensor(op, i, _dtypes.as_dtype(out_dtypes[i]), as_shape(shapes[i])) for i in range(n)]
-    return op
 
 
 def apply_op(op_type: str, inputs: Sequence[Any], attrs: Optional[dict] = None, name: Optional[str] = None):

@@ -55,18 +55,28 @@ def _numbered(tag, kind, n, max_outputs):
     return ["%s/%s/%d" % (tag, kind, i) for i in range(min(n, max_outputs))]
 
 
+def _normalize_float_image(image):
+    """TF's ImageSummary rescaling of one float image: all >= 0 -> the max maps to 255; else 0 maps to 128
+    and the largest |value| to 127; then truncated to uint8."""
+    finite = image[np.isfinite(image)]
+    lo = float(finite.min()) if finite.size else 0.0
+    hi = float(finite.max()) if finite.size else 0.0
+    if lo < 0:
+        top = max(abs(lo), abs(hi))
+        scale, offset = (0.0 if top < 1e-6 else 127.0 / top), 128.0
+    else:
+        scale, offset = (0.0 if hi < 1e-6 else 255.0 / hi), 0.0
+    return np.clip(np.where(np.isfinite(image), image, 0) * scale + offset, 0, 255).astype(np.uint8)
+
+
 def _image(tag, attrs, images):
     images = np.asarray(images)
     if images.ndim != 4:
         raise ValueError("image summary needs a 4-D [batch, height, width, channels] tensor, got %s"
                          % (images.shape,))
     if images.dtype.kind == "f":
-        # TF scales floats: to [0, 255] by the max |value| when any is outside [0, 1]
-        lo, hi = float(images.min()), float(images.max()) if images.size else 0.0
-        if lo < 0 or hi > 1:
-            scale = 127.0 / max(abs(lo), abs(hi)) if lo < 0 else 255.0 / hi if hi > 0 else 1.0
-            offset = 128.0 if lo < 0 else 0.0
-            images = np.clip(images * scale + offset, 0, 255).astype(np.uint8)
+        images = np.stack([_normalize_float_image(im) for im in images]) if len(images) else \
+            images.astype(np.uint8)
     out = b""
     tags = _numbered(tag, "image", images.shape[0], attrs["max_images"])
     for i, t in enumerate(tags):

@@ -351,3 +351,42 @@ def test_tf1_dimension_values():
     assert x.get_shape()[1].value == 3 and x.get_shape()[1] == 3
     assert x.get_shape()[0] is None
     assert x.shape.as_list() == [None, 3]
+
+
+def test_invalid_op_is_not_left_in_the_graph():
+    a, b = tf.zeros([2, 3]), tf.zeros([4, 2])
+    before = names()
+    with pytest.raises(ValueError, match="Dimensions must be equal"):
+        tf.matmul(a, b, name="bad")
+    assert names() == before
+
+
+def test_gradients_api_matches_tensorflow(tf1):
+    xv = np.array([0.5, -1.5, 2.0])
+
+    def build(t):
+        x = t.placeholder(t.float64, [3], name="x")
+        z = t.placeholder(t.float64, [3], name="z")
+        a = t.square(x)
+        b = a * 3.0
+        y1 = t.reduce_sum(a * x)
+        y2 = t.reduce_sum(b)
+        g_sum = t.gradients([y1, y2], x)
+        g_ys = t.gradients([a], x, grad_ys=[t.constant([1.0, 2.0, 3.0], t.float64)])
+        g_stop = t.gradients(y1, x, stop_gradients=[a])
+        none = t.gradients(y1, z)
+        return x, [g_sum[0], g_ys[0], g_stop[0]], none
+
+    x, outs, none = build(tf)
+    assert none == [None]
+    ours = tf.Session().run(outs, {x: xv})
+    gd_names = names()
+    assert any(n.startswith("gradients/") for n in gd_names) and any(n.startswith("gradients_1/") for n in gd_names)
+    assert any(n.startswith("gradients/mul_grad/") for n in gd_names)
+    with tf1.Graph().as_default():
+        x, outs, none = build(tf1)
+        assert none == [None]
+        with tf1.Session() as sess:
+            theirs = sess.run(outs, {x: xv})
+    for a, b in zip(ours, theirs):
+        np.testing.assert_allclose(a, b, rtol=1e-12)

@@ -91,8 +91,8 @@ def test_dropout_keeps_expected_fraction_and_scales():
         assert abs((sess.run(layer, {training: True}) != 0).mean() - 0.5) < 0.02
 
 
-def test_summary_ops_match_tf1_tags(tf1):
-    images = R.rand(4, 6, 5, 3).astype(np.float32)
+def test_summary_ops_match_tf1_tags(tf, tf1):
+    images = R.rand(4, 6, 5, 3).astype(np.float32) * 3 - 0.5
     clips = R.uniform(-1, 1, (2, 100)).astype(np.float32)
 
     def build(tf):
@@ -120,3 +120,7 @@ def test_summary_ops_match_tf1_tags(tf1):
     assert (ours_img.height, ours_img.width, ours_img.colorspace) == (theirs_img.height, theirs_img.width,
                                                                        theirs_img.colorspace)
     assert core.Summary.FromString(ours[0]).value[0].simple_value == 1.5
+    for i in range(2):   # TF's float rescaling, pixel for pixel
+        a = core.Summary.FromString(ours[3]).value[i].image.encoded_image_string
+        b = tf1.Summary.FromString(theirs[3]).value[i].image.encoded_image_string
+        np.testing.assert_array_equal(tf.image.decode_png(a).numpy(), tf.image.decode_png(b).numpy())

@@ -377,7 +377,9 @@ register("UnsortedSegmentSum", _segment_sum,
 
 
 def unsorted_segment_sum(data, segment_ids, num_segments, name=None):
-    return apply_op("UnsortedSegmentSum", [data, segment_ids, num_segments], name=name)
+    data, segment_ids, num_segments = (convert_to_tensor(t) for t in (data, segment_ids, num_segments))
+    return apply_op("UnsortedSegmentSum", [data, segment_ids, num_segments],
+                    dict(T=data.dtype, Tindices=segment_ids.dtype, Tnumsegments=num_segments.dtype), name=name)
 
 
 def indexed_slices_to_dense(s: IndexedSlices) -> Tensor:
