@@ -21,6 +21,8 @@ builders' business. Its contract:
   ``reopen()`` starts a new file. Writers still open at interpreter exit are flushed and closed.
 * If the file is deleted while the writer runs, the next write starts a new file (as
   TensorFlow's EventsWriter does) instead of writing into an unlinked inode.
+* In a forked child, inherited writers leave the parent's queued events to the parent and
+  write what the child logs to a new file of the child's.
 """
 from __future__ import annotations
 
@@ -91,18 +93,31 @@ class _Worker(threading.Thread):
 
 
 _worker: Optional[_Worker] = None
-_worker_pid = -1
 _worker_lock = threading.Lock()
 
 
 def _get_worker() -> _Worker:
-    """The process's writer thread, started on first use (and again in a forked child)."""
-    global _worker, _worker_pid
+    """The process's writer thread, started on first use."""
+    global _worker
     with _worker_lock:
-        if _worker is None or _worker_pid != os.getpid():
-            _worker, _worker_pid = _Worker(), os.getpid()
+        if _worker is None:
+            _worker = _Worker()
             _worker.start()
         return _worker
+
+
+def _after_fork_in_child() -> None:
+    """A forked child has no writer thread and must not write the parent's queued events
+    (the parent does): each inherited writer drops them and continues, if the child logs at
+    all, in a new file of its own (the child's pid in the name)."""
+    global _worker, _worker_lock
+    _worker, _worker_lock = None, threading.Lock()
+    for writer in list(_live_writers):
+        writer._forget_parent()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 class EventFileWriter:
@@ -144,7 +159,7 @@ class EventFileWriter:
         self._next_write = time.monotonic() + self._flush_secs
         with self._io_lock:
             self._write(b"")            # creates the file with its file_version event
-        self._worker = _get_worker()
+        self._worker: Optional[_Worker] = _get_worker()
         self._worker.register(self)
         _live_writers.add(self)
 
@@ -180,7 +195,8 @@ class EventFileWriter:
         if self._closed:
             return
         self._closed = True
-        self._worker.unregister(self)
+        if self._worker is not None:
+            self._worker.unregister(self)
         _live_writers.discard(self)
         with self._io_lock:
             try:
@@ -234,10 +250,25 @@ class EventFileWriter:
         if not self._write_requested:
             self._write_requested = True
             self._wake_at = _CALLER_WRITES_AT   # until the thread has written: no more calls
+            if self._worker is None:            # in a forked child
+                self._worker = _get_worker()
+                self._worker.register(self)
             self._worker.wake()
         elif n_pending >= _CALLER_WRITES_AT:
             with self._io_lock:
                 self._write_pending()
+
+    def _forget_parent(self) -> None:
+        """In a forked child: see ``_after_fork_in_child``."""
+        self._io_lock = threading.RLock()     # the parent's may have been held at the fork
+        self._pending.clear()
+        self._unwritten = b""
+        self._error = None
+        self._write_requested, self._wake_at = False, self._max_queue
+        self._worker = None
+        fd, self._fd, self._path = self._fd, None, ""
+        if fd is not None:
+            os.close(fd)
 
     # ---------------------------------------------------------------- writing (under _io_lock)
     def _background_write(self) -> None:

@@ -242,6 +242,29 @@ def test_pending_events_are_written_at_interpreter_exit(logdir):
     assert _steps(out.stdout.strip()) == list(range(1000))
 
 
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
+def test_forked_child_neither_duplicates_nor_loses_events(logdir):
+    code = ("import os, sys\n"
+            "from tfevents.summaries import EventFileWriter\n"
+            "from tfevents.proto import event_pb2\n"
+            "w = EventFileWriter(sys.argv[1], max_queue=10**6, flush_secs=10**6)\n"
+            "for i in range(5): w.add_event(event_pb2.Event(step=i))\n"
+            "pid = os.fork()\n"
+            "if pid == 0:\n"
+            "    w.add_event(event_pb2.Event(step=100))\n"
+            "    sys.exit(0)\n"                      # the child's exit handlers run
+            "os.waitpid(pid, 0)\n"
+            "w.add_event(event_pb2.Event(step=5))\n"
+            "w.close()\n"
+            "print(w.get_filename(), pid)\n")
+    out = subprocess.run([sys.executable, "-c", code, logdir], check=True, capture_output=True, text=True)
+    parent_file, child_pid = out.stdout.split()
+    files = sorted(glob.glob(os.path.join(logdir, "*")))
+    assert _steps(parent_file) == [0, 1, 2, 3, 4, 5]
+    (child_file,) = [f for f in files if f != parent_file]
+    assert ".%s." % child_pid in os.path.basename(child_file) and _steps(child_file) == [100]
+
+
 def test_bad_arguments(logdir):
     with pytest.raises(ValueError, match="max_queue"):
         EventFileWriter(logdir, max_queue=0)
