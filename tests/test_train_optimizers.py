@@ -202,3 +202,38 @@ def test_hyperparameters_as_tensors_and_callables(tf1):
     with core.Graph().as_default():
         got = program(core)
     np.testing.assert_allclose(got, want, rtol=1e-6)
+
+
+def test_graphdef_with_every_optimizer_runs_in_tf1(tf1):
+    """The GraphDef we export (ApplyAdam, SparseApplyFtrl, Unique, ScatterAdd, FIFOQueueV2 ...) imports into
+    TF and, run there, gives exactly our values."""
+    graph = core.Graph()
+    with graph.as_default():
+        w = core.Variable(np.linspace(-1, 1, 6).reshape(3, 2).astype(np.float32), name="w")
+        emb = core.Variable(np.linspace(0.5, 2, 10).reshape(5, 2).astype(np.float32), name="emb")
+        loss = core.reduce_sum(core.square(w)) + core.reduce_sum(core.gather(emb, [1, 1, 3]) ** 2)
+        gs = core.train.get_or_create_global_step()
+        train_ops = [core.train.AdamOptimizer(0.1).minimize(loss, global_step=gs)]
+        train_ops += [make(core).minimize(loss) for make, _ in OPTIMIZERS.values()]
+        queue = core.FIFOQueue(3, [core.float32], shapes=[[2]])
+        enqueue, dequeue = queue.enqueue([[1.0, 2.0]]), queue.dequeue()
+        init = core.global_variables_initializer()
+        graph_def = graph.as_graph_def()
+        with core.Session() as sess:
+            sess.run(init)
+            for _ in range(3):
+                for op in train_ops:
+                    sess.run(op)
+            want = sess.run([w, emb, gs])
+    with tf1.Graph().as_default():
+        tf1.import_graph_def(tf1.GraphDef.FromString(graph_def.SerializeToString()), name="")
+        with tf1.Session() as sess:
+            sess.run(init.name)
+            for _ in range(3):
+                for op in train_ops:
+                    sess.run(op.name)
+            got = sess.run(["w:0", "emb:0", "global_step:0"])
+            sess.run(enqueue.name)
+            assert sess.run(dequeue.name).tolist() == [1.0, 2.0]
+    for g, wv in zip(got, want):
+        np.testing.assert_allclose(g, wv, rtol=1e-6)

@@ -158,8 +158,9 @@ def _scatter_fn(op_type):
     def fn(ref, indices, updates, use_locking=True, name=None):
         ref = _ref(ref)
         from ..registry import convert_to_tensor
-        return apply_op(op_type, [ref, convert_to_tensor(indices), _typed(updates, ref)],
-                        dict(use_locking=bool(use_locking)), name=name)
+        indices = convert_to_tensor(indices)
+        return apply_op(op_type, [ref, indices, _typed(updates, ref)],
+                        dict(T=ref.dtype, Tindices=indices.dtype, use_locking=bool(use_locking)), name=name)
     return fn
 
 
