@@ -1,11 +1,7 @@
-"""Logdirs for the viewer tests, written at test time by the real tools (tensorboardX, torch, TF2 in a
-subprocess) and by tfevents' own SummaryWriter. Every run logs the same curve shifted by its own offset,
-so a plot can be checked for each run's line in the right place."""
-import json
+"""Logdirs for the viewer tests, written at test time by the real tools (tensorboardX, torch, TF2) and by
+tfevents' own SummaryWriter. Every run logs the same curve shifted by its own offset, so a plot can be
+checked for each run's line in the right place."""
 import os
-import subprocess
-import sys
-import textwrap
 
 import numpy as np
 import pytest
@@ -66,49 +62,33 @@ def write_torch(path):
     w.close()
 
 
-TF2_SCRIPT = textwrap.dedent("""
-    import json, sys, os
-    import numpy as np
-    import tensorflow as tf
-    path, offset = sys.argv[1], float(sys.argv[2])
-    steps = np.arange(0, 150).astype(np.float64)
-    y = offset + 5.0 * np.exp(-steps / 40.0) + 0.8 * np.sin(steps / 3.0)
+def write_tf2(tf, path):
+    """TF2's own tf.summary API (eager, in this process: the session's `tf` fixture is imported once).
+
+    Returns the logged graph's facts ``{"nodes": n, "ops": {op: count}}`` as TensorFlow sees them."""
+    y = loss_curve(OFFSETS["tf2"])
     rng = np.random.default_rng(3)
-    w = tf.summary.create_file_writer(path)
+
     @tf.function
     def model(x):
         with tf.name_scope("dense"):
             h = tf.nn.relu(tf.matmul(x, tf.ones([3, 4])) + 1.0)
         return tf.reduce_sum(h)
-    with w.as_default():
-        for s, v in zip(steps.astype(int), y):
-            tf.summary.scalar("loss", v, step=int(s))
+
+    writer = tf.summary.create_file_writer(path)
+    with writer.as_default():
+        for s, v in zip(STEPS, y):
+            tf.summary.scalar("loss", float(v), step=int(s))
             if s % 10 == 0:
                 tf.summary.histogram("weights", rng.normal(loc=s / 50.0, size=400), step=int(s))
         tf.summary.text("notes", "tf2 *text*", step=1)
         graph = model.get_concrete_function(tf.TensorSpec([2, 3], tf.float32)).graph
         tf.summary.graph(graph)
-    w.close()
-    gd = graph.as_graph_def()
+    writer.close()
     ops = {}
-    for n in gd.node:
-        ops[n.op] = ops.get(n.op, 0) + 1
-    print(json.dumps({"nodes": len(gd.node), "ops": ops}))
-""")
-
-
-def start_tf2(path):
-    """Start the TF2 writer in a subprocess (TF's import is slow: it runs while the others write)."""
-    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", CUDA_VISIBLE_DEVICES="")
-    return subprocess.Popen([sys.executable, "-c", TF2_SCRIPT, path, str(OFFSETS["tf2"])],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
-
-
-def finish_tf2(proc):
-    """Wait for the TF2 writer; returns its graph's facts ``{"nodes": n, "ops": {op: count}}``."""
-    out, err = proc.communicate(timeout=240)
-    assert proc.returncode == 0, err[-3000:]
-    return json.loads(out.strip().splitlines()[-1])
+    for node in graph.as_graph_def().node:
+        ops[node.op] = ops.get(node.op, 0) + 1
+    return {"nodes": sum(ops.values()), "ops": ops}
 
 
 def write_ours(path):
@@ -129,20 +109,19 @@ def ours_available():
         return False
 
 
-def mixed_logdir(tmp_path_factory):
+def mixed_logdir(tmp_path_factory, tf):
     """A logdir with runs tbx/, torch/ (and torch/hp), tf2/ and ours/; returns (path, tf2 graph facts)."""
     if "mixed" not in _CACHE:
         root = str(tmp_path_factory.mktemp("viewer_logs"))
-        tf2 = start_tf2(os.path.join(root, "tf2"))
+        graph = write_tf2(tf, os.path.join(root, "tf2"))
         write_tbx(os.path.join(root, "tbx"))
         write_torch(os.path.join(root, "torch"))
         if ours_available():
             write_ours(os.path.join(root, "ours"))
-        graph = finish_tf2(tf2)
         _CACHE["mixed"] = (root, graph)
     return _CACHE["mixed"]
 
 
 @pytest.fixture(scope="session")
-def mixed(tmp_path_factory):
-    return mixed_logdir(tmp_path_factory)
+def mixed(tmp_path_factory, tf):
+    return mixed_logdir(tmp_path_factory, tf)
