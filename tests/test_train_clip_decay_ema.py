@@ -5,6 +5,9 @@ import pytest
 
 from tfevents import core
 
+# inf / NaN norms are part of the grid: numpy's "invalid value" warnings are expected there
+pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
+
 INF = np.inf
 TENSORS = [
     np.array([[3.0, -4.0], [0.5, 2.0]]),

@@ -195,3 +195,17 @@ def _initialized_session():
     sess = core.Session()
     sess.run(core.global_variables_initializer())
     return sess
+
+
+def test_train_namespace_event_helpers(tmp_path):
+    """tf.train.SummaryWriter / summary_iterator / write_graph as TF1 code calls them."""
+    with core.Graph().as_default() as graph:
+        core.Variable(1.0, name="v")
+        with core.train.SummaryWriter(str(tmp_path / "run")) as writer:
+            writer.add_scalar("loss", 0.5, 3)
+        path = core.train.write_graph(graph, str(tmp_path), "graph.pbtxt")
+    assert "VariableV2" in open(path).read()
+    files = [str(p) for p in (tmp_path / "run").iterdir()]
+    values = [(e.step, v.tag, v.simple_value) for f in files for e in core.train.summary_iterator(f)
+              for v in e.summary.value]
+    assert values == [(3, "loss", 0.5)]

@@ -26,7 +26,7 @@ def assign_moving_average(variable: Variable, value: Any, decay: Any, zero_debia
                           name: Optional[str] = None) -> Tensor:
     """``variable -= (1 - decay) * (variable - value)`` (zero-debiased when ``zero_debias``)."""
     with name_scope(name, "AssignMovingAvg") as scope:
-        decay = convert_to_tensor(1.0 - decay if not isinstance(decay, Tensor) else 1.0 - decay, name="decay")
+        decay = convert_to_tensor(1.0 - decay, name="decay")
         if decay.dtype is not variable.dtype:
             decay = math_ops.cast(decay, variable.dtype)
         if zero_debias:
@@ -105,8 +105,7 @@ class ExponentialMovingAverage:
         avg = self._averages.get(_key(var))
         if avg is not None:
             return avg.op.name
-        return get_default_graph().unique_name(var.op.name + "/" + self._name, mark_as_used=False) \
-            if not get_default_graph().get_name_scope() else var.op.name + "/" + self._name
+        return get_default_graph().unique_name(var.op.name + "/" + self._name, mark_as_used=False)
 
     def variables_to_restore(self, moving_avg_variables: Optional[list] = None) -> dict:
         """``{shadow name: variable}`` for the averaged variables and ``{name: variable}`` for the others, so
