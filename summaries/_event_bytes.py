@@ -15,12 +15,12 @@ The output is byte-identical to ``Event.SerializeToString()`` (tests/test_summar
 from __future__ import annotations
 
 import struct
-from typing import Callable, NamedTuple
 from math import copysign as _copysign
+from typing import Callable, NamedTuple
 
 __all__ = [
-    "varint", "scalar_prefix", "scalar_packer", "ScalarPacker", "scalar_event", "event_header", "summary_event", "file_version_event",
-    "FILE_VERSION",
+    "varint", "scalar_prefix", "scalar_packer", "ScalarPacker", "scalar_event", "event_header", "summary_event",
+    "file_version_event", "FILE_VERSION",
 ]
 
 FILE_VERSION = "brain.Event:2"

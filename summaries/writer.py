@@ -27,7 +27,6 @@ from __future__ import annotations
 import math
 import operator
 import os
-import socket
 import time
 from typing import Any, Dict, Mapping, Optional, Sequence, Union
 
@@ -108,6 +107,8 @@ def _serialized(message: Any, what: str, expected: str) -> bytes:
 
 def _default_logdir(comment: str) -> str:
     """torch's default: ``runs/<Mon DD_HH-MM-SS>_<hostname><comment>``."""
+    import socket
+
     return os.path.join("runs", time.strftime("%b%d_%H-%M-%S") + "_" + socket.gethostname() + comment)
 
 
@@ -145,13 +146,17 @@ class SummaryWriter:
         self._scalar_packers: Dict[str, _event_bytes.ScalarPacker] = {}
         self._sub_writers: Dict[str, EventFileWriter] = {}
         self._run_metadata_tags: set = set()
+        # check the arguments before a file exists
+        purge_step = None if purge_step is None else _as_step(purge_step)
+        graph_bytes = None
+        if graph is not None or graph_def is not None:
+            graph_bytes = self._graph_def_bytes(graph if graph is not None else graph_def)
         self._file_writer = EventFileWriter(self._logdir, max_queue, flush_secs, self._suffix)
         if purge_step is not None:
-            self._purge(_as_step(purge_step))
-        if graph is not None or graph_def is not None:
-            data = self._graph_def_bytes(graph if graph is not None else graph_def)
-            self.add_graph(data)
-            self.add_meta_graph(self._meta_graph_of(data))
+            self._purge(purge_step)
+        if graph_bytes is not None:
+            self.add_graph(graph_bytes)
+            self.add_meta_graph(self._meta_graph_of(graph_bytes))
 
     # ------------------------------------------------------------------ TF1 FileWriter
     def get_logdir(self) -> str:

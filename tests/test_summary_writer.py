@@ -259,6 +259,16 @@ def test_add_graph_from_tf_graph_and_graph_defs(logdir, tf):
     assert graphs[2] == graphs[3] == tf_graph_def and events[1].step == 3
 
 
+def test_bad_constructor_arguments_leave_no_file(logdir):
+    with pytest.raises(TypeError, match="GraphDef"):
+        SummaryWriter(logdir, graph=summary_pb2.Summary())
+    with pytest.raises(ValueError, match="finite"):
+        SummaryWriter(logdir, purge_step=float("nan"))
+    with pytest.raises(ValueError, match="max_queue"):
+        SummaryWriter(logdir, max_queue=0)
+    assert os.listdir(logdir) == []
+
+
 def test_graph_in_constructor_writes_graph_and_meta_graph(logdir, tf):
     g = tf.Graph()
     with g.as_default():
