@@ -339,6 +339,17 @@ def _generate(session: Session, order: list, fed: list, fetch_tensors: list, par
     for i, t in enumerate(fed):
         names[t] = "v_feed%d" % i
         lines.append("    v_feed%d = feeds[%d]" % (i, i))
+    last_use: dict = {}
+    for op in order:
+        for i, t in enumerate(op.inputs):
+            if i not in op.opdef.ref_inputs:
+                last_use[t] = op
+    for op in order:                      # outputs nobody reads die right after their op
+        for t in op.outputs:
+            last_use.setdefault(t, op)
+    dying: dict = {}
+    for t, op in last_use.items():
+        dying.setdefault(op, []).append(t)
     trace_ops = []
     if trace:
         ns["_now"] = time.time
@@ -394,6 +405,10 @@ def _generate(session: Session, order: list, fed: list, fetch_tensors: list, par
             for t in op.outputs:
                 if t in fetched and t in names and names[t].startswith("v"):
                     lines.append("    %s = _copy(%s)" % (names[t], names[t]))
+        # free temporaries after their last use, so numpy can reuse the (cache-warm) memory
+        dead = [names[t] for t in dying.get(op, ()) if names.get(t, "").startswith("v") and t not in fetched]
+        if dead and not trace:
+            lines.append("    del %s" % ", ".join(dead))
     results = []
     for t in fetch_tensors:
         expr = names.get(t)

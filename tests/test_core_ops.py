@@ -113,6 +113,16 @@ CASES = {
                          [rnd(2, 2, 2, 3), pos(3), rnd(3)], False),
     "cast": (lambda tf, a: tf.cast(tf.cast(a, tf.float32), tf.float64) * 3.0, [rnd(3)], False),
     "div_no_nan": (lambda tf, a, b: tf.div_no_nan(a, b), [rnd(3), pos(3)], False),
+    "relu6": (lambda tf, a: tf.nn.relu6(a * 4.0), [away_from_zero(3, 4)], True),
+    "elu": (lambda tf, a: tf.nn.elu(a), [away_from_zero(3, 4)], True),
+    "softplus": (lambda tf, a: tf.nn.softplus(a), [rnd(3, 4)], True),
+    "leaky_relu": (lambda tf, a: tf.nn.leaky_relu(a, alpha=0.1), [away_from_zero(3, 4)], True),
+    "sigmoid_xent": (lambda tf, a, z: tf.nn.sigmoid_cross_entropy_with_logits(labels=z, logits=a),
+                     [away_from_zero(3, 4), R.uniform(0, 1, (3, 4))], True),
+    "unsorted_segment_sum": (lambda tf, a: tf.unsorted_segment_sum(a, tf.constant([0, 2, 0]), 3) *
+                             tf.constant(np.arange(6.0).reshape(3, 2)), [rnd(3, 2)], True),
+    "floormod": (lambda tf, a, b: tf.floormod(a, b), [pos(4) * 3.0 + 0.05, pos(4)], False),
+    "placeholder_with_default": (lambda tf, a: tf.placeholder_with_default(a * 2.0, [3]) * a, [rnd(3)], False),
 }
 
 _CUSTOM_SHAPES = {"add_unknown_dims": ([None, 1], [1, None])}
@@ -203,6 +213,10 @@ SECOND_ORDER = {
         labels=tf.constant(np.eye(3)[[0, 2]]), logits=a),
     "relu_square": lambda tf, a: tf.square(tf.nn.relu(a)),
     "log_div": lambda tf, a: tf.log(a * a + 1.0) / (a + 3.0),
+    "bias_add": lambda tf, a: tf.square(tf.nn.bias_add(a * a, tf.reduce_sum(a, axis=0))),
+    "tile_slice": lambda tf, a: tf.square(tf.tile(a, [2, 1])[1:, ::2]),
+    "gather_concat": lambda tf, a: tf.square(tf.concat([tf.gather(a * a, [1, 0, 1]), a], 0)),
+    "split_mean": lambda tf, a: tf.square(tf.split(a * a, 3, axis=1)[1]) + tf.reduce_mean(a * a, axis=0),
 }
 
 

@@ -29,8 +29,10 @@ register("Elu", lambda x: np.where(x > 0, x, np.expm1(np.minimum(x, 0))).astype(
          lambda op, g: [math_ops.where(op.inputs[0] > 0.0, g, g * (op.outputs[0] + 1.0))], shape_same)
 register("Softplus", lambda x: np.logaddexp(x, np.zeros_like(x)),
          lambda op, g: [g * math_ops.sigmoid(op.inputs[0])], shape_same)
-register("LeakyRelu", lambda x, alpha=0.2: np.where(x > 0, x, x * np.asarray(alpha, x.dtype)),
-         lambda op, g: [math_ops.where(op.inputs[0] > 0.0, g, g * op.attrs["alpha"])], shape_same)
+# alpha is a float attr: float32 precision, as in TF
+register("LeakyRelu", lambda x, alpha=0.2: np.where(x > 0, x, x * np.asarray(np.float32(alpha), x.dtype)),
+         lambda op, g: [math_ops.where(op.inputs[0] > 0.0, g, g * float(np.float32(op.attrs["alpha"])))],
+         shape_same)
 
 
 def relu(features, name=None):
