@@ -114,10 +114,9 @@ def draw_chart(ax, title: str, series: list, colors: Mapping[str, str], *,
         yv = np.asarray(s.value, dtype=np.float64)
         color = colors[run]
         label = run if len(tags) == 1 else "%s: %s" % (run, tag)
-        if x == "wall":
-            xv_plot = lambda idx: (xv[idx] * 1e6).astype("datetime64[us]")  # noqa: E731
-        else:
-            xv_plot = lambda idx: xv[idx]  # noqa: E731
+
+        def xv_plot(idx, xv=xv):  # wall time is drawn as dates
+            return (xv[idx] * 1e6).astype("datetime64[us]") if x == "wall" else xv[idx]
         sm = smooth(yv, smoothing) if smoothing > 0 else yv
         raw = minmax_indices(xv, yv, max_points)
         if smoothing > 0:
@@ -134,7 +133,6 @@ def draw_chart(ax, title: str, series: list, colors: Mapping[str, str], *,
             where = _last_finite_before(sm, raw.markers)
             bad = yv[raw.markers]
             for key, mask in (("nan", np.isnan(bad)), ("+inf", bad > 0), ("-inf", bad < 0)):
-                mask = mask & ~np.isnan(bad) if key != "nan" else mask
                 if mask.any():
                     ax.plot(xv_plot(raw.markers[mask]), where[mask], ls="none", marker=MARKERS[key][0],
                             color=color, ms=7, mec="black", mew=0.6, zorder=4)
