@@ -322,10 +322,12 @@ def test_add_scalars_matches_torch_layout_without_extra_threads(tmp_path):
     tb = pytest.importorskip("torch.utils.tensorboard")
     ours, theirs = str(tmp_path / "ours"), str(tmp_path / "torch")
     threads_before = threading.active_count()
+    fds_before = len(os.listdir("/proc/self/fd"))
     with SummaryWriter(ours) as w:
         w.add_scalars("loss/train", {"a": 1.0, "b": np.float32(2.0)}, 1)
         w.add_scalars("loss/train", {"a": 3.0, "c": 4.0}, 2)
         assert threading.active_count() <= max(threads_before, 1) + 1
+        assert len(os.listdir("/proc/self/fd")) <= fds_before + 1     # the main file only
     tw = tb.SummaryWriter(theirs)
     tw.add_scalars("loss/train", {"a": 1.0, "b": np.float32(2.0)}, 1)
     tw.add_scalars("loss/train", {"a": 3.0, "c": 4.0}, 2)
@@ -386,3 +388,17 @@ def test_default_logdir_like_torch(tmp_path, monkeypatch):
         assert w.get_logdir().startswith("runs" + os.sep) and w.get_logdir().endswith("_exp")
     with SummaryWriter(log_dir=str(tmp_path / "x")) as w:
         assert w.get_logdir() == str(tmp_path / "x")
+
+
+def test_tbparse_reads_runs_and_scalars(tmp_path):
+    tbparse = pytest.importorskip("tbparse")
+    logdir = str(tmp_path)
+    with SummaryWriter(logdir) as w:
+        for step in range(5):
+            w.add_scalar("loss", step / 4, step)
+            w.add_scalars("pair", {"x": step, "y": -step}, step)
+    frame = tbparse.SummaryReader(logdir, extra_columns={"dir_name"}).scalars
+    got = sorted((row.dir_name, row.tag, row.step, row.value) for row in frame.itertuples())
+    expected = sorted([("", "loss", s, s / 4) for s in range(5)] + [("pair_x", "pair", s, float(s)) for s in range(5)]
+                      + [("pair_y", "pair", s, float(-s)) for s in range(5)])
+    assert got == expected
