@@ -136,10 +136,8 @@ def variable_scope(name_or_scope: Any, default_name: Optional[str] = None, value
     store = _store(graph)
     if name_or_scope is None and default_name is None:
         raise TypeError("If default_name is None then name_or_scope is required")
-    if reuse is False:
-        reuse = False
-    elif reuse is None:
-        reuse = parent.reuse if parent.reuse in (True,) or parent.reuse is AUTO_REUSE else None
+    if not reuse:          # None or False: inherit (TF1: ``reuse = reuse or parent.reuse``)
+        reuse = parent.reuse if parent.reuse is True or parent.reuse is AUTO_REUSE else None
     if isinstance(name_or_scope, VariableScope):
         full_name = name_or_scope.name
         ns_name = name_or_scope.original_name_scope

@@ -390,3 +390,26 @@ def test_gradients_api_matches_tensorflow(tf1):
             theirs = sess.run(outs, {x: xv})
     for a, b in zip(ours, theirs):
         np.testing.assert_allclose(a, b, rtol=1e-12)
+
+
+def test_variable_scope_reuse_is_inherited(tf1):
+    def build(t):
+        with t.variable_scope("outer"):
+            v = t.get_variable("v", [1])
+            with t.variable_scope("inner"):
+                w = t.get_variable("w", [1])
+        with t.variable_scope("outer", reuse=True):
+            with t.variable_scope("inner", reuse=False):      # cannot switch reuse off inside a reusing scope
+                same = t.get_variable("w", [1])
+            again = t.get_variable("v", [1])
+        with t.variable_scope(None, default_name="block"):
+            b1 = t.get_variable("b", [1])
+        with t.variable_scope(None, default_name="block"):
+            b2 = t.get_variable("b", [1])
+        return [v.name, w.name, same is w, again is v, b1.name, b2.name,
+                t.get_variable_scope().reuse in (False, None)]
+
+    ours = build(tf)
+    with tf1.Graph().as_default():
+        theirs = build(tf1)
+    assert ours == theirs
