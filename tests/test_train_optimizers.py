@@ -115,11 +115,14 @@ def _names(tf, make_train):
     return train_op.name, ops, sorted(v.op.name for v in tf.global_variables())
 
 
-@pytest.mark.parametrize("case", ["adam", "momentum_scoped", "gd_global_step"])
+@pytest.mark.parametrize("case", ["adam", "adam_in_variable_scope", "momentum_scoped", "gd_global_step"])
 def test_op_and_variable_names(tf1, case):
     def make_train(tf, loss):
         if case == "adam":
             return tf.train.AdamOptimizer().minimize(loss)
+        if case == "adam_in_variable_scope":
+            with tf.variable_scope("vs"), tf.name_scope("train"):
+                return tf.train.AdamOptimizer().minimize(loss)
         if case == "momentum_scoped":
             with tf.name_scope("train"):
                 return tf.train.MomentumOptimizer(0.1, 0.9).minimize(loss)
@@ -131,7 +134,7 @@ def test_op_and_variable_names(tf1, case):
         name, ops, variables = _names(core, make_train)
     assert name == tf_name
     assert variables == tf_vars
-    wanted = {n for n in tf_ops if n.startswith(("Adam", "train/Momentum", "sgd", "beta", "layer/w/", "layer/b/"))
+    wanted = {n for n in tf_ops if n.startswith(("Adam", "train/Momentum", "sgd", "beta", "layer/w/", "layer/b/", "vs/"))
               and n.count("/") <= 2 and not n.endswith(("ReadVariableOp", "IsInitialized/VarIsInitializedOp",
                                                           "AssignVariableOp", "/Initializer/zeros", "/Assign"))}
     # leave out what only resource variables (TF 2) create

@@ -38,10 +38,13 @@ def _call_if_callable(value: Any) -> Any:
 def create_slot(primary: Variable, initial_value: Callable[[], Tensor], op_name: str) -> Variable:
     """A non-trainable variable named ``<primary>/<op_name>`` (made unique: ``_1``, ``_2`` ...), created
     outside any control-dependency block, as TF's ``slot_creator``."""
+    from ..variable_scope import _store, get_variable_scope
     graph = primary.graph
-    with graph.as_default(), control_dependencies(None), name_scope(None):
-        slot = Variable(initial_value, trainable=False, name=primary.op.name + "/" + op_name)
-    from ..variable_scope import _store
+    with graph.as_default():
+        scope = get_variable_scope().name        # TF opens variable_scope(None, "<var>/<op_name>") here
+        with control_dependencies(None), name_scope(None):
+            name = (scope + "/" if scope else "") + primary.op.name + "/" + op_name
+            slot = Variable(initial_value, trainable=False, name=name)
     _store(graph)["vars"].setdefault(slot.op.name, slot)
     return slot
 
