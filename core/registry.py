@@ -53,11 +53,17 @@ A fused optimizer update, e.g. ``ApplyMomentum(var, accum, lr, grad, momentum)``
     apply_op("ApplyMomentum", [var._ref(), accum._ref(), lr, grad, momentum],
              attrs=dict(use_locking=False, use_nesterov=False), name="update_w/ApplyMomentum")
 
+GraphDef: ``NodeDef.op`` is ``op_type``; every attr not starting with ``_`` is written (bool/int/float/str/DType/
+TensorShape/ndarray/lists of those), ``T`` is added as the dtype of input 0 unless the op sets it (ops whose T is
+another input's type pass ``T=...`` in attrs), and ``_output_shapes`` from the static shapes.
+
 Creating ops: ``create_op(op_type, inputs, attrs=None, name=None) -> Operation`` and ``apply_op(...)`` which
 returns the single output Tensor (or the list of outputs). Inputs are converted with ``convert_to_tensor``
 (Python numbers and numpy arrays become ``Const`` nodes; Variables become their ``<var>/read`` snapshot, except
 at ``ref_inputs``). The op name defaults to the op type and is made unique under the current name scope; a name
-ending in ``/`` is used verbatim.
+ending in ``/`` is used verbatim. Create an op's constant inputs inside ``with name_scope(name, default) as
+scope:`` and pass ``name=scope`` to get TF's names (``Sum/reduction_indices``). ``register_gradient(op_type)``
+replaces a gradient; ``constant_value(t)`` reads a Const (or a static Shape) when the graph is built.
 """
 from __future__ import annotations
 
