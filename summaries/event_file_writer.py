@@ -125,7 +125,8 @@ class EventFileWriter:
 
     Args:
         logdir: directory of the run.
-        max_queue: events pending in memory before they are written and flushed to the OS.
+        max_queue: events pending in memory before they are written and flushed to the OS
+            (``max_queue_size``, TensorBoard's name for it, is accepted too).
         flush_secs: at most this many seconds between a queued event and its write.
         filename_suffix: appended to the file name.
         keep_open: hold the file descriptor between writes (False reopens the file in append
@@ -133,7 +134,10 @@ class EventFileWriter:
     """
 
     def __init__(self, logdir: str, max_queue: int = 10, flush_secs: float = 120,
-                 filename_suffix: str = "", keep_open: bool = True) -> None:
+                 filename_suffix: str = "", keep_open: bool = True, *,
+                 max_queue_size: Optional[int] = None) -> None:
+        if max_queue_size is not None:   # TensorBoard's / tensorboardX's name
+            max_queue = max_queue_size
         if int(max_queue) < 1:
             raise ValueError("max_queue must be >= 1, got %r" % (max_queue,))
         if not flush_secs > 0:

@@ -83,6 +83,14 @@ def test_max_queue_pending_events_are_written_without_flush(logdir):
     w.close()
 
 
+def test_max_queue_size_is_tensorboards_name_for_max_queue(logdir):
+    w = EventFileWriter(logdir, max_queue_size=2, flush_secs=1000)
+    w.add_event(_event(0))
+    w.add_event(_event(1))
+    assert _wait_for(lambda: _steps(w.get_filename()) == [0, 1])
+    w.close()
+
+
 def test_flush_secs_writes_pending_events(logdir):
     w = EventFileWriter(logdir, max_queue=1000, flush_secs=0.2)
     w.add_event(_event(1))
