@@ -22,6 +22,7 @@ from .ops.math_ops import (abs, add, add_n, argmax, argmin, cast, ceil, cumsum, 
                            log1p, logical_and, logical_not, logical_or, logical_xor, matmul, maximum, minimum, mod,
                            multiply, negative, not_equal, pow, realdiv, reciprocal, reduce_all, reduce_any,
                            reduce_max, reduce_mean, reduce_min, reduce_prod, reduce_sum, round, rsqrt, sigmoid, sign,
+                           reduce_logsumexp, count_nonzero,
                            sqrt, square, squared_difference, subtract, tanh, to_float, to_int32, to_int64, truediv,
                            where)
 from .ops.array_ops import (broadcast_to, concat, expand_dims, fill, gather, identity, one_hot, ones, ones_like,

@@ -1,5 +1,6 @@
 """``tf.nn``: activations, softmax and cross-entropies, bias_add, l2_loss, in_top_k, moments, batch norm, dropout."""
-from .ops.nn_ops import (batch_normalization, bias_add, dropout, elu, fused_batch_norm, in_top_k, l2_loss,  # noqa: F401
+from .ops.nn_ops import (batch_normalization, bias_add, dropout, elu, embedding_lookup, fused_batch_norm,  # noqa: F401
+                         in_top_k, l2_loss, l2_normalize,
                          leaky_relu, log_softmax, moments, relu, relu6, sigmoid, sigmoid_cross_entropy_with_logits,
                          softmax, softmax_cross_entropy_with_logits, softmax_cross_entropy_with_logits_v2, softplus,
                          sparse_softmax_cross_entropy_with_logits, tanh)

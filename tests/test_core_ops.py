@@ -122,6 +122,10 @@ CASES = {
     "unsorted_segment_sum": (lambda tf, a: tf.unsorted_segment_sum(a, tf.constant([0, 2, 0]), 3) *
                              tf.constant(np.arange(6.0).reshape(3, 2)), [rnd(3, 2)], True),
     "floormod": (lambda tf, a, b: tf.floormod(a, b), [pos(4) * 3.0 + 0.05, pos(4)], False),
+    "reduce_logsumexp": (lambda tf, a: tf.reduce_logsumexp(a, axis=1), [rnd(3, 4)], True),
+    "l2_normalize": (lambda tf, a: tf.nn.l2_normalize(a, axis=1), [rnd(3, 4)], True),
+    "embedding_lookup": (lambda tf, a: tf.nn.embedding_lookup(a, [3, 1, 3]) * tf.constant(
+        np.arange(6.0).reshape(3, 2)), [rnd(4, 2)], True),
     "placeholder_with_default": (lambda tf, a: tf.placeholder_with_default(a * 2.0, [3]) * a, [rnd(3)], False),
 }
 

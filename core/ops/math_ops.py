@@ -420,6 +420,30 @@ reduce_all = _reducer("All", "All")
 reduce_any = _reducer("Any", "Any")
 
 
+def reduce_logsumexp(input_tensor, axis=None, keepdims=False, name=None):
+    """``log(sum(exp(x)))`` computed stably as ``max + log(sum(exp(x - max)))``."""
+    with name_scope(name, "ReduceLogSumExp"):
+        x = convert_to_tensor(input_tensor)
+        from .array_ops import stop_gradient
+        m = stop_gradient(reduce_max(x, axis, keepdims=True))
+        out = log(reduce_sum(exp(x - m), axis, keepdims=True)) + m
+        return out if keepdims else _squeeze_axes(out, x, axis)
+
+
+def _squeeze_axes(out, x, axis):
+    from .array_ops import reshape, squeeze
+    if axis is None:
+        return reshape(out, [])
+    return squeeze(out, [axis] if isinstance(axis, int) else list(axis))
+
+
+def count_nonzero(input_tensor, axis=None, keepdims=False, dtype=dtypes.int64, name=None):
+    with name_scope(name, "count_nonzero"):
+        x = convert_to_tensor(input_tensor)
+        nonzero = cast(not_equal(x, zeros_like(x)), dtypes.int64)
+        return cast(reduce_sum(nonzero, axis, keepdims=keepdims), dtype)
+
+
 # ---- cumulative sum
 
 
