@@ -225,3 +225,22 @@ def test_queue_errors():
             sess.run(queue.close())
             with pytest.raises(core.errors.CancelledError, match="closed"):
                 sess.run(enqueue, {ph: [1.0, 2.0]})
+
+
+def test_train_batch_with_queue_runners():
+    with core.Graph().as_default():
+        counter = core.Variable(0, name="counter")
+        features = core.random_uniform([2])
+        xb, cb = core.train.batch([features, core.assign_add(counter, 1)], batch_size=4, num_threads=2)
+        assert xb.shape.as_list() == [4, 2] and cb.shape.as_list() == [4]
+        assert len(core.get_collection(core.GraphKeys.QUEUE_RUNNERS)) == 1
+        with core.Session() as sess:
+            sess.run(core.global_variables_initializer())
+            coord = core.train.Coordinator()
+            threads = core.train.start_queue_runners(sess=sess, coord=coord)
+            batches = [sess.run([xb, cb]) for _ in range(5)]
+            coord.request_stop()
+            coord.join(threads, stop_grace_period_secs=10)
+    counts = [int(c) for _, cs in batches for c in cs]
+    assert len(set(counts)) == 20 and min(counts) >= 1
+    assert all(x.shape == (4, 2) and ((x >= 0) & (x < 1)).all() for x, _ in batches)

@@ -209,3 +209,18 @@ def test_train_namespace_event_helpers(tmp_path):
     values = [(e.step, v.tag, v.simple_value) for f in files for e in core.train.summary_iterator(f)
               for v in e.summary.value]
     assert values == [(3, "loss", 0.5)]
+
+
+def test_checkpoint_reader(tmp_path):
+    with core.Graph().as_default():
+        w, b, step = _model()
+        with core.Session() as sess:
+            sess.run(core.global_variables_initializer())
+            prefix = core.train.Saver().save(sess, str(tmp_path / "r.ckpt"), global_step=7)
+    reader = core.train.NewCheckpointReader(prefix)
+    assert reader.get_variable_to_shape_map() == {"layer/w": [2, 3], "layer/b": [3], "step": []}
+    assert reader.get_variable_to_dtype_map()["layer/b"] == core.float64
+    assert reader.has_tensor("step") and not reader.has_tensor("nope")
+    np.testing.assert_array_equal(reader.get_tensor("layer/w"), np.arange(6).reshape(2, 3))
+    with pytest.raises(core.errors.NotFoundError):
+        core.train.NewCheckpointReader(str(tmp_path / "absent"))

@@ -19,11 +19,13 @@ from .clipping import clip_by_average_norm, clip_by_global_norm, clip_by_norm, c
 from .learning_rate_decay import (cosine_decay, exponential_decay, inverse_time_decay, natural_exp_decay,
                                   piecewise_constant, polynomial_decay)
 from .moving_averages import ExponentialMovingAverage, assign_moving_average
-from .saver import (CheckpointState, Saver, checkpoint_exists, get_checkpoint_state, latest_checkpoint,
-                    list_variables, load_variable, update_checkpoint_state)
+from .saver import (CheckpointReader, CheckpointState, NewCheckpointReader, Saver, checkpoint_exists,
+                    get_checkpoint_state, latest_checkpoint, list_variables, load_variable,
+                    update_checkpoint_state)
 from .coordinator import Coordinator
 from .data_flow import FIFOQueue, QueueBase
 from .queue_runner import QueueRunner, add_queue_runner, start_queue_runners
+from .input import batch
 from .training_util import (assert_global_step, create_global_step, get_global_step, get_or_create_global_step,
                             global_step, write_graph)
 

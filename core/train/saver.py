@@ -140,6 +140,35 @@ def load_variable(ckpt_dir_or_file: str, name: str) -> np.ndarray:
     return read_checkpoint(_resolve(ckpt_dir_or_file), [name])[name]
 
 
+class CheckpointReader:
+    """``tf.train.NewCheckpointReader(prefix)``: the names, shapes and values of one checkpoint."""
+
+    def __init__(self, prefix: str):
+        if not checkpoint_exists(prefix):
+            raise NotFoundError(None, "Unsuccessful TensorSliceReader constructor: Failed to find any matching "
+                                      "files for %s (no %s%s)" % (prefix, prefix, SUFFIX))
+        self._prefix = prefix
+        self._shapes = dict(list_variables(prefix))
+
+    def get_variable_to_shape_map(self) -> dict:
+        return dict(self._shapes)
+
+    def get_variable_to_dtype_map(self) -> dict:
+        with zipfile.ZipFile(self._prefix + SUFFIX) as zf:
+            table = json.loads(zf.read("manifest.json"))["variables"]
+        from ..dtypes import as_dtype
+        return {name: as_dtype(np.dtype(info["dtype"])) for name, info in table.items()}
+
+    def has_tensor(self, name: str) -> bool:
+        return name in self._shapes
+
+    def get_tensor(self, name: str) -> np.ndarray:
+        return read_checkpoint(self._prefix, [name])[name]
+
+
+NewCheckpointReader = CheckpointReader
+
+
 def _resolve(ckpt_dir_or_file: str) -> str:
     if os.path.isdir(ckpt_dir_or_file):
         latest = latest_checkpoint(ckpt_dir_or_file)
