@@ -6,8 +6,8 @@ synthetic stand-in for MNIST (10 sparse "stroke" prototypes plus Gaussian noise,
 - an optimizer from ``OPTIMIZERS`` (default ``MomentumOptimizer(lr, 0.9)``),
 - a learning rate ``polynomial_decay(lr, global_step, total_steps, end=lr / 100, power=1)``,
 - gradient clipping ``clip_by_global_norm(grads, clip_norm)`` (the global norm is logged),
-- max-norm on the kernels after every step, ``w <- clip_by_norm(w, max_norm, axes=1)`` (Géron's
-  ``max_norm_regularizer``),
+- max-norm on the kernels after every step, ``w <- clip_by_norm(w, max_norm, axes=0)``: each unit's incoming
+  weight vector is kept within ``max_norm`` (Srivastava et al. 2014),
 - an ``ExponentialMovingAverage(decay, num_updates=global_step)`` of the trainable variables, applied after
   the update (its averaged weights are evaluated as ``accuracy_ema``).
 
@@ -66,7 +66,7 @@ class DemoConfig:
     n_train: int = 6144
     n_test: int = 1024
     clip_norm: float = 5.0                    # clip_by_global_norm threshold
-    max_norm: float = 2.0                     # max-norm threshold on each kernel row
+    max_norm: float = 2.0                     # bound on each unit's incoming weight norm
     ema_decay: float = 0.99
     noise: float = 0.7                        # pixel noise of the synthetic data
     log_every: int = 8                        # train scalars every this many steps
@@ -181,7 +181,7 @@ class Model:
             clipped, self.gradient_norm = tf.clip_by_global_norm(self.gradients, config.clip_norm)
             update = self.optimizer.apply_gradients(list(zip(clipped, self.variables)), global_step=self.global_step)
             with tf.control_dependencies([update]), tf.name_scope("max_norm"):
-                max_norm = tf.group(*[tf.assign(w, tf.clip_by_norm(w, config.max_norm, axes=[1]))
+                max_norm = tf.group(*[tf.assign(w, tf.clip_by_norm(w, config.max_norm, axes=[0]))
                                       for w in self.kernels])
             self.ema = tf.train.ExponentialMovingAverage(config.ema_decay, num_updates=self.global_step)
             with tf.control_dependencies([max_norm]):
@@ -328,8 +328,9 @@ def run_demo(config: Optional[DemoConfig] = None, progress: Optional[TextIO] = s
         with tf.Session() as sess:
             sess.run(init)
             for v in model.variables:
-                if initial_values is not None:
-                    v.load(initial_values[v.op.name], sess)
+                if initial_values is not None:       # the weights and their moving averages' start
+                    for target in (v, model.ema.average(v)):
+                        target.load(initial_values[v.op.name], sess)
                 result.initial_values[v.op.name] = sess.run(v)
             train_writer = SummaryWriter(train_dir, sess.graph)     # = tf.summary.FileWriter of tfevents.core
             test_writer = SummaryWriter(test_dir)

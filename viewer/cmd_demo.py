@@ -45,7 +45,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="tf.train optimizer (default %(default)s)")
     parser.add_argument("--learning-rate", type=_positive_float, default=None,
                         help="initial learning rate, decayed linearly to a hundredth of it over the run "
-                             "(default: per optimizer, momentum %s)" % OPTIMIZERS["momentum"][1])
+                             "(default: per optimizer, momentum %s)" % OPTIMIZERS["momentum"][2])
     parser.add_argument("--batch-size", type=_positive_int, default=d.batch_size, help="default %(default)s")
     parser.add_argument("--train-size", type=_positive_int, default=d.n_train,
                         help="synthetic training examples (default %(default)s)")
@@ -54,7 +54,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--clip-norm", type=_positive_float, default=d.clip_norm,
                         help="clip_by_global_norm threshold (default %(default)s)")
     parser.add_argument("--max-norm", type=_positive_float, default=d.max_norm,
-                        help="max-norm threshold of each kernel row (default %(default)s)")
+                        help="max-norm bound on each unit's incoming weights (default %(default)s)")
     parser.add_argument("--ema-decay", type=float, default=d.ema_decay,
                         help="ExponentialMovingAverage decay (default %(default)s)")
     parser.add_argument("--log-every", type=_positive_int, default=d.log_every,
