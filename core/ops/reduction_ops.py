@@ -1,0 +1,197 @@
+"""Reductions (``Sum``, ``Mean``, ``Max``, ``Min``, ``Prod``, ``All``, ``Any``) with TF's Const axis input, and
+``Cumsum``. Gradients broadcast the incoming gradient back over the reduced axes."""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from .. import dtypes
+from ..graph import Tensor, TensorShape, name_scope
+from ..registry import apply_op, constant, constant_value, convert_to_tensor, register, shape_same
+from .math_ops import cast, equal, exp, log, not_equal, zeros_like
+
+
+# ---- reductions (axis is a Const input, like TF's reduction_indices)
+
+
+def _reduction_bind(np_fn):
+    def bind(op, session):
+        keepdims = op.attrs["keep_dims"]
+        axes = constant_value(op.inputs[1])
+        out_dtype = op.outputs[0].dtype.as_numpy_dtype
+        if axes is not None:
+            axes = tuple(int(a) for a in np.reshape(axes, [-1]))
+            return lambda x, _: np.asarray(np_fn(x, axis=axes, keepdims=keepdims), dtype=out_dtype)
+        return lambda x, a: np.asarray(np_fn(x, axis=tuple(np.reshape(a, [-1]).tolist()), keepdims=keepdims),
+                                       dtype=out_dtype)
+    return bind
+
+
+def _reduction_shape(op):
+    s = op.inputs[0].shape
+    axes = constant_value(op.inputs[1])
+    if s.dims is None or axes is None:
+        return TensorShape(None)
+    axes = {int(a) % len(s.dims) for a in np.reshape(axes, [-1])} if s.dims else set()
+    if op.attrs["keep_dims"]:
+        return TensorShape([1 if i in axes else d for i, d in enumerate(s.dims)])
+    return TensorShape([d for i, d in enumerate(s.dims) if i not in axes])
+
+
+def _kept_shape(op):
+    """The reduced shape with size-1 dims kept, static when possible, else a tensor."""
+    s = op.inputs[0].shape
+    axes = constant_value(op.inputs[1])
+    if s.dims is not None and axes is not None:
+        axes = {int(a) % max(len(s.dims), 1) for a in np.reshape(axes, [-1])}
+        kept = [1 if i in axes else d for i, d in enumerate(s.dims)]
+        if all(d is not None for d in kept):
+            return constant(np.array(kept, np.int32))
+    from .array_ops import shape
+    return apply_op("ReducedShape", [shape(op.inputs[0]), op.inputs[1]], dict(), name=None)
+
+
+register("ReducedShape", lambda s, a: np.array([1 if i in set(np.reshape(a, [-1]) % max(len(s), 1)) else d
+                                                  for i, d in enumerate(s)], np.int32),
+         shape=lambda op: op.inputs[0].shape, dtype=dtypes.int32)
+
+
+def _broadcast_back(op, g):
+    """``g`` reshaped to the kept-dims shape and broadcast to the input's shape."""
+    from .array_ops import broadcast_to, reshape, shape
+    x = op.inputs[0]
+    if not op.attrs["keep_dims"]:
+        g = reshape(g, _kept_shape(op))
+    if x.shape.is_fully_defined():
+        return broadcast_to(g, constant(np.array(x.shape.as_list(), np.int32), name="Shape"))
+    return broadcast_to(g, shape(x))
+
+
+def _sum_grad(op, g):
+    return [_broadcast_back(op, g), None]
+
+
+def _mean_grad(op, g):
+    x, y = op.inputs[0], op.outputs[0]
+    if x.shape.is_fully_defined() and y.shape.is_fully_defined():
+        factor = constant(max(x.shape.num_elements() // max(y.shape.num_elements(), 1), 1), dtype=g.dtype)
+    else:
+        from .array_ops import size
+        factor = cast(apply_op("Maximum", [size(x) // apply_op("Maximum", [size(y), 1]), 1]), g.dtype)
+    return [_broadcast_back(op, g / factor), None]
+
+
+def _minmax_grad(op, g):
+    from .array_ops import reshape
+    y = op.outputs[0]
+    if not op.attrs["keep_dims"]:
+        kept = _kept_shape(op)
+        y, g = reshape(y, kept), reshape(g, kept)
+    indicators = cast(equal(y, op.inputs[0]), g.dtype)
+    num = reduce_sum(indicators, op.inputs[1], keepdims=True)
+    return [indicators / num * g, None]
+
+
+def _prod_grad(op, g):
+    # exact for inputs without zeros: d prod / dx = prod / x
+    out = op.outputs[0]
+    if not op.attrs["keep_dims"]:
+        from .array_ops import reshape
+        kept = _kept_shape(op)
+        out, g = reshape(out, kept), reshape(g, kept)
+    return [g * out / op.inputs[0], None]
+
+
+for _type, _np, _grad in (("Sum", np.sum, _sum_grad), ("Mean", np.mean, _mean_grad),
+                          ("Max", np.max, _minmax_grad), ("Min", np.min, _minmax_grad),
+                          ("Prod", np.prod, _prod_grad), ("All", np.all, None), ("Any", np.any, None)):
+    register(_type, bind=_reduction_bind(_np), grad=_grad, shape=_reduction_shape)
+
+
+def _axes_tensor(x: Tensor, axis: Any) -> Tensor:
+    if axis is None:
+        if x.shape.ndims is not None:
+            return constant(np.arange(x.shape.ndims, dtype=np.int32), name="Const")
+        from .array_ops import rank, range_
+        return range_(0, rank(x), 1)
+    if isinstance(axis, Tensor):
+        return axis
+    return constant(np.array(axis, dtype=np.int32), name="Const")
+
+
+def _reducer(op_type: str, default_name: str):
+    def fn(input_tensor, axis=None, keepdims=None, name=None, reduction_indices=None, keep_dims=None):
+        x = convert_to_tensor(input_tensor)
+        if axis is None:
+            axis = reduction_indices
+        kd = bool(keepdims if keepdims is not None else (keep_dims or False))
+        if op_type in ("All", "Any"):
+            x = convert_to_tensor(x, dtype=dtypes.bool)
+        if axis is None or isinstance(axis, Tensor):
+            return apply_op(op_type, [x, _axes_tensor(x, axis)], dict(keep_dims=kd), name=name or default_name)
+        with name_scope(name, default_name) as scope:   # TF converts a given axis inside the op's scope
+            axes = constant(np.array(axis, dtype=np.int32), name="reduction_indices")
+            return apply_op(op_type, [x, axes], dict(keep_dims=kd), name=scope)
+    fn.__name__ = default_name
+    return fn
+
+
+reduce_sum = _reducer("Sum", "Sum")
+reduce_mean = _reducer("Mean", "Mean")
+reduce_max = _reducer("Max", "Max")
+reduce_min = _reducer("Min", "Min")
+reduce_prod = _reducer("Prod", "Prod")
+reduce_all = _reducer("All", "All")
+reduce_any = _reducer("Any", "Any")
+
+
+def reduce_logsumexp(input_tensor, axis=None, keepdims=False, name=None):
+    """``log(sum(exp(x)))`` computed stably as ``max + log(sum(exp(x - max)))``."""
+    with name_scope(name, "ReduceLogSumExp"):
+        x = convert_to_tensor(input_tensor)
+        from .array_ops import stop_gradient
+        m = stop_gradient(reduce_max(x, axis, keepdims=True))
+        out = log(reduce_sum(exp(x - m), axis, keepdims=True)) + m
+        return out if keepdims else _squeeze_axes(out, x, axis)
+
+
+def _squeeze_axes(out, x, axis):
+    from .array_ops import reshape, squeeze
+    if axis is None:
+        return reshape(out, [])
+    return squeeze(out, [axis] if isinstance(axis, int) else list(axis))
+
+
+def count_nonzero(input_tensor, axis=None, keepdims=False, dtype=dtypes.int64, name=None):
+    with name_scope(name, "count_nonzero"):
+        x = convert_to_tensor(input_tensor)
+        nonzero = cast(not_equal(x, zeros_like(x)), dtypes.int64)
+        return cast(reduce_sum(nonzero, axis, keepdims=keepdims), dtype)
+
+
+# ---- cumulative sum
+
+
+def _cumsum_forward(x, axis, exclusive=False, reverse=False):
+    axis = int(axis)
+    if reverse:
+        x = np.flip(x, axis)
+    out = np.cumsum(x, axis=axis, dtype=x.dtype)
+    if exclusive:
+        out = np.concatenate([np.zeros_like(np.take(out, [0], axis=axis)), np.delete(out, -1, axis=axis)],
+                             axis=axis)
+    return np.flip(out, axis) if reverse else out
+
+
+register("Cumsum", _cumsum_forward,
+         lambda op, g: [cumsum(g, op.inputs[1], exclusive=op.attrs["exclusive"],
+                               reverse=not op.attrs["reverse"]), None], shape_same)
+
+
+def cumsum(x, axis=0, exclusive=False, reverse=False, name=None):
+    """Cumulative sum along ``axis`` (TF's Cumsum, optionally exclusive / reversed)."""
+    with name_scope(name, "Cumsum") as scope:
+        x = convert_to_tensor(x, name="x")
+        return apply_op("Cumsum", [x, convert_to_tensor(axis, dtype=dtypes.int32, name="axis")],
+                        dict(exclusive=bool(exclusive), reverse=bool(reverse)), name=scope)
