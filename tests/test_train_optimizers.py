@@ -134,7 +134,8 @@ def test_op_and_variable_names(tf1, case):
         name, ops, variables = _names(core, make_train)
     assert name == tf_name
     assert variables == tf_vars
-    wanted = {n for n in tf_ops if n.startswith(("Adam", "train/Momentum", "sgd", "beta", "layer/w/", "layer/b/", "vs/"))
+    prefixes = ("Adam", "train/Momentum", "sgd", "beta", "layer/w/", "layer/b/", "vs/")
+    wanted = {n for n in tf_ops if n.startswith(prefixes)
               and n.count("/") <= 2 and not n.endswith(("ReadVariableOp", "IsInitialized/VarIsInitializedOp",
                                                           "AssignVariableOp", "/Initializer/zeros", "/Assign"))}
     # leave out what only resource variables (TF 2) create

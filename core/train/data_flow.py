@@ -197,9 +197,6 @@ class QueueBase:
             return create_op("QueueEnqueueManyV2", [self._queue_ref] + self._components(vals, True),
                              dict(Tcomponents=list(self._dtypes), timeout_ms=-1), name=scope)
 
-    def _single(self, out):
-        return out if len(self._dtypes) > 1 else out
-
     def dequeue(self, name: Optional[str] = None):
         out = apply_op("QueueDequeueV2", [self._queue_ref],
                        dict(component_types=list(self._dtypes), timeout_ms=-1),
