@@ -9,9 +9,10 @@ builders' business. Its contract:
   same second.
 * ``add_*`` only appends to an in-memory queue. One background thread per process (shared by
   every writer) appends the queued events to the file and hands them to the OS when
-  ``max_queue`` events are pending or ``flush_secs`` have passed since the last write, like
-  TensorFlow's ``tf.summary.create_file_writer``. If it falls far behind, the caller writes
-  itself (bounded memory).
+  ``max_queue`` events are pending (like TensorFlow's ``tf.summary.create_file_writer``; at
+  most one such write per 0.1 s per writer, so a tight logging loop hands work to the thread
+  10 times a second, not every max_queue events) or ``flush_secs`` have passed since the last
+  write. If the thread falls far behind, the caller writes itself (bounded memory).
 * ``flush()`` returns once every event queued before it is written and flushed to the OS.
 * An I/O error in the background thread is raised to the caller by its next call on the
   writer. The bytes that could not be written are kept and retried, so a disk that was full and
@@ -29,6 +30,7 @@ from __future__ import annotations
 import atexit
 import collections
 import itertools
+import math
 import os
 import threading
 import time
@@ -43,6 +45,7 @@ __all__ = ["EventFileWriter", "event_file_name"]
 _counter = itertools.count()          # per-process file counter (next() is atomic under the GIL)
 _live_writers: "weakref.WeakSet[EventFileWriter]" = weakref.WeakSet()
 _CALLER_WRITES_AT = 65536             # pending events beyond which add_* writes in the caller's thread
+_MIN_INTERVAL = 0.1                   # seconds between two max_queue-triggered writes of a writer
 
 
 def event_file_name(filename_suffix: str = "", now: Optional[float] = None) -> str:
@@ -55,13 +58,17 @@ def event_file_name(filename_suffix: str = "", now: Optional[float] = None) -> s
 
 
 class _Worker(threading.Thread):
-    """The one background thread of a process: writes each registered writer when it is due."""
+    """The one background thread of a process: writes each registered writer when it is due.
+
+    ``next_look`` is when it will next look at the writers (-inf while it is busy looking);
+    a writer asking for a write wakes it only if that is later than the write is due.
+    """
 
     def __init__(self) -> None:
         super().__init__(name="tfevents-writer", daemon=True)
         self.cond = threading.Condition(threading.Lock())
         self.writers: "set[EventFileWriter]" = set()
-        self.woken = False
+        self.next_look = -math.inf
 
     def register(self, writer: "EventFileWriter") -> None:
         with self.cond:
@@ -72,23 +79,20 @@ class _Worker(threading.Thread):
         with self.cond:
             self.writers.discard(writer)
 
-    def wake(self) -> None:
-        with self.cond:
-            self.woken = True
-            self.cond.notify()
-
     def run(self) -> None:
         while True:
             with self.cond:
-                if not self.woken:
-                    deadline = min((w._next_write for w in self.writers), default=None)
-                    timeout = None if deadline is None else max(0.0, deadline - time.monotonic())
-                    self.cond.wait(timeout)
-                self.woken = False
+                while True:
+                    now = time.monotonic()
+                    self.next_look = min((w._next_look(now) for w in self.writers), default=math.inf)
+                    if self.next_look <= now:
+                        break
+                    self.cond.wait(None if self.next_look == math.inf else self.next_look - now)
+                self.next_look = -math.inf
                 writers = list(self.writers)
             now = time.monotonic()
             for writer in writers:
-                if writer._write_requested or now >= writer._next_write:
+                if writer._is_due(now):
                     writer._background_write()
 
 
@@ -157,6 +161,7 @@ class EventFileWriter:
         self._error: Optional[BaseException] = None
         self._write_requested = False
         self._wake_at = self._max_queue   # pending count at which add_* calls _request_write
+        self._last_write = -math.inf
         self._fd: Optional[int] = None
         self._path = ""
         self._closed = False
@@ -250,17 +255,35 @@ class EventFileWriter:
             raise error
 
     def _request_write(self, n_pending: int) -> None:
-        """max_queue events are pending: wake the thread; if it is far behind, write here."""
+        """max_queue events are pending: have the thread write them (see ``_next_look``);
+        if it is far behind, write here."""
         if not self._write_requested:
-            self._write_requested = True
-            self._wake_at = _CALLER_WRITES_AT   # until the thread has written: no more calls
-            if self._worker is None:            # in a forked child
-                self._worker = _get_worker()
-                self._worker.register(self)
-            self._worker.wake()
+            worker = self._worker
+            if worker is None:                  # in a forked child
+                worker = self._worker = _get_worker()
+                worker.register(self)
+            with worker.cond:
+                self._write_requested = True
+                self._wake_at = _CALLER_WRITES_AT   # until the thread has written: no more calls
+                if worker.next_look > max(self._last_write + _MIN_INTERVAL, time.monotonic()):
+                    worker.cond.notify()
         elif n_pending >= _CALLER_WRITES_AT:
             with self._io_lock:
                 self._write_pending()
+
+    def _next_look(self, now: float) -> float:
+        """When the thread must look at this writer next: the flush_secs deadline; for a
+        requested write, ``_MIN_INTERVAL`` after the previous write (at once if that is past);
+        and once ``_MIN_INTERVAL`` after each write, so that requests within it need no wake-up.
+        A loop adding events as fast as it can so costs one thread hand-off per interval,
+        not one per max_queue events."""
+        follow_up = self._last_write + _MIN_INTERVAL
+        if self._write_requested or now < follow_up:
+            return min(self._next_write, follow_up)
+        return self._next_write
+
+    def _is_due(self, now: float) -> bool:
+        return now >= self._next_write or (self._write_requested and now >= self._last_write + _MIN_INTERVAL)
 
     def _forget_parent(self) -> None:
         """In a forked child: see ``_after_fork_in_child``."""
@@ -293,6 +316,7 @@ class EventFileWriter:
         n = len(pending)
         if n == 0 and not self._unwritten:
             return
+        self._last_write = time.monotonic()
         popleft = pending.popleft
         self._write(record.encode_records([popleft() for _ in range(n)]))
 
