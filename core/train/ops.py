@@ -10,6 +10,7 @@ beta1, beta2, epsilon, grad)``), so the GraphDef matches.
 """
 from __future__ import annotations
 
+import inspect
 from typing import Callable, Sequence
 
 import numpy as np
@@ -106,12 +107,13 @@ def _centered_rms_prop(var, mg, ms, mom, lr, rho, momentum, epsilon, grad, **_):
 
 
 def _dense_forward(math: Callable, inputs: Sequence[str], n_refs: int) -> Callable:
+    params = list(inspect.signature(math).parameters)
+    assert params[:len(inputs)] == list(inputs), (math.__name__, params, inputs)   # positional call below
+
     def forward(*args, **attrs):
-        kw = dict(zip(inputs, args))
-        for name in inputs[:n_refs]:
-            kw[name] = kw[name].read()
-        math(**kw, **attrs)
-        return kw[inputs[0]]
+        buffers = [slot.read() for slot in args[:n_refs]]
+        math(*buffers, *args[n_refs:], **attrs)
+        return buffers[0]
     forward.__name__ = math.__name__.strip("_")
     return forward
 
