@@ -83,6 +83,17 @@ def test_max_queue_pending_events_are_written_without_flush(logdir):
     w.close()
 
 
+def test_max_queue_bursts_in_quick_succession_are_all_written(logdir):
+    # writes triggered within 0.1 s of the previous one are left to the thread's follow-up look
+    w = EventFileWriter(logdir, max_queue=3, flush_secs=1000)
+    for step in range(15):
+        w.add_event(_event(step))
+        if step % 3 == 2:
+            time.sleep(0.01)
+    assert _wait_for(lambda: _steps(w.get_filename()) == list(range(15)))
+    w.close()
+
+
 def test_max_queue_size_is_tensorboards_name_for_max_queue(logdir):
     w = EventFileWriter(logdir, max_queue_size=2, flush_secs=1000)
     w.add_event(_event(0))
