@@ -357,6 +357,21 @@ static int append_row(Tag *t, int64_t offset, int64_t step, double wall, double 
     return 0;
 }
 
+/* Append one fast value to its tag's columns (unless the tag is filtered out). */
+static int emit_value(Scanner *s, const FastValue *fv, int64_t offset, int64_t step, double wall) {
+    Py_ssize_t ti = find_tag(s, fv->tag, fv->tag_len);
+    if (ti < 0) return -1;
+    Tag *t = &s->tags[ti];
+    if (!t->accepted) return 0;
+    if (fv->has_meta && !t->meta) {
+        t->meta = PyBytes_FromStringAndSize((const char *)fv->meta, (Py_ssize_t)fv->meta_len);
+        if (!t->meta) return -1;
+        t->meta_offset = offset;
+    }
+    t->from_tensor |= fv->is_tensor;
+    return append_row(t, offset, step, wall, fv->value);
+}
+
 /* Which part of an Event a record holds. */
 enum { W_NONE, W_SUMMARY, W_GRAPH, W_RUN_METADATA, W_ALWAYS };
 
@@ -385,9 +400,12 @@ static int decode_event(Scanner *s, const uint8_t *p, size_t n, int64_t offset) 
     if (what == W_RUN_METADATA) return (s->want_other & 2) ? 0 : 2;
     if (what != W_SUMMARY) return 0;
 
-    /* pass 1: is every value fast? */
+    /* pass 1: is every value fast? (the first few are kept, so that usually one pass does) */
+    enum { KEEP = 8 };
+    FastValue kept[KEEP];
+    int nkept = 0, nfast = 0;
     Cur sc = summary;
-    int all_fast = 1, any_fast = 0;
+    int all_fast = 1;
     while (sc.p < sc.end) {
         Cur vc;
         if (!varint(&sc, &key)) return 0;
@@ -395,30 +413,28 @@ static int decode_event(Scanner *s, const uint8_t *p, size_t n, int64_t offset) 
         if (!bytes_field(&sc, &vc)) return 0;
         FastValue fv;
         int r = fast_value(vc, &fv);
-        if (r < 0) all_fast = 0; else if (r > 0) any_fast = 1;
+        if (r < 0) all_fast = 0;
+        else if (r > 0) {
+            if (nkept < KEEP) kept[nkept++] = fv;
+            nfast++;
+        }
     }
     if (!all_fast && (s->want_other & 4)) return 0;
-    if (!any_fast) return all_fast ? 1 : 2;
-    /* pass 2: emit the fast values (all of them, or the scalars of a summary nobody else wants) */
+    if (!nfast) return all_fast ? 1 : 2;
+    for (int i = 0; i < nkept; i++)
+        if (emit_value(s, &kept[i], offset, step, wall) < 0) return -1;
+    if (nfast == nkept) return 1;
+    /* pass 2: the fast values beyond the first KEEP */
     sc = summary;
+    int seen = 0;
     while (sc.p < sc.end) {
         Cur vc;
         varint(&sc, &key);
         if ((key >> 3) != 1 || (key & 7) != 2) { skip(&sc, (int)(key & 7)); continue; }
         bytes_field(&sc, &vc);
         FastValue fv;
-        if (fast_value(vc, &fv) <= 0) continue;
-        Py_ssize_t ti = find_tag(s, fv.tag, fv.tag_len);
-        if (ti < 0) return -1;
-        Tag *t = &s->tags[ti];
-        if (!t->accepted) continue;
-        if (fv.has_meta && !t->meta) {
-            t->meta = PyBytes_FromStringAndSize((const char *)fv.meta, (Py_ssize_t)fv.meta_len);
-            if (!t->meta) return -1;
-            t->meta_offset = offset;
-        }
-        t->from_tensor |= fv.is_tensor;
-        if (append_row(t, offset, step, wall, fv.value) < 0) return -1;
+        if (fast_value(vc, &fv) <= 0 || seen++ < KEEP) continue;
+        if (emit_value(s, &fv, offset, step, wall) < 0) return -1;
     }
     return 1;
 }
@@ -426,6 +442,7 @@ static int decode_event(Scanner *s, const uint8_t *p, size_t n, int64_t offset) 
 static PyObject *Scanner_feed(Scanner *s, PyObject *args) {
     Py_buffer buf;
     long long base;
+    if (!s->others) { PyErr_SetString(PyExc_RuntimeError, "Scanner not initialised"); return NULL; }
     if (!PyArg_ParseTuple(args, "y*L", &buf, &base)) return NULL;
     const uint8_t *p = buf.buf;
     Py_ssize_t n = buf.len, pos = 0;
@@ -461,6 +478,7 @@ static PyObject *Scanner_feed(Scanner *s, PyObject *args) {
 
 static PyObject *Scanner_take_others(Scanner *s, PyObject *Py_UNUSED(ignored)) {
     PyObject *out = s->others;
+    if (!out) { PyErr_SetString(PyExc_RuntimeError, "Scanner not initialised"); return NULL; }
     s->others = PyList_New(0);
     if (!s->others) { s->others = out; return NULL; }
     return out;

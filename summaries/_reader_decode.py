@@ -9,6 +9,7 @@ cannot know.
 """
 from __future__ import annotations
 
+from array import array
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Tuple
 
@@ -37,6 +38,7 @@ _NUMPY = {
     types_pb2.DT_STRING: (np.object_, "string_val"),
 }
 _NUMERIC_KINDS = "biuf"
+_MAX_ELEMENTS = 1 << 28  # a forged shape must not make the reader allocate gigabytes
 
 
 @dataclass
@@ -73,7 +75,13 @@ def tensor_to_ndarray(t: tensor_pb2.TensorProto) -> np.ndarray:
     repeated field shorter than the shape is padded with its last value (TF's convention).
     """
     shape = [d.size for d in t.tensor_shape.dim]
-    n = int(np.prod(shape)) if shape else 1
+    if any(d < 0 for d in shape):
+        raise ValueError("tensor shape %s has an unknown dimension" % shape)
+    n = 1
+    for d in shape:
+        n *= d
+    if n > _MAX_ELEMENTS:
+        raise ValueError("tensor shape %s holds %d elements, more than the reader expands" % (shape, n))
     if t.dtype not in _NUMPY:
         raise ValueError("unsupported tensor dtype %s" % types_pb2.DataType.Name(t.dtype)
                          if t.dtype in types_pb2.DataType.values() else "unknown dtype %d" % t.dtype)
@@ -127,7 +135,7 @@ class FileRows:
     """What one event file holds, by kind, before the run is merged.
 
     Every entry carries ``offset`` (the record's byte offset), which orders entries of one file
-    the way they were written. ``scalars[tag]`` has parallel lists offset/step/wall_time/value;
+    the way they were written. ``scalars[tag]`` has parallel columns offset/step/wall_time/value;
     ``values[tag]`` holds ``(offset, step, wall_time, what, payload)`` for non-scalar values with
     ``what`` in {'histo', 'image', 'audio', 'tensor'}; ``metadata[tag]`` is the first
     ``(offset, SummaryMetadata bytes)`` seen for the tag.
@@ -211,8 +219,8 @@ class FileRows:
                 scalar = None
             if scalar is not None:
                 cols = self.scalars.get(tag)
-                if cols is None:
-                    cols = self.scalars[tag] = ([], [], [], [])
+                if cols is None:  # compact typed arrays, not lists of Python objects
+                    cols = self.scalars[tag] = (array("q"), array("q"), array("d"), array("d"))
                 cols[0].append(offset)
                 cols[1].append(step)
                 cols[2].append(wall_time)
@@ -239,11 +247,11 @@ class FileRows:
         )
 
     def finish(self) -> "FileRows":
-        """Turn the scalar lists into arrays (int64 offset/step, float64 wall_time/value)."""
+        """Turn the scalar columns into numpy arrays (int64 offset/step, float64 wall_time/value)."""
         for tag, cols in list(self.scalars.items()):
-            if isinstance(cols[0], list):
-                self.scalars[tag] = (np.asarray(cols[0], dtype=np.int64), np.asarray(cols[1], dtype=np.int64),
-                                     np.asarray(cols[2], dtype=np.float64), np.asarray(cols[3], dtype=np.float64))
+            if isinstance(cols[0], array):
+                self.scalars[tag] = (np.frombuffer(cols[0], dtype=np.int64), np.frombuffer(cols[1], dtype=np.int64),
+                                     np.frombuffer(cols[2], dtype=np.float64), np.frombuffer(cols[3], dtype=np.float64))
         self.tag_filter = None  # not picklable in general, and no longer needed
         self._accepted = {}
         return self

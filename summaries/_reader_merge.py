@@ -168,8 +168,7 @@ def merge_run(run: str, files: Sequence[FileRows], mode: str, kinds: Optional[fr
                 out.scalars[tag] = ScalarSeries(s.steps[keep], s.wall_times[keep], values[keep])
             continue
         items = [it for it, k in zip(payloads[(kind, tag)], keep) if k]
-        builder = _BUILDERS[kind]
-        built = builder(tag, items, metas.get(tag))
+        built = _build(kind, tag, items, metas.get(tag), out, files)
         if kind == "hparams":
             out.hparams = _merge_hparams(out.hparams, built)
         else:
@@ -189,6 +188,26 @@ def merge_run(run: str, files: Sequence[FileRows], mode: str, kinds: Optional[fr
 
 
 # ---------------------------------------------------------------- per-kind builders
+
+def _build(kind, tag, items, meta, out: RunData, files):
+    """``_BUILDERS[kind]`` over ``items``; a malformed value (say, a tensor of the wrong shape for
+    its plugin) is left out and reported as 'unparseable' instead of failing the whole load."""
+    builder = _BUILDERS[kind]
+    try:
+        return builder(tag, items, meta)
+    except (ValueError, TypeError, IndexError, AttributeError, UnicodeError):
+        good = []
+        for it in items:
+            try:
+                builder(tag, [it], meta)
+                good.append(it)
+            except (ValueError, TypeError, IndexError, AttributeError, UnicodeError) as err:
+                key = it[0]
+                out.problems.append(Problem(files[key >> _KEY_SHIFT].path, key & ((1 << _KEY_SHIFT) - 1),
+                                            "unparseable", "%s value of tag %r at step %d: %s"
+                                            % (kind, tag, it[1], err)))
+        return builder(tag, good, meta)
+
 
 def _histograms(tag, items, meta) -> HistogramSeries:
     n = len(items)

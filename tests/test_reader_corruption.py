@@ -138,3 +138,38 @@ def test_find_next_record():
     assert record.find_next_record(f, 1, len(DATA)) == OFFSETS[1]
     assert record.find_next_record(f, OFFSETS[-1] + 1, len(DATA)) is None
     assert record.find_next_record(io.BytesIO(b"\0" * 3), 0) is None
+
+
+@pytest.mark.parametrize("fast", PATHS)
+def test_sound_checksum_bad_content_is_reported_not_fatal(fast, tmp_path):
+    """A record whose checksum holds but whose payload is not an Event, and a text tensor with a
+    forged shape, are reported as 'unparseable'; everything else is read."""
+    fast = _paths(fast)
+    from tfevents.summaries import _reader_scan as scan_mod
+    text_meta = summary_pb2.SummaryMetadata(plugin_data=summary_pb2.SummaryMetadata.PluginData(plugin_name="text"))
+    s = summary_pb2.Summary()
+    v = s.value.add(tag="note", metadata=text_meta)
+    v.tensor.dtype = 7
+    v.tensor.string_val.append(b"hi")
+    v.tensor.tensor_shape.dim.add(size=1 << 40)
+    ok = summary_pb2.Summary()
+    ok.value.add(tag="note", tensor=summary_pb2.Summary.Value(tag="x").tensor)
+    ok.value[0].tensor.dtype = 7
+    ok.value[0].tensor.string_val.append(b"fine")
+    bad_text = record.encode_record(event_pb2.Event(step=20, summary=s).SerializeToString())
+    good_text = record.encode_record(event_pb2.Event(step=21, summary=ok).SerializeToString())
+    junk = record.encode_record(b"\xff\xff\xff")
+    data = DATA + junk + bad_text + good_text
+    (tmp_path / "events.out.tfevents.1.h").write_bytes(data)
+    if not fast:
+        orig = scan_mod._fastscan
+        scan_mod._fastscan = None
+    try:
+        lg = load_logdir(str(tmp_path), on_error="skip")
+    finally:
+        if not fast:
+            scan_mod._fastscan = orig
+    kinds = [(p.kind, p.offset) for p in lg.problems]
+    assert ("unparseable", len(DATA)) in kinds and ("unparseable", len(DATA) + len(junk)) in kinds
+    assert [t.text for t in lg.text[(".", "note")]] == ["fine"]
+    assert lg.scalars[(".", "loss")].step.tolist() == list(range(1, 10))
