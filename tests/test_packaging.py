@@ -43,3 +43,19 @@ def test_readme_test_command_is_what_ci_runs():
     assert len(commands) == 2, "the quick start must be exactly two commands: %r" % commands
     assert "tfevents demo" in commands[0]
     assert commands[1] in ci.splitlines(), "README's test command must be a line of .ci/run"
+
+
+def test_every_subpackage_is_listed_in_pyproject():
+    """A folder with __init__.py that pyproject's `packages` misses is absent from a non-editable install."""
+    tomllib = __import__("pytest").importorskip("tomllib")
+    with open(os.path.join(REPO, "pyproject.toml"), "rb") as f:
+        setuptools_cfg = tomllib.load(f)["tool"]["setuptools"]
+    folder_of = {folder: name for name, folder in setuptools_cfg["package-dir"].items()}
+    found = set()
+    for folder, name in folder_of.items():
+        for dirpath, dirnames, filenames in os.walk(os.path.join(REPO, folder)):
+            dirnames[:] = [d for d in dirnames if d != "__pycache__"]
+            if "__init__.py" in filenames:
+                rel = os.path.relpath(dirpath, os.path.join(REPO, folder))
+                found.add(name if rel == "." else name + "." + rel.replace(os.sep, "."))
+    assert found == set(setuptools_cfg["packages"])
