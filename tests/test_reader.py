@@ -4,6 +4,7 @@ import os
 import subprocess
 import sys
 import textwrap
+import time
 
 import numpy as np
 import pytest
@@ -137,6 +138,25 @@ def write_ours(out):
         f.write(b"".join(b))
 
 
+def write_with_summary_writer(out):
+    """Our SummaryWriter: every kind, then a resumed run (purge_step) in a second file."""
+    from tfevents.summaries import SummaryWriter
+    rng = np.random.RandomState(4)
+    with SummaryWriter(out) as w:
+        for step in range(10):
+            w.add_scalar("loss", 1.0 / (step + 1), step)
+            if step % 3 == 0:
+                w.add_histogram("h", rng.randn(100), step)
+                w.add_image("img", rng.rand(3, 6, 4), step)
+                w.add_audio("snd", rng.rand(400) * 2 - 1, step, sample_rate=8000)
+                w.add_text("t", "ours %d" % step, step)
+                w.add_pr_curve("pr", rng.randint(0, 2, 30), rng.rand(30), step)
+    time.sleep(1.05)  # a new file name (names have one-second resolution)
+    with SummaryWriter(out, purge_step=6) as w:
+        for step in range(6, 9):
+            w.add_scalar("loss", -float(step), step)
+
+
 @pytest.fixture(scope="session")
 def runs(tmp_path_factory):
     out = str(tmp_path_factory.mktemp("written"))
@@ -149,6 +169,12 @@ def runs(tmp_path_factory):
                                     stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
              for name, src in GEN.items()}
     write_ours(os.path.join(out, "ours"))
+    try:
+        import tfevents.summaries.writer  # noqa: F401  (landed separately)
+    except ImportError:
+        pass
+    else:
+        write_with_summary_writer(os.path.join(out, "writer"))
     for name, p in procs.items():
         log = p.communicate(timeout=240)[0].decode(errors="replace")
         assert p.returncode == 0, "%s writer failed:\n%s" % (name, log[-3000:])
@@ -251,6 +277,17 @@ def test_every_writer_matches_event_accumulator(runs):
             assert ours.run_metadata[(".", tag)] == ea.RunMetadata(tag).SerializeToString()
             checked["run_metadata"] += 1
     assert all(checked.values()), checked  # every kind was compared at least once
+
+
+def test_summary_writer_resume_reads_like_tensorboard(runs):
+    d = os.path.join(runs, "writer")
+    if not os.path.isdir(d):
+        pytest.skip("tfevents.summaries.SummaryWriter is not available")
+    ea = _ea(d)
+    loss = load_logdir(d, restarts="legacy").scalars[(".", "loss")]
+    assert loss.step.tolist() == [e.step for e in ea.Scalars("loss")] == list(range(9))
+    assert loss.value[6:].tolist() == [-6.0, -7.0, -8.0]
+    assert load_logdir(d).scalars[(".", "loss")].step.tolist() == list(range(9))
 
 
 def test_scalars_match_tbparse(runs):
