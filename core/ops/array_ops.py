@@ -92,8 +92,8 @@ def _reshape_bind(op, session):
     target = constant_value(op.inputs[1])
     if target is not None:
         target = tuple(int(d) for d in target)
-        return lambda x, _: np.reshape(x, target)
-    return lambda x, s: np.reshape(x, tuple(s))
+        return lambda x, _: np.asarray(x).reshape(target)
+    return lambda x, s: np.asarray(x).reshape(tuple(s))
 
 
 register("Reshape", bind=_reshape_bind, grad=lambda op, g: [reshape(g, _static_or_dynamic_shape(op.inputs[0])),
@@ -138,8 +138,18 @@ def _expand_shape(op):
     return TensorShape(list(dims[:axis]) + [1] + list(dims[axis:]))
 
 
-register("ExpandDims", lambda x, axis: np.expand_dims(x, int(axis)),
-         lambda op, g: [reshape(g, _static_or_dynamic_shape(op.inputs[0])), None], _expand_shape)
+def _expand_dims_bind(op, session):
+    axis = constant_value(op.inputs[1])
+    if axis is not None and op.inputs[0].shape.ndims is not None:
+        axis = int(axis) % (op.inputs[0].shape.ndims + 1)
+        index = (slice(None),) * axis + (None,)
+        return lambda x, _: np.asarray(x)[index]            # a view, as np.expand_dims
+    return lambda x, a: np.expand_dims(x, int(a))
+
+
+register("ExpandDims", bind=_expand_dims_bind,
+         grad=lambda op, g: [reshape(g, _static_or_dynamic_shape(op.inputs[0])), None], shape=_expand_shape,
+         aliases=True)
 
 
 def expand_dims(input, axis=None, name=None, dim=None):  # noqa: A002
@@ -467,9 +477,16 @@ zeros = _filled(0)
 ones = _filled(1)
 
 
-register("BroadcastTo", lambda x, s: np.broadcast_to(x, tuple(s)),
+def _broadcast_to(x, shape):
+    """Materialized like TF's BroadcastTo (and cheaper to call than ``np.broadcast_to``)."""
+    out = np.empty(tuple(shape), dtype=np.asarray(x).dtype)
+    out[...] = x
+    return out
+
+
+register("BroadcastTo", _broadcast_to,
          lambda op, g: [math_ops.unbroadcast(g, op.inputs[0]), None],
-         lambda op: constant_shape(op.inputs[1]), aliases=True)
+         lambda op: constant_shape(op.inputs[1]))
 
 
 def broadcast_to(input, shape, name=None):  # noqa: A002

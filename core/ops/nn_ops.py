@@ -91,14 +91,15 @@ def log_softmax(logits, axis=None, name=None, dim=None):
 
 def _sce_forward(features, labels):
     """loss = -sum(labels * log_softmax(features)), backprop = softmax(features) - labels."""
-    shifted = features - features.max(axis=-1, keepdims=True)
+    shifted = features - np.maximum.reduce(features, axis=-1, keepdims=True)
     e = np.exp(shifted)
-    s = e.sum(axis=-1, keepdims=True)
-    loss = np.einsum("ij,ij->i", labels, np.log(s) - shifted) if labels.ndim == 2 else \
-        -(labels * (shifted - np.log(s))).sum(-1)
+    s = np.add.reduce(e, axis=-1, keepdims=True)
+    shifted -= np.log(s)                                   # log_softmax
+    loss = np.add.reduce(labels * shifted, axis=-1)
+    np.negative(loss, out=loss)
     e /= s
     e -= labels
-    return loss.astype(features.dtype, copy=False), e
+    return loss, e
 
 
 def _softmax_jacobian_product(gb, features):
@@ -193,7 +194,7 @@ def sigmoid_cross_entropy_with_logits(_sentinel=None, labels=None, logits=None, 
 
 
 def _bias_add_grad_forward(g):
-    return g.reshape(-1, g.shape[-1]).sum(axis=0) if g.ndim > 1 else g
+    return np.add.reduce(g.reshape(-1, g.shape[-1]), axis=0) if g.ndim > 1 else g
 
 
 register("BiasAdd", np.add,

@@ -15,7 +15,17 @@ from .math_ops import cast, equal, exp, log, not_equal, zeros_like
 # ---- reductions (axis is a Const input, like TF's reduction_indices)
 
 
+def _mean(x, axis, keepdims):
+    """Sum / count; integer means truncate like TF's."""
+    total = np.add.reduce(x, axis=axis, keepdims=keepdims)
+    count = x.size // (total.size or 1)
+    if x.dtype.kind in "iu":
+        return np.asarray(np.trunc(total / max(count, 1)), dtype=x.dtype)
+    return total / count if count else total * np.nan
+
+
 def _reduction_bind(np_fn):
+    """``np_fn(x, axis, keepdims)`` (a ufunc's C-level ``reduce``) with the Const axes resolved once."""
     def bind(op, session):
         keepdims = op.attrs["keep_dims"]
         axes = constant_value(op.inputs[1])
@@ -103,9 +113,10 @@ def _prod_grad(op, g):
     return [g * out / op.inputs[0], None]
 
 
-for _type, _np, _grad in (("Sum", np.sum, _sum_grad), ("Mean", np.mean, _mean_grad),
-                          ("Max", np.max, _minmax_grad), ("Min", np.min, _minmax_grad),
-                          ("Prod", np.prod, _prod_grad), ("All", np.all, None), ("Any", np.any, None)):
+for _type, _np, _grad in (("Sum", np.add.reduce, _sum_grad), ("Mean", _mean, _mean_grad),
+                          ("Max", np.maximum.reduce, _minmax_grad), ("Min", np.minimum.reduce, _minmax_grad),
+                          ("Prod", np.multiply.reduce, _prod_grad), ("All", np.logical_and.reduce, None),
+                          ("Any", np.logical_or.reduce, None)):
     register(_type, bind=_reduction_bind(_np), grad=_grad, shape=_reduction_shape)
 
 
