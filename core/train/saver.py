@@ -346,9 +346,16 @@ class Saver:
         if write_meta_graph:
             self._write_meta_graph(sess, prefix + "." + meta_graph_suffix)
         if write_state:
-            self._record(prefix, meta_graph_suffix)
+            stale = self._record(prefix)
             update_checkpoint_state(save_dir or ".", prefix, self.last_checkpoints, latest_filename,
                                     self._save_relative_paths)
+            # only now that the state file names the new checkpoint may old ones go
+            for old in stale:
+                for path in (old + SUFFIX, old + "." + meta_graph_suffix):
+                    try:
+                        os.remove(path)
+                    except FileNotFoundError:
+                        pass
         return prefix
 
     def restore(self, sess: Any, save_path: Optional[str]) -> None:
@@ -380,20 +387,18 @@ class Saver:
         data = meta.SerializeToString()
         atomic_write(path, lambda f: f.write(data))
 
-    def _record(self, prefix: str, meta_graph_suffix: str) -> None:
-        """Track ``prefix`` as the newest checkpoint; delete the oldest beyond ``max_to_keep`` (except one
-        every ``keep_checkpoint_every_n_hours``)."""
+    def _record(self, prefix: str) -> list:
+        """Track ``prefix`` as the newest checkpoint; return the oldest beyond ``max_to_keep`` (except one
+        every ``keep_checkpoint_every_n_hours``), which the caller deletes once the state file is updated."""
         now = time.time()
         self._last_checkpoints = [(p, t) for p, t in self._last_checkpoints if p != prefix] + [(prefix, now)]
+        stale = []
         if not self._max_to_keep:
-            return
+            return stale
         while len(self._last_checkpoints) > self._max_to_keep:
             old, t = self._last_checkpoints.pop(0)
             if t > self._next_keep_time:
                 self._next_keep_time += self._keep_every
                 continue
-            for path in (old + SUFFIX, old + "." + meta_graph_suffix):
-                try:
-                    os.remove(path)
-                except FileNotFoundError:
-                    pass
+            stale.append(old)
+        return stale
