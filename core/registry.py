@@ -79,7 +79,7 @@ class OpDef:
     """What the registry knows about one op type."""
 
     __slots__ = ("type", "forward", "grad", "shape", "dtype", "num_outputs", "stateful", "ref_inputs",
-                 "aliases", "bind", "mutates")
+                 "aliases", "bind", "mutates", "inplace", "fresh")
 
     def __init__(self, op_type, forward, grad, shape, dtype, num_outputs, stateful, ref_inputs, aliases,
                  bind, mutates):
@@ -94,6 +94,8 @@ class OpDef:
         self.aliases = aliases
         self.bind = bind
         self.mutates = mutates
+        self.inplace = None     # set by set_inplace: a forward that may reuse input 0's buffer
+        self.fresh = False      # outputs are new arrays (never views of inputs, variables or constants)
 
     def __repr__(self) -> str:
         return "OpDef(%r)" % self.type
@@ -113,6 +115,28 @@ def register(op_type: str, forward: Optional[Callable] = None, grad: Optional[Ca
                   mutates)
     REGISTRY[op_type] = opdef
     return opdef
+
+
+def set_inplace(op_type: str, inplace: Optional[Callable] = None, fresh: bool = True) -> None:
+    """Declare that ``op_type`` returns new arrays (``fresh``) and, optionally, an ``inplace`` forward: same
+    positional inputs as ``forward``, allowed to write its result into input 0 (it must fall back to a new array
+    when input 0 is not a writeable ndarray of the result's shape). The Session uses it when input 0 is a
+    fresh temporary read by nothing else; hand-written numpy does the same with ``x += b``."""
+    opdef = REGISTRY[op_type]
+    opdef.fresh = fresh
+    opdef.inplace = inplace
+
+
+def ufunc_inplace(ufunc: Callable, *extra: Any) -> Callable:
+    """``ufunc(x, *rest, *extra, out=x)`` when that is possible, else ``ufunc(x, *rest, *extra)``."""
+    def forward(x, *rest):
+        if type(x) is np.ndarray and x.flags.writeable:
+            try:
+                return ufunc(x, *rest, *extra, out=x)
+            except (ValueError, TypeError):     # the result does not fit into x (broadcasting, dtype)
+                pass
+        return ufunc(x, *rest, *extra)
+    return forward
 
 
 def register_gradient(op_type: str) -> Callable:

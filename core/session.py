@@ -339,6 +339,10 @@ def _generate(session: Session, order: list, fed: list, fetch_tensors: list, par
     for i, t in enumerate(fed):
         names[t] = "v_feed%d" % i
         lines.append("    v_feed%d = feeds[%d]" % (i, i))
+    readers: dict = {}                   # tensor -> number of plan ops reading it
+    for op in order:
+        for t in set(op.inputs):
+            readers[t] = readers.get(t, 0) + 1
     last_use: dict = {}
     for op in order:
         for i, t in enumerate(op.inputs):
@@ -379,6 +383,8 @@ def _generate(session: Session, order: list, fed: list, fetch_tensors: list, par
                 args.append(names[t])
         fn_name = "f%d" % k
         ns[fn_name] = _bound_callable(op, session)
+        if opdef.inplace is not None and op.inputs and _reusable(op.inputs[0], op, names, fetched, readers):
+            ns[fn_name] = opdef.inplace
         outs = []
         for t in op.outputs:
             if t in fed_set:
@@ -448,6 +454,14 @@ def _generate(session: Session, order: list, fed: list, fetch_tensors: list, par
             return out
     plan.fn = run
     return plan
+
+
+def _reusable(t: Tensor, op: Operation, names: dict, fetched: set, readers: dict) -> bool:
+    """Whether ``op`` may overwrite ``t``'s buffer: a fresh temporary of this step (not fed, folded or fetched)
+    that no other op reads (so no view of it can be alive either)."""
+    name = names.get(t, "")
+    return (name.startswith("v") and not name.startswith("v_feed") and t.op.opdef.fresh and t not in fetched
+            and readers.get(t) == 1 and 0 not in op.opdef.ref_inputs)
 
 
 _NEVER_FOLD = {"Placeholder", "PlaceholderWithDefault"}

@@ -413,3 +413,30 @@ def test_variable_scope_reuse_is_inherited(tf1):
     with tf1.Graph().as_default():
         theirs = build(tf1)
     assert ours == theirs
+
+
+def test_buffer_reuse_never_changes_results():
+    """Temporaries are overwritten in place only when nothing else reads them (compare with plain numpy)."""
+    rng = np.random.RandomState(3)
+    xv, wv, bv = rng.randn(4, 3), rng.randn(3, 5), rng.randn(5)
+    x = tf.placeholder(tf.float64, [None, 3])
+    w = tf.Variable(wv)
+    b = tf.constant(bv)
+    z = tf.matmul(x, w)                 # read by the bias add and the later reshape: must not be reused
+    h = tf.nn.relu(tf.nn.bias_add(z, b))
+    other = tf.reshape(z, [-1]) * 2.0
+    chain = tf.exp(-tf.square(tf.matmul(x, w) + 1.0))   # a chain of single-reader temporaries
+    g = tf.gradients(tf.reduce_sum(h * h) + tf.reduce_sum(chain), [w])[0]
+    sess = tf.Session()
+    sess.run(w.initializer)
+    hv, ov, cv, gv, zv = sess.run([h, other, chain, g, z], {x: xv})
+    zr = xv @ wv
+    np.testing.assert_allclose(zv, zr)
+    np.testing.assert_allclose(hv, np.maximum(zr + bv, 0))
+    np.testing.assert_allclose(ov, zr.reshape(-1) * 2)
+    np.testing.assert_allclose(cv, np.exp(-np.square(zr + 1)))
+    hr = np.maximum(zr + bv, 0)
+    dz = 2 * hr * (hr > 0) + np.exp(-np.square(zr + 1)) * -2 * (zr + 1)
+    np.testing.assert_allclose(gv, xv.T @ dz)
+    np.testing.assert_array_equal(sess.run(w), wv)      # variables are never overwritten
+    np.testing.assert_allclose(sess.run(h, {x: xv}), hv)  # and a second run gives the same

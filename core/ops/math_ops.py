@@ -11,8 +11,8 @@ import numpy as np
 
 from .. import dtypes
 from ..graph import Tensor, TensorShape, name_scope
-from ..registry import (apply_op, broadcast_shapes, constant, constant_value, convert_to_tensor, register,
-                        shape_broadcast, shape_same, IndexedSlices)
+from ..registry import (IndexedSlices, apply_op, broadcast_shapes, constant, constant_value, convert_to_tensor,
+                        register, set_inplace, shape_broadcast, shape_same, ufunc_inplace)
 
 
 def _pair(x: Any, y: Any):
@@ -234,6 +234,14 @@ def _merge_shapes(shapes):
     return out.dims
 
 
+for _type, _ufunc in (("Add", np.add), ("AddV2", np.add), ("Sub", np.subtract), ("Mul", np.multiply),
+                      ("RealDiv", np.true_divide), ("Maximum", np.maximum), ("Minimum", np.minimum),
+                      ("SquaredDifference", None), ("Neg", np.negative), ("Square", np.square), ("Sqrt", np.sqrt),
+                      ("Exp", np.exp), ("Log", np.log), ("Abs", np.abs), ("Tanh", np.tanh), ("Sigmoid", None),
+                      ("SigmoidGrad", None), ("TanhGrad", None), ("Reciprocal", np.reciprocal), ("Pow", None)):
+    set_inplace(_type, ufunc_inplace(_ufunc) if _ufunc is not None else None)
+
+
 # ---- matmul
 
 
@@ -275,6 +283,7 @@ def _matmul_grad(op, g):
 
 
 register("MatMul", bind=_matmul_bind, grad=_matmul_grad, shape=_matmul_shape)
+set_inplace("MatMul")
 
 
 def matmul(a, b, transpose_a=False, transpose_b=False, adjoint_a=False, adjoint_b=False, a_is_sparse=False,

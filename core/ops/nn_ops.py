@@ -8,7 +8,8 @@ import numpy as np
 
 from .. import dtypes
 from ..graph import TensorShape, name_scope
-from ..registry import apply_op, constant, constant_value, convert_to_tensor, register, shape_same, shape_scalar
+from ..registry import (apply_op, constant, constant_value, convert_to_tensor, register, set_inplace, shape_same,
+                        shape_scalar, ufunc_inplace)
 from . import array_ops, math_ops
 from .math_ops import sigmoid, tanh  # noqa: F401 - tf.nn.sigmoid / tf.nn.tanh
 
@@ -358,3 +359,18 @@ def dropout(x, keep_prob=None, noise_shape=None, seed=None, name=None, rate=None
         ret = math_ops.divide(x, keep_prob) * binary
         ret.set_shape(x.shape)
         return ret
+
+
+# buffer reuse (see registry.set_inplace): activations and bias adds may overwrite a dead temporary
+def _relu_grad_inplace(g, features):
+    if type(g) is np.ndarray and g.flags.writeable and g.shape == features.shape:
+        return np.multiply(g, features > 0, out=g)
+    return g * (features > 0)
+
+
+set_inplace("Relu", ufunc_inplace(np.maximum, 0))
+set_inplace("ReluGrad", _relu_grad_inplace)
+set_inplace("BiasAdd", ufunc_inplace(np.add))
+for _type in ("Softmax", "LogSoftmax", "SoftmaxCrossEntropyWithLogits", "SparseSoftmaxCrossEntropyWithLogits",
+              "Relu6", "Elu", "Softplus", "L2Loss"):
+    set_inplace(_type)
