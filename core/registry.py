@@ -53,6 +53,10 @@ A fused optimizer update, e.g. ``ApplyMomentum(var, accum, lr, grad, momentum)``
     apply_op("ApplyMomentum", [var._ref(), accum._ref(), lr, grad, momentum],
              attrs=dict(use_locking=False, use_nesterov=False), name="update_w/ApplyMomentum")
 
+Buffer reuse (optional, performance only): ``set_inplace(op_type, inplace=None, fresh=True)`` declares that the
+op's outputs are new arrays and gives a forward allowed to write into input 0 (``ufunc_inplace(np.add)``); the
+Session uses it when input 0 is a fresh temporary that nothing else reads.
+
 GraphDef: ``NodeDef.op`` is ``op_type``; every attr not starting with ``_`` is written (bool/int/float/str/DType/
 TensorShape/ndarray/lists of those), ``T`` is added as the dtype of input 0 unless the op sets it (ops whose T is
 another input's type pass ``T=...`` in attrs), and ``_output_shapes`` from the static shapes.

@@ -4,8 +4,9 @@
 prune to the ops the fetches need (stopping at fed tensors; ref inputs do not pull in their variable), order
 them topologically (control dependencies respected; among ready ops, pure ones before ops that mutate
 variables, so reads in one step see the values from before its updates), fold what is constant, bind each
-op's callable, then generate one straight-line Python function ``plan(feeds)`` with a local per tensor. Running
-a step is one call of that function: no per-run sorting, dict building or dispatch.
+op's callable (an in-place variant when its first input is a temporary nobody else reads), then generate one
+straight-line Python function ``plan(feeds)`` with a local per tensor, deleted after its last use. Running a
+step is one call of that function: no per-run sorting, dict building or dispatch.
 """
 from __future__ import annotations
 
