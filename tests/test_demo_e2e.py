@@ -1,0 +1,339 @@
+"""End to end: the demo's logdir (plus the runs the shared TF1 example programs write) served by real TensorBoard,
+the Python loader (``--load_fast=false``) and the Rust data server (``--load_fast=true``), checked through its HTTP
+API against what the demo logged; then TensorBoard's scalars and graphs dashboards rendered in headless Chromium."""
+import glob
+import io
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+
+import numpy as np
+import pytest
+from google.protobuf import text_format
+
+import conftest
+from tfevents.core.demo import DemoConfig, run_demo
+
+CONFIG = dict(epochs=2, n_train=256, n_test=128, batch_size=64, log_every=2)    # 4 steps per epoch
+EXAMPLES_WITH_GRAPHS = ("adam_graph", "mlp_clip_by_value")                      # the programs that log a graph
+TIMEOUT = 120.0
+
+
+def _free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _tensorboard_command():
+    exe = os.path.join(os.path.dirname(sys.executable), "tensorboard")
+    return [exe] if os.path.exists(exe) else [sys.executable, "-m", "tensorboard.main"]
+
+
+def _stop(proc):
+    """End a process started in its own session, by its PID (= its process group)."""
+    if proc.poll() is not None:
+        return
+    try:
+        os.killpg(proc.pid, signal.SIGTERM)
+        proc.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=10)
+    except ProcessLookupError:
+        pass
+
+
+class Server:
+    def __init__(self, proc, port, log_path):
+        self.proc, self.port, self.log_path = proc, port, log_path
+
+    def get(self, route, **params):
+        url = "http://127.0.0.1:%d%s" % (self.port, route)
+        if params:
+            url += "?" + urllib.parse.urlencode(params)
+        with urllib.request.urlopen(url, timeout=30) as response:
+            return response.read()
+
+    def json(self, route, **params):
+        return json.loads(self.get(route, **params).decode())
+
+    def log(self):
+        with open(self.log_path, "rb") as f:
+            return f.read().decode(errors="replace")[-3000:]
+
+    def wait_for(self, what, check):
+        """Poll ``check()`` until it returns a true value (exceptions count as not yet), or fail after TIMEOUT."""
+        deadline, last = time.monotonic() + TIMEOUT, None
+        while time.monotonic() < deadline and self.proc.poll() is None:
+            try:
+                value = check()
+                if value:
+                    return value
+            except (urllib.error.URLError, ConnectionError, OSError, ValueError, KeyError) as e:
+                last = e
+            time.sleep(0.5)
+        pytest.fail("tensorboard (exit code %r) did not serve %s (last error %r); its log:\n%s"
+                    % (self.proc.poll(), what, last, self.log()))
+
+
+# ------------------------------------------------------------------ fixtures
+
+@pytest.fixture(scope="module")
+def logdir(tmp_path_factory):
+    """``demo/{train,test}`` from one short demo run, and ``examples/<program>.*/...`` from the shared TF1 example
+    programs (run at the same time, in subprocesses, against tfevents.core)."""
+    root = tmp_path_factory.mktemp("e2e")
+    env = dict(os.environ, EXAMPLE_OUT=str(root / "examples"), OPENBLAS_NUM_THREADS="1")
+    env.pop("EXAMPLE_BACKEND", None)
+    examples = {}
+    for name in EXAMPLES_WITH_GRAPHS:
+        path = os.path.join(conftest.SHARED, "examples", name + ".py")
+        examples[name] = subprocess.Popen([sys.executable, path], env=env, cwd=str(root), stdout=subprocess.PIPE,
+                                          stderr=subprocess.STDOUT, text=True, start_new_session=True)
+    try:
+        result = run_demo(DemoConfig(logdir=str(root / "demo"), **CONFIG), progress=None)
+        for name, proc in examples.items():
+            out, _ = proc.communicate(timeout=300)
+            assert proc.returncode == 0 and out.strip().endswith("EXAMPLE OK " + name), out[-3000:]
+    finally:
+        for proc in examples.values():
+            _stop(proc)
+    example_runs = {}
+    for name in EXAMPLES_WITH_GRAPHS:
+        (events,) = glob.glob(str(root / "examples" / (name + ".*") / "**" / "events.out.tfevents.*"), recursive=True)
+        example_runs[name] = os.path.relpath(os.path.dirname(events), str(root))
+    return str(root), result, example_runs
+
+
+@pytest.fixture(scope="module")
+def servers(logdir, tmp_path_factory):
+    """Both TensorBoard servers on the logdir, started together; stopped by PID afterwards."""
+    root = logdir[0]
+    logs = tmp_path_factory.mktemp("tb_logs")
+    started = {}
+    try:
+        for load_fast in ("false", "true"):
+            port = _free_port()
+            log_path = os.path.join(str(logs), "load_fast_%s.log" % load_fast)
+            with open(log_path, "wb") as log:
+                proc = subprocess.Popen(
+                    _tensorboard_command() + ["--logdir", root, "--host", "127.0.0.1", "--port", str(port),
+                                              "--load_fast=%s" % load_fast, "--reload_interval", "1"],
+                    stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+                    env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", CUDA_VISIBLE_DEVICES=""))
+            started[load_fast] = Server(proc, port, log_path)
+        yield started
+    finally:
+        for server in started.values():
+            _stop(server.proc)
+
+
+def _loaded(server, result, example_runs):
+    """Wait until the server has every demo scalar point and every example run's graph."""
+    def done():
+        tags = server.json("/data/plugin/scalars/tags")
+        for (run, tag), points in result.scalars.items():
+            if tag not in tags.get("demo/" + run, {}):
+                return False
+            rows = server.json("/data/plugin/scalars/scalars", run="demo/" + run, tag=tag)
+            if len(rows) != len(points):
+                return False
+        graph_runs = server.json("/data/plugin/graphs/info")
+        return all(run in graph_runs for run in ["demo/train"] + list(example_runs.values()))
+    server.wait_for("the demo's scalars and the graphs", done)
+
+
+# ------------------------------------------------------------------ HTTP API
+
+@pytest.mark.parametrize("load_fast", ["false", "true"])
+def test_tensorboard_serves_what_the_demo_logged(logdir, servers, load_fast):
+    from tfevents.summaries import load_logdir
+    root, result, example_runs = logdir
+    server = servers[load_fast]
+    _loaded(server, result, example_runs)
+    ours = load_logdir(os.path.join(root, "demo"))
+
+    # scalars: every (run, tag) the demo logged, with its steps and float32 values
+    tags = server.json("/data/plugin/scalars/tags")
+    assert set(tags["demo/train"]) == {tag for run, tag in result.scalars if run == "train"}
+    assert set(tags["demo/test"]) == {tag for run, tag in result.scalars if run == "test"}
+    for (run, tag), points in result.scalars.items():
+        rows = server.json("/data/plugin/scalars/scalars", run="demo/" + run, tag=tag)
+        assert [(step, value) for _, step, value in rows] == [(s, float(np.float32(v))) for s, v in points]
+        series = ours.scalars[(run, tag)]
+        assert [step for _, step, _ in rows] == series.step.tolist()
+
+    # histograms: the kernels and their gradients, once per epoch
+    histogram_tags = server.json("/data/plugin/histograms/tags")["demo/train"]
+    assert set(histogram_tags) == set(result.histogram_tags)
+    steps_per_epoch = CONFIG["n_train"] // CONFIG["batch_size"]
+    for tag in result.histogram_tags:
+        rows = server.json("/data/plugin/histograms/histograms", run="demo/train", tag=tag)
+        assert [row[1] for row in rows] == [steps_per_epoch * (e + 1) for e in range(CONFIG["epochs"])]
+        buckets = rows[-1][2]
+        assert sum(count for _, _, count in buckets) == pytest.approx(
+            ours.histograms[("train", tag)].num[-1])
+
+    # images: the confusion matrices (one per evaluation) and the input samples, bytes as written
+    image_tags = server.json("/data/plugin/images/tags")["demo/train"]
+    assert set(image_tags) == set(result.image_tags)
+    rows = server.json("/data/plugin/images/images", run="demo/train", tag="confusion_matrix", sample=0)
+    assert [row["step"] for row in rows] == [0] + [steps_per_epoch * (e + 1) for e in range(CONFIG["epochs"])]
+    served = server.get("/data/plugin/images/individualImage?" + rows[-1]["query"]) if "query" in rows[-1] \
+        else server.get("/data/plugin/images/individualImage", blob_key=rows[-1]["blob_key"])
+    assert served == ours.images[("train", "confusion_matrix")][-1].data
+    assert served[:8] == b"\x89PNG\r\n\x1a\n"
+
+    # the configuration as text
+    text = server.json("/data/plugin/text/text", run="demo/train", tag="config/text_summary")
+    assert "momentum" in text[0]["text"]
+
+    # the graph with gradients and the optimizer's slots, and the traced step's run metadata
+    from tensorboard.compat.proto import config_pb2, graph_pb2
+    graph = text_format.Parse(server.get("/data/plugin/graphs/graph", run="demo/train").decode(),
+                              graph_pb2.GraphDef())
+    nodes = {n.name: n.op for n in graph.node}
+    assert {name for name in nodes if name.startswith("train/gradients/")}
+    assert nodes["train/gradients/dnn/hidden1/MatMul_grad/MatMul_1"] == "MatMul"
+    assert all(nodes[slot] == "VariableV2" for slot in result.slot_names) and len(result.slot_names) == 6
+    assert nodes["hidden1/kernel/ExponentialMovingAverage"] == "VariableV2"
+    info = server.json("/data/plugin/graphs/info")
+    assert result.run_metadata_tag in info["demo/train"]["tags"]
+    metadata = text_format.Parse(
+        server.get("/data/plugin/graphs/run_metadata", run="demo/train", tag=result.run_metadata_tag).decode(),
+        config_pb2.RunMetadata())
+    executed = {s.node_name for s in metadata.step_stats.dev_stats[0].node_stats}
+    assert "dnn/hidden1/MatMul" in executed and "train/Momentum/update_hidden1/kernel/ApplyMomentum" in executed
+    assert executed <= set(nodes)
+
+    # the example programs' graphs
+    for name, run in example_runs.items():
+        graph = text_format.Parse(server.get("/data/plugin/graphs/graph", run=run).decode(), graph_pb2.GraphDef())
+        names = {n.name for n in graph.node}
+        assert any(n.startswith("gradients/") or "/gradients/" in n for n in names), (name, sorted(names)[:20])
+
+
+# ------------------------------------------------------------------ the dashboards in headless Chromium
+
+DEEP_TEXT = """
+// all text in the page, including inside shadow roots (the graph dashboard is made of Polymer elements)
+function walk(node, out) {
+  if (node.nodeType === Node.TEXT_NODE) { out.push(node.textContent); return; }
+  if (node.shadowRoot) walk(node.shadowRoot, out);
+  for (const child of node.childNodes) walk(child, out);
+}
+const out = []; walk(document, out); return out.join(' ');
+"""
+
+def _deep(body):
+    """A script that walks every element, including inside shadow roots (the graph dashboard is Polymer)."""
+    return ("function walk(node, visit) { visit(node); if (node.shadowRoot) walk(node.shadowRoot, visit);"
+            " for (const child of node.children || []) walk(child, visit); }\n" + body)
+
+
+# the names of the drawn graph nodes: <g class="node" data-name="..."> in the graph's SVG
+DEEP_NODE_NAMES = _deep("""
+const names = [];
+walk(document.documentElement, n => { if (n.tagName && n.tagName.toLowerCase() === 'g' && n.classList.contains('node')
+                                          && n.getAttribute('data-name')) names.push(n.getAttribute('data-name')); });
+return names;""")
+
+# choose a run in the graph dashboard's run menu (tf-graph-controls: datasets[i].name, _selectedRunIndex)
+SELECT_GRAPH_RUN = _deep("""
+let controls = null;
+walk(document.documentElement, n => { if (n.tagName === 'TF-GRAPH-CONTROLS') controls = n; });
+if (!controls || !controls.datasets) return false;
+const i = controls.datasets.findIndex(d => d.name === arguments[0]);
+if (i < 0) return false;
+controls.set('_selectedRunIndex', i);
+return true;""")
+
+
+def _browser_tools():
+    import _chromium
+    tools = _chromium.find_tools()
+    if tools is None:
+        if os.environ.get("CI"):
+            pytest.fail("chromium and chromedriver are required under CI (apt-get install chromium chromium-driver)")
+        pytest.skip("chromium / chromedriver not installed")
+    return _chromium, tools
+
+
+def _not_blank(png: bytes) -> float:
+    from PIL import Image
+    pixels = np.asarray(Image.open(io.BytesIO(png)).convert("L"), dtype=np.float64)
+    return pixels.std()
+
+
+def _wait(page, what, check, timeout=TIMEOUT):
+    deadline, last = time.monotonic() + timeout, None
+    while time.monotonic() < deadline:
+        last = check()
+        if last:
+            return last
+        time.sleep(0.5)
+    pytest.fail("page never showed %s (last: %r)" % (what, last))
+
+
+def test_dashboards_in_headless_chromium(logdir, servers, tmp_path):
+    chromium, tools = _browser_tools()
+    from tfevents.summaries import load_logdir
+    from tensorboard.compat.proto import graph_pb2
+    root, result, example_runs = logdir
+    server = servers["false"]
+    _loaded(server, result, example_runs)
+    ours_graphs = {run: graph_pb2.GraphDef.FromString(data) for run, data in load_logdir(root).graphs.items()}
+    blank = tmp_path / "blank.html"
+    blank.write_text("<!DOCTYPE html><title>blank</title>")
+    base = "http://127.0.0.1:%d/" % server.port
+    with chromium.open_page(str(blank), tools) as page:
+        # the scalars dashboard lists the demo's runs and its scalar cards
+        page._call("POST", "/url", {"url": base + "#scalars"})
+        text = _wait(page, "the demo's runs and tags",
+                     lambda: (lambda t: t if all(s in t for s in ("demo/train", "demo/test", "gradient_norm",
+                                                                  "learning_rate")) else None)(page.js(DEEP_TEXT)))
+        assert "accuracy_ema" in text
+        time.sleep(2)     # let the charts draw
+        shot = page.screenshot()
+        (tmp_path / "scalars.png").write_bytes(shot)
+        assert _not_blank(shot) > 10
+
+        # the graphs dashboard: the demo's graph, then each example program's (chosen in the run menu), with
+        # their top-level name scopes drawn as nodes of the SVG
+        page._call("POST", "/url", {"url": base + "#graphs"})
+        for run in ["demo/train"] + sorted(example_runs.values()):
+            scopes = _top_level_scopes(ours_graphs[run])
+            assert len(scopes) >= 2, (run, scopes)
+            _wait(page, "the graph dashboard's run menu", lambda: page.js(SELECT_GRAPH_RUN, run))
+            names = _wait(page, "graph nodes of %s" % run,
+                          lambda: (lambda ns: ns if scopes <= set(ns) else None)(page.js(DEEP_NODE_NAMES)))
+            assert not set(names) - _all_prefixes(ours_graphs[run]), (run, sorted(set(names))[:30])
+            time.sleep(1)
+            shot = page.screenshot()
+            (tmp_path / ("graph_%s.png" % run.replace("/", "_"))).write_bytes(shot)
+            assert _not_blank(shot) > 10, run
+
+
+def _top_level_scopes(graph_def):
+    """Top-level name scopes holding a computation (the dashboard leaves out summary ops and their tag constants)."""
+    skip = {"Const", "ScalarSummary", "HistogramSummary", "ImageSummary", "AudioSummaryV2", "TensorSummaryV2",
+            "MergeSummary"}
+    return {n.name.split("/")[0] for n in graph_def.node if "/" in n.name and n.op not in skip}
+
+
+def _all_prefixes(graph_def):
+    """Every name a node of the drawn hierarchy can have: node names and each of their scope prefixes."""
+    out = set()
+    for n in graph_def.node:
+        parts = n.name.split("/")
+        out.update("/".join(parts[:i]) for i in range(1, len(parts) + 1))
+    return out
