@@ -39,6 +39,7 @@ _NUMPY = {
 }
 _NUMERIC_KINDS = "biuf"
 _MAX_ELEMENTS = 1 << 28  # a forged shape must not make the reader allocate gigabytes
+_MAX_PADDING = 1 << 14   # elements a short value list may be padded to (TF's fill rule); beyond: refused
 
 
 @dataclass
@@ -72,7 +73,9 @@ def tensor_to_ndarray(t: tensor_pb2.TensorProto) -> np.ndarray:
     """A TensorProto as a numpy array (like ``tf.make_ndarray``); strings come back as bytes objects.
 
     The values come from ``tensor_content`` when set, else from the dtype's repeated field; a
-    repeated field shorter than the shape is padded with its last value (TF's convention).
+    repeated field shorter than the shape is padded with its last value (TF's convention), but
+    never to more than ``max(16384, 16 x the values given)`` elements (ValueError: a hostile file could
+    otherwise make a few bytes expand to gigabytes).
     """
     shape = [d.size for d in t.tensor_shape.dim]
     if any(d < 0 for d in shape):
@@ -105,6 +108,10 @@ def tensor_to_ndarray(t: tensor_pb2.TensorProto) -> np.ndarray:
             array = np.asarray(raw, dtype=np_dtype)
     if array.size == n:
         return array.reshape(shape)
+    if n > max(_MAX_PADDING, 16 * array.size):
+        # a few bytes expanding to millions of elements: a decompression bomb, not what a writer stores
+        raise ValueError("tensor of shape %s holds %d value(s); padding them to %d elements is refused"
+                         % (shape, array.size, n))
     if array.size == 0:
         return np.zeros(shape, dtype=array.dtype) if array.dtype != object else np.full(shape, b"", dtype=object)
     if array.size < n:
