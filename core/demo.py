@@ -1,7 +1,7 @@
 """The main job (``tfevents demo``): a TF1 program on tfevents.core that logs every kind of summary.
 
 It trains the source material's MLP (784-300-100-10, He init, relu; see ``../shared/examples``) on a seeded
-synthetic stand-in for MNIST (10 sparse "stroke" prototypes plus Gaussian noise, generated in code) with
+synthetic stand-in for MNIST (``synthetic_mnist``: 10 class prototypes, shifted, plus noise; made in code) with
 
 - an optimizer from ``OPTIMIZERS`` (default ``MomentumOptimizer(lr, 0.9)``),
 - a learning rate ``polynomial_decay(lr, global_step, total_steps, end=lr / 100, power=1)``,
@@ -12,14 +12,15 @@ synthetic stand-in for MNIST (10 sparse "stroke" prototypes plus Gaussian noise,
   the update (its averaged weights are evaluated as ``accuracy_ema``).
 
 Under ``logdir`` it writes the runs ``train`` (batch loss, accuracy, learning_rate, gradient_norm every
-``log_every`` steps; weight and gradient histograms, a confusion-matrix image and the test images once per
-epoch; the configuration as text; the graph with its optimizer slots and gradients; the RunMetadata of one
+``log_every`` steps; kernel and gradient histograms and a confusion-matrix image (matplotlib, ``add_figure``)
+once per epoch; four test images and the configuration as text at step 0; the graph with its optimizer slots and gradients; the RunMetadata of one
 traced step; SessionLog START, CHECKPOINT with the Saver's checkpoint path, STOP) and ``test`` (the same scalars
 on the test set once per epoch, plus ``accuracy_ema``), and the GraphDef as ``graph.pbtxt`` / ``graph.pb``
 (``tf.train.write_graph``).
 
-Everything is TF1 code against ``from tfevents import core as tf``; ``run_demo`` returns what was logged so it
-can be checked against what TensorBoard serves.
+The graph is TF1 code written against the ``tf`` module it is given (``from tfevents import core as tf`` by
+default; the tests run it on ``tensorflow.compat.v1`` too, as the oracle); ``run_demo`` returns what was logged
+so it can be checked against what TensorBoard serves.
 """
 from __future__ import annotations
 
@@ -27,7 +28,7 @@ import os
 import sys
 import time
 from dataclasses import asdict, dataclass, field
-from typing import Any, Callable, Dict, List, Optional, TextIO, Tuple
+from typing import Any, Dict, List, Optional, TextIO, Tuple
 
 import numpy as np
 
