@@ -131,8 +131,15 @@ def batch_normalization(inputs: Any, axis: int = -1, momentum: float = 0.99, eps
     def shaped(t):
         return t if axis == ndims - 1 or t is None else array_ops.reshape(t, broadcast)
 
+    static = training if not hasattr(training, "op") else constant_value(training)
+    if fused is not False and ndims == 4 and axis == 3 and not renorm and virtual_batch_size is None:
+        with name_scope(name):
+            out, updates = _fused_batch_norm(inputs, gamma, beta, moving_mean, moving_variance, channels, static,
+                                             training, momentum, epsilon)
+        for update in updates:
+            get_default_graph().add_to_collection(GraphKeys.UPDATE_OPS, update.op)
+        return out
     with name_scope(name):
-        static = training if not hasattr(training, "op") else constant_value(training)
         if static is not None and not bool(static):
             mean, variance = moving_mean, moving_variance
             updates = []
@@ -157,6 +164,34 @@ def batch_normalization(inputs: Any, axis: int = -1, momentum: float = 0.99, eps
     for update in updates:
         get_default_graph().add_to_collection(GraphKeys.UPDATE_OPS, update.op)
     return out
+
+
+def _fused_batch_norm(inputs, gamma, beta, moving_mean, moving_variance, channels, static, training, momentum,
+                      epsilon):
+    """The NHWC path (TF uses FusedBatchNorm for 4-D inputs): the moving variance follows the Bessel-corrected
+    batch variance, as in TF."""
+    scale = gamma._to_tensor() if gamma is not None else array_ops.ones([channels], inputs.dtype)
+    offset = beta._to_tensor() if beta is not None else array_ops.zeros([channels], inputs.dtype)
+
+    def inference():
+        return nn_ops.fused_batch_norm(inputs, scale, offset, moving_mean._to_tensor(), moving_variance._to_tensor(),
+                                       epsilon=epsilon, is_training=False)[0]
+
+    if static is not None and not bool(static):
+        return inference(), []
+    out, batch_mean, batch_var = nn_ops.fused_batch_norm(inputs, scale, offset, epsilon=epsilon, is_training=True)
+    if static is not None:
+        decay = 1.0 - momentum
+    else:
+        training = convert_to_tensor(training, dtype=dtypes.bool)
+        out = math_ops.where(training, out, inference())
+        decay = math_ops.where(training, 1.0 - momentum, 0.0)
+    updates = [
+        state_ops.assign_sub(moving_mean, (moving_mean._to_tensor() - batch_mean) * decay, name="AssignMovingAvg"),
+        state_ops.assign_sub(moving_variance, (moving_variance._to_tensor() - batch_var) * decay,
+                             name="AssignMovingAvg_1"),
+    ]
+    return out, updates
 
 
 BatchNormalization = batch_normalization

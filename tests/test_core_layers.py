@@ -124,3 +124,28 @@ def test_summary_ops_match_tf1_tags(tf, tf1):
         a = core.Summary.FromString(ours[3]).value[i].image.encoded_image_string
         b = tf1.Summary.FromString(theirs[3]).value[i].image.encoded_image_string
         np.testing.assert_array_equal(tf.image.decode_png(a).numpy(), tf.image.decode_png(b).numpy())
+
+
+def test_batch_normalization_4d_fused_matches_tensorflow(tf1):
+    images = R.randn(3, 4, 4, 2).astype(np.float32) * 2 + 1
+
+    def run(tf, sess_cls):
+        x = tf.placeholder(tf.float32, [None, 4, 4, 2])
+        training = tf.placeholder(tf.bool, [])
+        y = tf.layers.batch_normalization(x, training=training, momentum=0.8,
+                                          gamma_initializer=tf.constant_initializer(1.5))
+        loss = tf.reduce_sum(y * y * tf.constant(np.arange(96, dtype=np.float32).reshape(3, 4, 4, 2) / 50))
+        grad = tf.gradients(loss, x)[0]
+        with sess_cls() as sess:
+            sess.run(tf.global_variables_initializer())
+            out = sess.run([y, grad], {x: images, training: True})
+            sess.run(tf.get_collection(tf.GraphKeys.UPDATE_OPS), {x: images, training: True})
+            moving = sess.run([v for v in tf.global_variables() if "moving" in v.name])
+            return out + moving + [sess.run(y, {x: images, training: False})]
+
+    with core.Graph().as_default():
+        ours = run(core, core.Session)
+    with tf1.Graph().as_default():
+        theirs = run(tf1, tf1.Session)
+    for label, a, b in zip(["y_train", "dx", "moving_mean", "moving_var", "y_infer"], ours, theirs):
+        np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-4, err_msg=label)
