@@ -95,7 +95,7 @@ def _audio(tag, attrs, clips, sample_rate):
     return out
 
 
-def _text(tag, attrs, text):
+def _text(tag, attrs, text, serialized_metadata=None):
     summary = _builders().text(tag, text if np.ndim(text) else text.reshape(-1)[0] if hasattr(text, "reshape")
                                else text)
     for value in summary.value:
@@ -154,8 +154,14 @@ def audio(name: str, tensor: Any, sample_rate: Any, max_outputs: int = 3, collec
 
 
 def text(name: str, tensor: Any, collections: Optional[list] = None):
-    """A text-plugin summary of a string tensor."""
-    return _summary_op("TensorSummaryV2", name, [tensor], None, collections)
+    """A text-plugin summary of a string tensor (TF's TensorSummaryV2 with the text plugin's metadata)."""
+    from tfevents.proto import plugin_text_pb2, summary_pb2
+    metadata = summary_pb2.SummaryMetadata()
+    metadata.plugin_data.plugin_name = "text"
+    metadata.plugin_data.content = plugin_text_pb2.TextPluginData(version=0).SerializeToString()
+    serialized = constant(np.array(metadata.SerializeToString(), dtype=object), dtype=dtypes.string,
+                          name="serialized_summary_metadata")
+    return _summary_op("TensorSummaryV2", name, [tensor, serialized], None, collections)
 
 
 def merge(inputs: list, collections: Optional[list] = None, name: Optional[str] = None):

@@ -149,3 +149,25 @@ def test_batch_normalization_4d_fused_matches_tensorflow(tf1):
         theirs = run(tf1, tf1.Session)
     for label, a, b in zip(["y_train", "dx", "moving_mean", "moving_var", "y_infer"], ours, theirs):
         np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-4, err_msg=label)
+
+
+def test_summary_graph_imports_and_runs_in_tensorflow(tf1):
+    with core.Graph().as_default() as g:
+        x = core.placeholder(core.float32, [None], name="x")
+        core.summary.scalar("avg", core.reduce_mean(x))
+        core.summary.histogram("values", x)
+        core.summary.text("note", core.constant("hello"))
+        core.summary.image("img", core.reshape(x[:12], [1, 2, 2, 3]), max_outputs=1)
+        merged = core.summary.merge_all()
+        feed = np.linspace(0, 1, 12).astype(np.float32)
+        ours = core.Summary.FromString(core.Session().run(merged, {x: feed}))
+        gd = g.as_graph_def()
+    with tf1.Graph().as_default():
+        tf1.import_graph_def(tf1.GraphDef.FromString(gd.SerializeToString()), name="")
+        with tf1.Session() as sess:
+            theirs = tf1.Summary.FromString(sess.run(merged.name, {"x:0": feed}))
+    assert [v.tag for v in ours.value] == [v.tag for v in theirs.value] == ["avg", "values", "note", "img/image"]
+    assert ours.value[0].simple_value == theirs.value[0].simple_value
+    assert ours.value[1].histo.num == theirs.value[1].histo.num == 12
+    assert ours.value[2].metadata.plugin_data.plugin_name == theirs.value[2].metadata.plugin_data.plugin_name == "text"
+    assert ours.value[3].image.width == theirs.value[3].image.width == 2
