@@ -166,7 +166,8 @@ def _iter_file(f: BinaryIO, path, check_crc: bool, offset: int) -> Iterator[Tupl
             raise TruncatedRecordError(path, offset, "%d of %d payload bytes" % (len(body), length + FOOTER_SIZE))
         payload = body[:length]
         if check_crc and masked_crc32c(payload) != _u32.unpack_from(body, length)[0]:
-            raise CorruptedRecordError(path, offset, "payload checksum mismatch")
+            raise CorruptedRecordError(path, offset, "payload checksum mismatch (payload at %d, the offset "
+                                                     "TensorFlow reports)" % (offset + HEADER_SIZE))
         yield offset, payload
         offset += HEADER_SIZE + length + FOOTER_SIZE
 
