@@ -210,6 +210,55 @@ static int scalar_tensor(Cur t, double *out) {
     return 1;
 }
 
+/* Valid UTF-8 (no overlong forms, no surrogates, nothing above U+10FFFF): what the protobuf
+   parser demands of a proto3 string. A value failing it goes to the proto decoder, which reports
+   the record as unparseable, so both paths agree. */
+static int utf8_ok(const uint8_t *p, size_t n) {
+    const uint8_t *end = p + n;
+    while (p < end) {
+        uint8_t c = *p;
+        if (c < 0x80) { p++; continue; }
+        int k;
+        uint32_t cp;
+        if (c >= 0xC2 && c <= 0xDF) { k = 1; cp = c & 0x1F; }
+        else if (c >= 0xE0 && c <= 0xEF) { k = 2; cp = c & 0x0F; }
+        else if (c >= 0xF0 && c <= 0xF4) { k = 3; cp = c & 0x07; }
+        else return 0;
+        if (end - p <= k) return 0;
+        for (int i = 1; i <= k; i++) {
+            if ((p[i] & 0xC0) != 0x80) return 0;
+            cp = (cp << 6) | (p[i] & 0x3F);
+        }
+        if ((k == 2 && (cp < 0x800 || (cp >= 0xD800 && cp <= 0xDFFF))) || (k == 3 && (cp < 0x10000 || cp > 0x10FFFF)))
+            return 0;
+        p += k + 1;
+    }
+    return 1;
+}
+
+/* The string fields of a SummaryMetadata (display_name, summary_description, plugin_name) are UTF-8. */
+static int metadata_ok(Cur m) {
+    uint64_t key;
+    while (m.p < m.end) {
+        if (!varint(&m, &key)) return 0;
+        int f = (int)(key >> 3), wt = (int)(key & 7);
+        Cur s;
+        if ((f == 2 || f == 3) && wt == 2) {
+            if (!bytes_field(&m, &s) || !utf8_ok(s.p, (size_t)(s.end - s.p))) return 0;
+        } else if (f == 1 && wt == 2) {
+            if (!bytes_field(&m, &s)) return 0;
+            while (s.p < s.end) {
+                Cur name;
+                if (!varint(&s, &key)) return 0;
+                if ((key >> 3) == 1 && (key & 7) == 2) {
+                    if (!bytes_field(&s, &name) || !utf8_ok(name.p, (size_t)(name.end - name.p))) return 0;
+                } else if (!skip(&s, (int)(key & 7))) return 0;
+            }
+        } else if (!skip(&m, wt)) return 0;
+    }
+    return 1;
+}
+
 typedef struct {
     const uint8_t *tag; size_t tag_len;
     const uint8_t *meta; size_t meta_len; int has_meta;
@@ -227,16 +276,18 @@ static int fast_value(Cur v, FastValue *fv) {
         int f = (int)(key >> 3), wt = (int)(key & 7);
         Cur s;
         switch (f) {
-        case 1: if (wt != 2 || !bytes_field(&v, &s)) return -1; fv->tag = s.p; fv->tag_len = (size_t)(s.end - s.p); break;
+        case 1: if (wt != 2 || !bytes_field(&v, &s) || !utf8_ok(s.p, (size_t)(s.end - s.p))) return -1;
+            fv->tag = s.p; fv->tag_len = (size_t)(s.end - s.p); break;
         case 2: {
             if (wt != 5 || v.end - v.p < 4) return -1;
             float x; memcpy(&x, v.p, 4); v.p += 4; fv->value = x; fv->is_tensor = 0; have = 1; break;
         }
         case 8: if (wt != 2 || !bytes_field(&v, &s)) return -1; if (!scalar_tensor(s, &fv->value)) return -1; fv->is_tensor = 1; have = 1; break;
-        case 9: if (wt != 2 || !bytes_field(&v, &s)) return -1;
+        case 7: if (wt != 2 || !bytes_field(&v, &s) || !utf8_ok(s.p, (size_t)(s.end - s.p))) return -1; break;
+        case 9: if (wt != 2 || !bytes_field(&v, &s) || !metadata_ok(s)) return -1;
             fv->meta = s.p; fv->meta_len = (size_t)(s.end - s.p); fv->has_meta = 1; break;
         case 3: case 4: case 5: case 6: return -1; /* old histogram, image, histo, audio */
-        default: if (!skip(&v, wt)) return -1; break;  /* node_name and unknown fields */
+        default: if (!skip(&v, wt)) return -1; break;  /* unknown fields */
         }
     }
     if (!have) return fv->has_meta ? -1 : 0;  /* metadata without a value: let the decoder see it */
