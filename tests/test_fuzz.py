@@ -3,7 +3,8 @@
 A valid event file holding every kind (scalars, histogram, image, audio, text, PR curve, hparams,
 a plain tensor, a graph, run metadata, a SessionLog) is mutated: bit flips, truncations, forged
 record lengths up to 2**64-1 (with the length checksum forged too, so the reader believes them),
-overwritten spans, inserted bytes, spliced records, and files of pure random bytes. For each file:
+overwritten spans, inserted bytes, spliced records, files of pure random bytes, and damaged payloads
+re-framed with correct checksums (so the protobuf and tensor decoders see hostile bytes). For each file:
 
 * ``summary_iterator`` yields Events and then either stops or raises ``TruncatedRecordError`` /
   ``CorruptedRecordError`` (``DataLossError``) -- nothing else;
@@ -94,9 +95,12 @@ def _forge_length(data, offset, length, fix_crc):
 @st.composite
 def mutated(draw, seed_data, offsets):
     data = bytearray(seed_data)
-    kind = draw(st.sampled_from(["flip", "truncate", "forge", "overwrite", "insert", "splice", "random", "mix"]))
+    kind = draw(st.sampled_from(["flip", "truncate", "forge", "overwrite", "insert", "splice", "random", "mix",
+                                 "payload", "payload"]))
     if kind == "random":
         return draw(st.binary(min_size=0, max_size=4096))
+    if kind == "payload":   # damage inside records whose checksums are then made right: the decoders' turn
+        return _mutate_payloads(draw, seed_data)
     steps = [kind] if kind != "mix" else draw(st.lists(
         st.sampled_from(["flip", "truncate", "forge", "overwrite", "insert", "splice"]), min_size=2, max_size=4))
     for step in steps:
@@ -129,6 +133,27 @@ def mutated(draw, seed_data, offsets):
             pos = draw(st.integers(0, n))
             data[pos:pos] = piece
     return bytes(data)
+
+
+def _mutate_payloads(draw, seed_data):
+    payloads = [p for _, p in record.iter_records(_BytesFile(seed_data))]
+    for _ in range(draw(st.integers(1, 3))):
+        i = draw(st.integers(0, len(payloads) - 1))
+        p = bytearray(payloads[i])
+        how = draw(st.sampled_from(["flip", "overwrite", "truncate", "insert", "varint"]))
+        pos = draw(st.integers(0, max(0, len(p) - 1)))
+        if how == "flip" and p:
+            p[pos] ^= 1 << draw(st.integers(0, 7))
+        elif how == "overwrite":
+            p[pos:pos + 8] = draw(st.binary(min_size=1, max_size=8))
+        elif how == "truncate":
+            del p[pos:]
+        elif how == "insert":
+            p[pos:pos] = draw(st.binary(min_size=1, max_size=16))
+        else:   # a huge varint (a length or a count) dropped into the message
+            p[pos:pos + 1] = b"\xff" * draw(st.integers(1, 10)) + b"\x01"
+        payloads[i] = bytes(p)
+    return b"".join(record.encode_record(p) for p in payloads)
 
 
 class _Hang(Exception):
@@ -247,3 +272,29 @@ def test_tiny_tensor_with_a_huge_shape_is_not_expanded(tmp_path, shape, values):
     logdir = load_logdir(str(tmp_path), on_error="skip", workers=1)
     assert any(p.kind in ("corrupted", "unparseable") or "bomb" in p.detail for p in logdir.problems) or \
         all(np.asarray(r.value).size <= 1 << 20 for r in logdir.tensors.get((".", "bomb"), []))
+
+
+@pytest.mark.parametrize("field", ["tag", "node_name", "display_name", "plugin_name"])
+def test_invalid_utf8_in_a_scalar_is_unparseable_on_both_paths(tmp_path, field):
+    """protobuf refuses a proto3 string that is not UTF-8; the C fast path must not read it anyway."""
+    value = summary_pb2.Summary.Value(tag="loss", simple_value=1.0)
+    if field == "display_name":
+        value.metadata.display_name = "MARK"
+    elif field == "plugin_name":
+        value.metadata.plugin_data.plugin_name = "MARK"
+    elif field == "node_name":
+        value.node_name = "MARK"
+    good = event_pb2.Event(step=1, summary=summary_pb2.Summary(value=[value])).SerializeToString()
+    marker = b"loss" if field == "tag" else b"MARK"
+    bad = good.replace(marker, b"\xff" + marker[1:])        # same length: only the bytes change
+    path = str(tmp_path / "events.out.tfevents.1.utf8")
+    with open(path, "wb") as f:
+        f.write(record.encode_record(event_pb2.Event(file_version="brain.Event:2").SerializeToString()))
+        f.write(record.encode_record(bad))
+        f.write(record.encode_record(good))
+    with pytest.raises(record.CorruptedRecordError, match="not an Event"):
+        list(summary_iterator(path))
+    for fast in PATHS:
+        rows = _reader_scan.scan_file(path, on_error="skip", fast=fast)
+        assert [p.kind for p in rows.problems] == ["unparseable"], fast
+        assert list(rows.scalars["loss"][1]) == [1]       # the good record after it is read
