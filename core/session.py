@@ -319,6 +319,16 @@ def _bound_callable(op: Operation, session: Session):
     return lambda *args: fn(*args, **kwargs)
 
 
+def _fetched(v: Any) -> Any:
+    """A fetched value as TF returns it: 0-d arrays become numpy scalars, views become copies."""
+    if type(v) is np.ndarray:
+        if v.ndim == 0:
+            return v[()]
+        if v.base is not None:
+            return v.copy()
+    return v
+
+
 def _accepts(fn, name: str) -> bool:
     """Whether ``fn`` takes keyword ``name`` (forwards need not declare attrs they ignore)."""
     try:
@@ -437,8 +447,7 @@ def _generate(session: Session, order: list, fed: list, fetch_tensors: list, par
     needs_assembly = any(p is None or p[0] == "slices" for p in parts)
     if not needs_assembly:
         def run(feeds, _raw=raw):
-            values = _raw(feeds)
-            return [v.copy() if type(v) is np.ndarray and v.base is not None else v for v in values]
+            return [_fetched(v) for v in _raw(feeds)]
     else:
         def run(feeds, _raw=raw, _parts=tuple(parts)):
             values = _raw(feeds)
@@ -447,8 +456,7 @@ def _generate(session: Session, order: list, fed: list, fetch_tensors: list, par
                 if p is None:
                     out.append(None)
                 elif p[0] == "tensor":
-                    v = values[p[1]]
-                    out.append(v.copy() if type(v) is np.ndarray and v.base is not None else v)
+                    out.append(_fetched(values[p[1]]))
                 else:
                     out.append(IndexedSlicesValue(*values[p[1]:p[1] + p[2]]) if p[2] == 3 else
                                IndexedSlicesValue(values[p[1]], values[p[1] + 1], None))

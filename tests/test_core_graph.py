@@ -175,6 +175,7 @@ def test_feeds_fetch_structures_and_pruning():
     assert sess.run(total, {"x:0": xv}) == 12.0                        # feeds and fetches by name
     assert sess.run("Sum:0", {x: xv}) == 12.0
     assert sess.run(tf.group(total), {x: xv}) is None
+    assert type(sess.run(total, {x: xv})) is np.float32        # a 0-d result is a numpy scalar, as in TF
     with pytest.raises(tf.errors.InvalidArgumentError, match="placeholder tensor 'x'.*float.*\\[\\?,2\\]"):
         sess.run(total)
     assert never is not None                               # 'unused' is never needed, so never complained about
