@@ -122,12 +122,21 @@ def tensor_to_ndarray(t: tensor_pb2.TensorProto) -> np.ndarray:
     raise ValueError("tensor holds %d values but its shape %s needs %d" % (array.size, shape, n))
 
 
+_PLAIN_FIELDS = {types_pb2.DT_FLOAT: "float_val", types_pb2.DT_DOUBLE: "double_val",
+                 types_pb2.DT_INT32: "int_val", types_pb2.DT_INT64: "int64_val"}
+
+
 def scalar_of_tensor(t: tensor_pb2.TensorProto) -> Optional[float]:
     """The value of a one-element numeric tensor, or None if ``t`` is not one."""
     if t.dtype == types_pb2.DT_STRING or t.dtype not in _NUMPY:
         return None
     if any(d.size != 1 for d in t.tensor_shape.dim):
         return None
+    field_name = _PLAIN_FIELDS.get(t.dtype)
+    if field_name is not None and not t.tensor_content:
+        values = getattr(t, field_name)
+        if len(values) == 1:  # the common case (TF2, torch new-style), without numpy
+            return float(values[0])
     try:
         array = tensor_to_ndarray(t)
     except ValueError:

@@ -178,7 +178,10 @@ def _scan_all(fs, jobs: List[str], sizes: List[int], tags, kinds, check_crc, wor
     kwargs = dict(tags=tags, kinds=kinds, check_crc=check_crc, on_error="skip", fs=fs)
     if workers is None:
         cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
-        workers = min(cpus, len(jobs)) if (total >= _PARALLEL_MIN_BYTES or fs is not None) else 1
+        if fs is not None:  # remote reads wait on the network: threads, more than the CPUs
+            workers = min(16, len(jobs))
+        else:
+            workers = min(cpus, len(jobs)) if total >= _PARALLEL_MIN_BYTES else 1
     workers = max(1, min(int(workers), len(jobs) or 1))
     done = 0
     results = []

@@ -90,3 +90,19 @@ def test_export_csv_parquet_and_tensorboard_csv(logdir, tmp_path, capsys):
     assert lines[0] == "Wall time,Step,Value" and lines[1] == "1000.0,0,1.0"
     assert main(["export", str(path), "-o", str(tmp_path / "none.csv"), "--tags", "nothing"]) == 1
     capsys.readouterr()
+
+
+def test_progress_bar_reports_bytes(logdir):
+    import io
+    from tfevents.summaries.reader import load_logdir
+    from tfevents.viewer.cmd_inspect import ProgressBar
+    path, _ = logdir
+    stream = io.StringIO()
+    bar = ProgressBar(stream, force=True)
+    load_logdir(str(path), on_error="skip", progress=bar, workers=1)
+    bar.close()
+    text = stream.getvalue()
+    assert text.count("\r") == 3 and "100%" in text.splitlines()[-1]
+    quiet = io.StringIO()
+    ProgressBar(quiet)(1, 10)  # not a terminal, small: no bar
+    assert quiet.getvalue() == ""
