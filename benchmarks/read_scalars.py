@@ -6,8 +6,9 @@ Two logdirs of N scalar events (default 1M, 4 tags) are written once:
   tensor -- TF2 / torch new-style layout: rank-0 float tensors, plugin 'scalars' metadata on each
             tag's first value (framed with record.encode_record from our Event protos)
 Each reader runs in its own subprocess (imports excluded from the timing, checksums on wherever the
-reader can check them, --checksum for the data server); peak RSS is each process's VmHWM, shown
-also above a bare interpreter's. tbparse does not read tensor-style scalars (0 events read there).
+reader can check them, --checksum for the data server); a reader taking under 5 s is run 3 times
+and its best run kept (the machine may be shared). Peak RSS is each process's VmHWM, shown also
+above a bare interpreter's. "vs ours" is the reader's time over ours. tbparse does not read tensor-style scalars (0 events read there).
 
     /work/venv/bin/python benchmarks/read_scalars.py [--events 1000000] [--only ours,tbparse]
 """
@@ -185,6 +186,8 @@ def main():
     ap.add_argument("--dir", default=os.path.join(tempfile.gettempdir(), "tfevents-bench-read"))
     ap.add_argument("--only", default=None, help="comma-separated readers: " + ",".join(READERS))
     ap.add_argument("--layouts", default="tbx,tensor")
+    ap.add_argument("--repeat", type=int, default=3,
+                    help="best of this many runs for readers taking under 5 s (default 3)")
     ap.add_argument("--child", nargs=2, help=argparse.SUPPRESS)
     ap.add_argument("--bare", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()
@@ -198,7 +201,10 @@ def main():
                     "read_scalars.write_logdirs(%r, %d)" % (HERE, root, args.events)], check=True)
     print("logdirs in %s (written/checked in %.1f s)" % (root, time.perf_counter() - t))
     bare = _bare_rss()
-    print("bare interpreter peak RSS: %.1f MB\n" % bare)
+    print("bare interpreter peak RSS: %.1f MB" % bare)
+    if hasattr(os, "getloadavg"):
+        print("load average: %.2f %.2f %.2f on %d CPUs" % (os.getloadavg() + (os.cpu_count(),)))
+    print()
     names = args.only.split(",") if args.only else list(READERS)
     env = dict(os.environ, BENCH_EXPECTED=str(args.events), TF_CPP_MIN_LOG_LEVEL="3", CUDA_VISIBLE_DEVICES="")
     for layout in args.layouts.split(","):
@@ -207,20 +213,28 @@ def main():
         print("== %s layout: %d scalar events, %.1f MB" % (layout, args.events, size / 1e6))
         results = {}
         for name in names:
-            p = subprocess.run([sys.executable, os.path.abspath(__file__), "--child", name, logdir], env=env,
-                               capture_output=True, text=True)
-            if p.returncode != 0:
-                print("  %-18s failed: %s" % (name, p.stderr.strip().splitlines()[-1:] or "?"))
-                continue
-            results[name] = json.loads(p.stdout.strip().splitlines()[-1])
+            runs = []
+            while len(runs) < args.repeat:
+                p = subprocess.run([sys.executable, os.path.abspath(__file__), "--child", name, logdir], env=env,
+                                   capture_output=True, text=True)
+                if p.returncode != 0:
+                    print("  %-18s failed: %s" % (name, p.stderr.strip().splitlines()[-1:] or "?"))
+                    break
+                runs.append(json.loads(p.stdout.strip().splitlines()[-1]))
+                if runs[-1]["seconds"] > 5:  # slow readers once: load noise is small next to them
+                    break
+            if runs:
+                results[name] = min(runs, key=lambda r: r["seconds"])
+                results[name]["runs"] = len(runs)
         ours = results.get("ours")
-        print("  %-18s %9s %12s %10s %10s %12s %s" % ("reader", "seconds", "events/s", "ours is", "peak RSS",
-                                                      "above bare", "events read"))
+        print("  %-18s %9s %12s %10s %10s %12s %s" % ("reader", "seconds", "events/s", "vs ours", "peak RSS",
+                                                      "above bare", "events read (best of runs)"))
         for name, r in results.items():
             rate = r["events"] / r["seconds"]
             ratio = "%.1fx" % (r["seconds"] / ours["seconds"]) if ours and name != "ours" else "-"
-            print("  %-18s %9.3f %12s %10s %8.0f MB %9.0f MB %d" % (
-                name, r["seconds"], "{:,.0f}".format(rate), ratio, r["rss_mb"], r["rss_mb"] - bare, r["events"]))
+            print("  %-18s %9.3f %12s %10s %8.0f MB %9.0f MB %d (%d)" % (
+                name, r["seconds"], "{:,.0f}".format(rate), ratio, r["rss_mb"], r["rss_mb"] - bare, r["events"],
+                r["runs"]))
         print()
 
 
