@@ -91,6 +91,8 @@ CASES = {
     "where": (lambda tf, a, b: tf.where(a > b, a * 2.0, b * b), [away_from_zero(3, 2), away_from_zero(3, 2)],
               True),
     "strided_slice": (lambda tf, a: a[1:, ::2] * 2.0 + a[0, 1], [rnd(3, 4)], True),
+    "strided_newaxis_ellipsis": (lambda tf, a: a[..., 1:, None] * 2.0 + a[None, 0] + a[:, ::-2][..., 0:1, None],
+                                 [rnd(3, 4)], True),
     "broadcast_to": (lambda tf, a: tf.broadcast_to(a, [3, 2, 4]) * tf.constant(np.arange(24.0).reshape(3, 2, 4)),
                      [rnd(2, 1)], False),
     "identity_stop": (lambda tf, a, b: tf.identity(a) * tf.stop_gradient(b) + b, [rnd(3), rnd(3)], True),
@@ -318,7 +320,7 @@ def test_static_shapes_match_tensorflow(tf1):
         return [tf.reduce_sum(a, axis=1), tf.matmul(tf.reshape(a, [-1, 3]), b, transpose_b=True),
                 tf.transpose(a, [2, 0, 1]), tf.expand_dims(b, 0), tf.concat([b, b], 1), tf.stack([b, b]),
                 tf.reduce_mean(a, axis=[1, 2], keepdims=True), tf.tile(b, [2, 1]), tf.argmax(a, axis=2),
-                tf.gather(b, [0, 1]), a[:, 1:3, 0], tf.cumsum(a, 1), tf.nn.softmax(b), a * 2.0, tf.squeeze(tf.expand_dims(b, 1), [1])]
+                tf.gather(b, [0, 1]), a[:, 1:3, 0], tf.cumsum(a, 1), tf.nn.softmax(b), a * 2.0, a[..., 1], b[:, None, 1:], a[None, ..., ::2], tf.squeeze(tf.expand_dims(b, 1), [1])]
     with core.Graph().as_default():
         ours = [t.shape.as_list() if t.shape.ndims is not None else None for t in build(core)]
     with tf1.Graph().as_default():
