@@ -214,15 +214,17 @@ class FileRows:
                 self.run_metadata.append((offset, step, wall_time, trm.tag, trm.run_metadata))
 
     def _add_summary(self, offset: int, step: int, wall_time: float, summary) -> None:
+        accepted, metadata = self._accepted, self.metadata
         for value in summary.value:
             what = value.WhichOneof("value")
             tag = value.tag
             if what == "tensor" and not tag:
                 tag = value.node_name  # tensor summaries of the plugin-asset era
-            if not self.accepts(tag):
+            ok = accepted.get(tag)
+            if not (ok or (ok is None and self.accepts(tag))):
                 continue
-            if value.HasField("metadata") and tag not in self.metadata:
-                self.metadata[tag] = (offset, value.metadata.SerializeToString())
+            if tag not in metadata and value.HasField("metadata"):
+                metadata[tag] = (offset, value.metadata.SerializeToString())
             if what is None or what == "obsolete_old_style_histogram":
                 continue
             if what == "simple_value":
