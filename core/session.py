@@ -10,6 +10,7 @@ step is one call of that function: no per-run sorting, dict building or dispatch
 """
 from __future__ import annotations
 
+import functools
 import heapq
 import inspect
 import threading
@@ -44,11 +45,16 @@ class IndexedSlicesValue(tuple):
 
 
 def _fetch_key(f: Any) -> Any:
+    if type(f) is list and not any(isinstance(x, _NESTED) for x in f):
+        return (list, tuple(f))                 # the common case: a flat list of tensors and ops
     if isinstance(f, (list, tuple)):
         return (type(f), tuple(_fetch_key(x) for x in f))
     if isinstance(f, dict):
         return (type(f), tuple((k, _fetch_key(v)) for k, v in f.items()))
     return f
+
+
+_NESTED = (list, tuple, dict)
 
 
 def _flatten(f: Any, out: list) -> None:
@@ -315,8 +321,7 @@ def _bound_callable(op: Operation, session: Session):
     kwargs = {k: v for k, v in op.attrs.items() if k[:1].islower() and _accepts(opdef.forward, k)}
     if not kwargs:
         return opdef.forward
-    fn = opdef.forward
-    return lambda *args: fn(*args, **kwargs)
+    return functools.partial(opdef.forward, **kwargs)
 
 
 def _fetched(v: Any) -> Any:
