@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
-from .graph import Operation, Tensor, _as_operation, control_dependencies, get_default_graph, name_scope
+from .graph import Operation, _as_operation, control_dependencies, name_scope
 from .ops import array_ops, math_ops
 from .registry import convert_to_tensor
 

@@ -1,7 +1,7 @@
 """TF's error classes (``tf.errors``): each carries the Operation that failed (``node_def`` / ``op``)."""
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any
 
 
 class OpError(Exception):

@@ -20,7 +20,7 @@ from typing import Any, Optional
 import numpy as np
 
 from . import errors
-from .graph import Operation, Tensor, TensorShape, get_default_graph
+from .graph import Operation, Tensor, get_default_graph
 from .ops.state_ops import VariableSlot
 from .registry import IndexedSlices, constant_value
 

@@ -6,7 +6,6 @@ import numpy as np
 import pytest
 
 from tfevents import core as tf
-from tfevents.proto import config_pb2
 
 
 @pytest.fixture(autouse=True)

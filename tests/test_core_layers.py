@@ -1,6 +1,5 @@
 """tf.layers, tf.losses, tf.metrics, dropout and in-graph summaries of tfevents.core against TF1."""
 import numpy as np
-import pytest
 
 from tfevents import core
 

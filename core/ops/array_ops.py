@@ -1,8 +1,6 @@
 """Shape-manipulating ops: reshape, transpose, concat/stack/split, gather, tile, fill, slicing, shape queries."""
 from __future__ import annotations
 
-from typing import Any, Optional, Sequence
-
 import numpy as np
 
 from .. import dtypes

@@ -5,7 +5,7 @@ next to it. Binary ops broadcast like numpy; their gradients sum back to each in
 """
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any
 
 import numpy as np
 

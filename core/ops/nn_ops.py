@@ -2,13 +2,11 @@
 moments, batch normalization (composite and fused) and dropout."""
 from __future__ import annotations
 
-from typing import Any, Optional
-
 import numpy as np
 
 from .. import dtypes
 from ..graph import TensorShape, name_scope
-from ..registry import (apply_op, constant, constant_value, convert_to_tensor, register, set_inplace, shape_same,
+from ..registry import (apply_op, constant, convert_to_tensor, register, set_inplace, shape_same,
                         shape_scalar, ufunc_inplace)
 from . import array_ops, math_ops
 from .math_ops import sigmoid, tanh  # noqa: F401 - tf.nn.sigmoid / tf.nn.tanh

@@ -6,7 +6,7 @@ variables take the VariableV2 output at a *ref input* and receive the slot (see 
 """
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any
 
 import numpy as np
 
