@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
+import numpy as np
+
 from . import dtypes
 from .graph import GraphKeys, Tensor, TensorShape, get_default_graph, name_scope
 from .registry import convert_to_tensor
@@ -124,7 +126,9 @@ class Variable:
     def load(self, value, session=None):
         from .session import get_default_session
         session = session or get_default_session()
-        session.variable_slot(self.op).value = __import__("numpy").array(value, dtype=self.dtype.as_numpy_dtype)
+        if session is None:
+            raise ValueError("Variable.load needs a session (none given and no default session)")
+        session.variable_slot(self.op).value = np.array(value, dtype=self.dtype.as_numpy_dtype)
 
     def set_shape(self, shape):
         self._variable.set_shape(shape)
