@@ -20,8 +20,10 @@ ref_inputs=(), aliases=False, bind=None, mutates=False)``
 - ``op_type``: the TF op name (``"MatMul"``, ``"ApplyAdam"``); it is ``NodeDef.op`` in the GraphDef.
 - ``forward(*input_arrays, **attrs)``: numpy, returns one array, or a tuple of arrays when ``num_outputs > 1``.
   ``attrs`` are the op's attrs whose names start with a lowercase letter (``transpose_a``, ``keep_dims``,
-  ``axis``...). Attrs starting with an uppercase letter (``T``, ``Tidx``, ``N``, ``DstT``) or ``_`` are GraphDef
-  metadata only and are not passed. Inputs must never be modified in place (except ref inputs, below).
+  ``axis``...) and that the forward declares (or all of them if it takes ``**kwargs``). Attrs starting with an
+  uppercase letter (``T``, ``Tidx``, ``N``, ``DstT``) are GraphDef type metadata and are not passed; attrs
+  starting with ``_`` are neither passed nor written. Inputs must never be modified in place (except ref
+  inputs, below).
 - ``grad(op, *output_grads)``: builds the gradient with graph ops (so gradients of gradients work) and returns a
   list with one entry per input of ``op``: a Tensor, an ``IndexedSlices`` or None. An output grad is None when
   nothing downstream depends on that output (only multi-output ops see that). It is called inside the
@@ -31,8 +33,9 @@ ref_inputs=(), aliases=False, bind=None, mutates=False)``
   ``constant_value(tensor)`` to read a Const input. Default: unknown shape.
 - ``dtype``: output dtype(s): a DType, a callable ``dtype(op) -> DType | list``, or None (dtype of input 0).
 - ``num_outputs``: an int or ``callable(attrs) -> int``.
-- ``stateful=True``: reads or changes session state (variables, random state); never deduplicated. The Session
-  schedules ``mutates=True`` ops after every pure op that is ready, so reads in a step see the old values.
+- ``stateful=True``: reads or changes session state (variables, random state); never constant-folded.
+  ``mutates=True`` (implies stateful): changes variables; the Session schedules such ops after every pure op
+  that is ready, so reads in a step see the values from before its updates.
 - ``ref_inputs=(0, 1, ...)``: input positions that are variables (the VariableV2 output, ``var._ref()`` /
   ``var.op.outputs[0]``). The forward receives the variable's ``VariableSlot`` there instead of an array: it has
   ``.value`` (the numpy buffer, None while uninitialized; ``slot.read()`` raises FailedPreconditionError then)
