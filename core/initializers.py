@@ -7,7 +7,7 @@ import numpy as np
 
 from . import dtypes
 from .ops import array_ops, random_ops
-from .registry import constant
+from .registry import constant as _constant
 
 
 class Initializer:
@@ -44,7 +44,7 @@ class Constant(Initializer):
         self.dtype = dtypes.as_dtype(dtype)
 
     def __call__(self, shape, dtype=None, partition_info=None):
-        return constant(self.value, dtype=self._dtype(dtype), shape=shape)
+        return _constant(self.value, dtype=self._dtype(dtype), shape=shape)
 
 
 class RandomUniform(Initializer):
@@ -143,3 +143,7 @@ truncated_normal_initializer = TruncatedNormal
 variance_scaling_initializer = VarianceScaling
 glorot_uniform_initializer = GlorotUniform
 glorot_normal_initializer = GlorotNormal
+# tf.initializers.* names
+zeros, ones, constant = Zeros, Ones, Constant
+random_uniform, random_normal, truncated_normal = RandomUniform, RandomNormal, TruncatedNormal
+variance_scaling, glorot_uniform, glorot_normal = VarianceScaling, GlorotUniform, GlorotNormal
