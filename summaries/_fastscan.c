@@ -93,10 +93,16 @@ static inline int varint(Cur *c, uint64_t *out) {
     uint64_t v = 0;
     for (int shift = 0; shift < 64 && c->p < c->end; shift += 7) {
         uint8_t b = *c->p++;
+        if (shift == 63 && b > 1) return 0;   /* more than 64 bits: protobuf rejects it too */
         v |= (uint64_t)(b & 0x7f) << shift;
         if (!(b & 0x80)) { *out = v; return 1; }
     }
     return 0;
+}
+
+/* A field key: field number 0 or a key beyond 32 bits is malformed for protobuf, so here too. */
+static inline int field_key(Cur *c, uint64_t *key) {
+    return varint(c, key) && (*key >> 3) != 0 && *key <= 0xFFFFFFFFu;
 }
 
 /* Skip a field of wire type wt; 0 on malformed input. */
@@ -140,7 +146,7 @@ static int scalar_tensor(Cur t, double *out) {
     size_t content_len = 0;
     int fields_seen = 0; /* which value field held the values */
     while (t.p < t.end) {
-        if (!varint(&t, &key)) return 0;
+        if (!field_key(&t, &key)) return 0;
         int f = (int)(key >> 3), wt = (int)(key & 7);
         Cur s;
         switch (f) {
@@ -149,7 +155,7 @@ static int scalar_tensor(Cur t, double *out) {
             if (wt != 2 || !bytes_field(&t, &s)) return 0;
             if (s.p != s.end) {
                 while (s.p < s.end) {
-                    if (!varint(&s, &key)) return 0;
+                    if (!field_key(&s, &key)) return 0;
                     if ((key >> 3) == 2 || (key >> 3) == 3) return 0;
                     if (!skip(&s, (int)(key & 7))) return 0;
                 }
@@ -240,7 +246,7 @@ static int utf8_ok(const uint8_t *p, size_t n) {
 static int metadata_ok(Cur m) {
     uint64_t key;
     while (m.p < m.end) {
-        if (!varint(&m, &key)) return 0;
+        if (!field_key(&m, &key)) return 0;
         int f = (int)(key >> 3), wt = (int)(key & 7);
         Cur s;
         if ((f == 2 || f == 3) && wt == 2) {
@@ -249,7 +255,7 @@ static int metadata_ok(Cur m) {
             if (!bytes_field(&m, &s)) return 0;
             while (s.p < s.end) {
                 Cur name;
-                if (!varint(&s, &key)) return 0;
+                if (!field_key(&s, &key)) return 0;
                 if ((key >> 3) == 1 && (key & 7) == 2) {
                     if (!bytes_field(&s, &name) || !utf8_ok(name.p, (size_t)(name.end - name.p))) return 0;
                 } else if (!skip(&s, (int)(key & 7))) return 0;
@@ -272,7 +278,7 @@ static int fast_value(Cur v, FastValue *fv) {
     int have = 0;
     fv->tag = NULL; fv->tag_len = 0; fv->has_meta = 0; fv->meta = NULL; fv->meta_len = 0; fv->is_tensor = 0;
     while (v.p < v.end) {
-        if (!varint(&v, &key)) return -1;
+        if (!field_key(&v, &key)) return -1;
         int f = (int)(key >> 3), wt = (int)(key & 7);
         Cur s;
         switch (f) {
@@ -434,7 +440,7 @@ static int decode_event(Scanner *s, const uint8_t *p, size_t n, int64_t offset) 
     int64_t step = 0;
     int what = W_NONE, nwhat = 0;
     while (c.p < c.end) {
-        if (!varint(&c, &key)) return 0;
+        if (!field_key(&c, &key)) return 0;
         int f = (int)(key >> 3), wt = (int)(key & 7);
         switch (f) {
         case 1: if (wt != 1 || c.end - c.p < 8) return 0; memcpy(&wall, c.p, 8); c.p += 8; break;
@@ -459,7 +465,7 @@ static int decode_event(Scanner *s, const uint8_t *p, size_t n, int64_t offset) 
     int all_fast = 1;
     while (sc.p < sc.end) {
         Cur vc;
-        if (!varint(&sc, &key)) return 0;
+        if (!field_key(&sc, &key)) return 0;
         if ((key >> 3) != 1 || (key & 7) != 2) { if (!skip(&sc, (int)(key & 7))) return 0; continue; }
         if (!bytes_field(&sc, &vc)) return 0;
         FastValue fv;
@@ -480,7 +486,7 @@ static int decode_event(Scanner *s, const uint8_t *p, size_t n, int64_t offset) 
     int seen = 0;
     while (sc.p < sc.end) {
         Cur vc;
-        varint(&sc, &key);
+        field_key(&sc, &key);
         if ((key >> 3) != 1 || (key & 7) != 2) { skip(&sc, (int)(key & 7)); continue; }
         bytes_field(&sc, &vc);
         FastValue fv;
