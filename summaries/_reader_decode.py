@@ -146,6 +146,46 @@ def scalar_of_tensor(t: tensor_pb2.TensorProto) -> Optional[float]:
     return float(array.reshape(()))
 
 
+def _bucket_bytes(p) -> Tuple[bytes, bytes]:
+    """(bucket_limit, bucket) of a HistogramProto as little-endian float64 bytes, cut straight from
+    its packed wire form (iterating the repeated fields costs ~0.2 us per element)."""
+    b = p.SerializeToString()
+    found = {}
+    i, n = 0, len(b)
+    while i < n:
+        key = b[i]
+        i += 1
+        wt = key & 7
+        if key >= 0x80 or wt not in (1, 2):  # not the layout protobuf writes for HistogramProto
+            break
+        if wt == 1:
+            i += 8
+            continue
+        length = shift = 0
+        while True:
+            c = b[i]
+            i += 1
+            length |= (c & 0x7F) << shift
+            shift += 7
+            if c < 0x80:
+                break
+        if length % 8:
+            break
+        found[key >> 3] = b[i:i + length]
+        i += length
+    else:
+        return found.get(6, b""), found.get(7, b"")
+    return (np.array(p.bucket_limit, dtype="<f8").tobytes(), np.array(p.bucket, dtype="<f8").tobytes())
+
+
+def histo_row(p) -> tuple:
+    """A HistogramProto as ``(min, max, num, sum, sum_squares, bucket_limit, bucket)`` with the
+    buckets as float64 bytes: cheap to build, and cheap to send back from a worker process (a
+    pickled bytes object costs a copy; a pickled small ndarray costs ~15 us)."""
+    limits, counts = _bucket_bytes(p)
+    return (p.min, p.max, p.num, p.sum, p.sum_squares, limits, counts)
+
+
 @dataclass
 class FileRows:
     """What one event file holds, by kind, before the run is merged.
@@ -153,7 +193,7 @@ class FileRows:
     Every entry carries ``offset`` (the record's byte offset), which orders entries of one file
     the way they were written. ``scalars[tag]`` has parallel columns offset/step/wall_time/value;
     ``values[tag]`` holds ``(offset, step, wall_time, what, payload)`` for non-scalar values with
-    ``what`` in {'histo', 'image', 'audio', 'tensor'}; ``metadata[tag]`` is the first
+    ``what`` in {'histo', 'image', 'audio', 'tensor'} (a histo as :func:`histo_row`'s tuple); ``metadata[tag]`` is the first
     ``(offset, SummaryMetadata bytes)`` seen for the tag.
     """
 
@@ -244,7 +284,10 @@ class FileRows:
                 cols[2].append(wall_time)
                 cols[3].append(scalar)
             else:
-                self.values.setdefault(tag, []).append((offset, step, wall_time, what, getattr(value, what)))
+                payload = getattr(value, what)
+                if what == "histo":
+                    payload = histo_row(payload)
+                self.values.setdefault(tag, []).append((offset, step, wall_time, what, payload))
 
     def add_fast_columns(self, tag: str, meta: Optional[Tuple[int, bytes]], offsets: np.ndarray,
                          steps: np.ndarray, wall_times: np.ndarray, values: np.ndarray) -> None:

@@ -214,11 +214,10 @@ def _histograms(tag, items, meta) -> HistogramSeries:
     cols = {k: np.empty(n) for k in ("min", "max", "num", "sum", "sum_squares")}
     limits, counts = [], []
     for i, (_, _, _, what, p) in enumerate(items):
-        if what == "histo":
-            cols["min"][i], cols["max"][i], cols["num"][i] = p.min, p.max, p.num
-            cols["sum"][i], cols["sum_squares"][i] = p.sum, p.sum_squares
-            limits.append(np.array(p.bucket_limit, dtype=np.float64))
-            counts.append(np.array(p.bucket, dtype=np.float64))
+        if what == "histo":  # decoded by histo_row: (min, max, num, sum, sum_squares, limits, counts)
+            cols["min"][i], cols["max"][i], cols["num"][i], cols["sum"][i], cols["sum_squares"][i] = p[:5]
+            limits.append(np.frombuffer(p[5], dtype="<f8").astype(np.float64))
+            counts.append(np.frombuffer(p[6], dtype="<f8").astype(np.float64))
         else:  # TF2 / tensor style: [k, 3] rows of (left edge, right edge, count)
             b = np.asarray(tensor_to_ndarray(p), dtype=np.float64).reshape(-1, 3)
             c = b[:, 2]
