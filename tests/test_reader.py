@@ -358,3 +358,12 @@ def test_default_restarts_is_data_server_and_parallel_load(runs):
     np.testing.assert_array_equal(s.value[6:], -np.arange(6, 12))
     legacy = read_scalars(d, restarts="legacy")[(".", "loss")]
     np.testing.assert_array_equal(legacy.step, np.arange(12))
+
+
+def test_kinds_filter(runs):
+    d = os.path.join(runs, "tf1")
+    only = load_logdir(d, kinds=["graphs", "histograms"])
+    assert "." in only.graphs and (".", "weights") in only.histograms
+    assert not only.scalars and not only.images and not only.run_metadata
+    with pytest.raises(ValueError, match="unknown kind"):
+        load_logdir(d, kinds=["scalar"])
