@@ -11,19 +11,12 @@ import numpy as np
 
 from tfevents.proto import summary_pb2, tensor_pb2, tensor_shape_pb2, types_pb2
 
+from ._tags import check_tag, clean_tag
+
 __all__ = [
-    "check_tag", "check_int", "as_array", "as_numeric_array", "require_finite",
+    "check_tag", "clean_tag", "check_int", "as_array", "as_numeric_array", "require_finite",
     "plugin_metadata", "string_tensor", "float32_tensor", "single_value",
 ]
-
-
-def check_tag(tag: Any, name: str = "tag") -> str:
-    """Return ``tag`` if it is a non-empty ``str``; else raise TypeError/ValueError naming ``name``."""
-    if not isinstance(tag, str):
-        raise TypeError("%s must be a str, got %s" % (name, type(tag).__name__))
-    if not tag:
-        raise ValueError("%s must be a non-empty string" % name)
-    return tag
 
 
 def check_int(value: Any, name: str, minimum: Optional[int] = None) -> int:

@@ -15,7 +15,7 @@ import numpy as np
 
 from tfevents.proto import summary_pb2
 
-from ._common import as_numeric_array, check_int, check_tag, require_finite, single_value
+from ._common import as_numeric_array, check_int, clean_tag, require_finite, single_value
 
 __all__ = ["histogram", "histogram_raw", "default_bucket_edges", "make_histogram_proto"]
 
@@ -129,7 +129,7 @@ def histogram(tag: str, values: Any, bins: Bins = "tensorflow",
     tensorboardX would write NaN min/max/sum or fail inside numpy). Empty ``values`` raise
     ValueError, non-numeric ones TypeError.
     """
-    tag = check_tag(tag)
+    tag = clean_tag(tag)
     array = as_numeric_array(values, "values")
     if array.size == 0:
         raise ValueError("histogram %r: values is empty (shape %s)" % (tag, array.shape))
@@ -146,7 +146,7 @@ def histogram_raw(tag: str, min: float, max: float, num: float, sum: float, sum_
     Checks: the two bucket arrays are 1-D, non-empty, of equal length; limits increase; counts
     are >= 0; ``num`` >= 0; ``min <= max`` when num > 0.
     """
-    tag = check_tag(tag)
+    tag = clean_tag(tag)
     stats = {}
     for name, value in (("min", min), ("max", max), ("num", num), ("sum", sum), ("sum_squares", sum_squares)):
         array = as_numeric_array(value, name)

@@ -14,7 +14,7 @@ import numpy as np
 
 from tfevents.proto import summary_pb2
 
-from ._common import as_array, check_tag, require_finite, single_value
+from ._common import as_array, clean_tag, require_finite, single_value
 
 __all__ = ["image", "images", "figure", "audio", "to_hwc", "make_grid", "encode_png", "encode_wav"]
 
@@ -103,7 +103,7 @@ def image(tag: str, tensor: Any, dataformats: str = "CHW") -> summary_pb2.Summar
     Errors: TypeError for other dtypes, ValueError for a rank that does not match
     ``dataformats``, another channel count, an empty image or NaN/Inf pixels.
     """
-    tag = check_tag(tag)
+    tag = clean_tag(tag)
     return _image_summary(tag, to_hwc(tensor, dataformats))
 
 
@@ -111,7 +111,7 @@ def images(tag: str, tensor: Any, dataformats: str = "NCHW") -> summary_pb2.Summ
     """Summary with a batch of images tiled into one PNG grid (tensorboardX/torch ``add_images``):
     8 images per row, row-major, the empty cells of the last row black (transparent for RGBA).
     ``dataformats`` is a layout of NCHW or NHW. Same value rules as :func:`image`."""
-    tag = check_tag(tag)
+    tag = clean_tag(tag)
     fmt = dataformats.upper() if isinstance(dataformats, str) else dataformats
     if isinstance(fmt, str) and "N" not in fmt:
         raise ValueError("images() needs a batch layout with an N axis (NCHW, NHWC, NHW), got %r" % dataformats)
@@ -139,7 +139,7 @@ def figure(tag: str, figure: Any, close: bool = True) -> summary_pb2.Summary:
     """Summary with a matplotlib Figure rendered by the Agg canvas (RGB, alpha dropped, as
     tensorboardX ``add_figure``); a list of figures of equal size is tiled into a grid.
     ``close`` closes the figures in pyplot afterwards."""
-    tag = check_tag(tag)
+    tag = clean_tag(tag)
     if isinstance(figure, (list, tuple)):
         if not figure:
             raise ValueError("figure list is empty")
@@ -172,7 +172,7 @@ def audio(tag: str, samples: Any, sample_rate: Union[int, float] = 44100) -> sum
     integer. Errors: TypeError for non-float samples, ValueError for rank > 2, more than 8 channels,
     no frames or NaN/Inf.
     """
-    tag = check_tag(tag)
+    tag = clean_tag(tag)
     array = as_array(samples, "samples")
     if array.dtype.kind != "f":
         raise TypeError("audio samples must be floats in [-1, 1], got dtype %s" % array.dtype)

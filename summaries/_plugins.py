@@ -12,7 +12,7 @@ from tfevents.proto import plugin_custom_scalars_pb2 as layout_pb2
 from tfevents.proto import plugin_hparams_pb2 as hp
 from tfevents.proto import plugin_pr_curve_pb2, plugin_text_pb2, summary_pb2
 
-from ._common import (as_array, as_numeric_array, check_int, check_tag, float32_tensor, plugin_metadata,
+from ._common import (as_array, as_numeric_array, check_int, check_tag, clean_tag, float32_tensor, plugin_metadata,
                       require_finite, single_value, string_tensor)
 
 __all__ = ["text", "pr_curve", "pr_curve_raw", "compute_pr_curve", "hparams", "custom_scalars",
@@ -45,7 +45,7 @@ def text(tag: str, text: Union[str, bytes, Sequence[str], np.ndarray]) -> summar
     as TensorBoard's ``text.summary.pb`` and tensorboardX/torch ``add_text`` write it; the plugin
     content is ``TextPluginData(version=0)``.
     """
-    tag = check_tag(tag)
+    tag = clean_tag(tag)
     if isinstance(text, (str, bytes)):
         values, shape = [_utf8(text)], ()
     else:
@@ -100,7 +100,7 @@ def pr_curve(tag: str, labels: Any, predictions: Any, num_thresholds: int = 127,
     ``num_thresholds`` >= 2 (not capped at 127 as tensorboardX does). The tag is kept as given
     (tensorboardX/torch; TensorBoard's own ``pb`` appends ``/pr_curves``).
     """
-    tag = check_tag(tag)
+    tag = clean_tag(tag)
     num_thresholds = check_int(num_thresholds, "num_thresholds", minimum=2)
     labels_array = as_numeric_array(labels, "labels")
     preds = as_numeric_array(predictions, "predictions")
@@ -137,7 +137,7 @@ def pr_curve_raw(tag: str, true_positive_counts: Any, false_positive_counts: Any
                  num_thresholds: Optional[int] = None) -> summary_pb2.Summary:
     """Summary for the pr_curves plugin from precomputed rows (TensorBoard's ``raw_data_pb``):
     six 1-D arrays of ``num_thresholds`` (default: their length, >= 2) finite numbers each."""
-    tag = check_tag(tag)
+    tag = clean_tag(tag)
     rows = []
     for name, row in (("true_positive_counts", true_positive_counts), ("false_positive_counts", false_positive_counts),
                       ("true_negative_counts", true_negative_counts), ("false_negative_counts", false_negative_counts),

@@ -23,7 +23,7 @@ from typing import Any, Optional
 
 from tfevents.proto import summary_pb2
 
-from ._common import as_array, check_tag, single_value
+from ._common import as_array, clean_tag, single_value
 from ._histogram import default_bucket_edges, histogram, histogram_raw
 from ._media import audio, figure, image, images
 from ._plugins import compute_pr_curve, custom_scalars, hparams, pr_curve, pr_curve_raw, text
@@ -43,7 +43,7 @@ def scalar(tag: str, value: Any, display_name: Optional[str] = None,
     plots them as such). ``display_name``/``description`` go to the value's SummaryMetadata
     (TensorBoard's chart title and tooltip), as tensorboardX does.
     """
-    tag = check_tag(tag)
+    tag = clean_tag(tag)
     if isinstance(value, (str, bytes)):
         raise TypeError("scalar %r: value must be a number, got %s" % (tag, type(value).__name__))
     array = as_array(value, "value")
