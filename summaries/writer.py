@@ -21,6 +21,9 @@ Where things go:
 * ``add_hparams(..., run_name=None)``: the hparams summaries and the metric scalars go to
   ``logdir`` itself (so the run *is* the trial); with ``run_name`` to ``<logdir>/<run_name>``.
   Unlike torch, no sub-run named after the current time is made.
+
+Tags are cleaned as TensorFlow's summary ops and tensorboardX clean them (``_tags.clean_tag``:
+characters outside ``[-/\w.]`` become ``_``, leading ``/`` are dropped, with a UserWarning).
 """
 from __future__ import annotations
 
@@ -31,6 +34,8 @@ import time
 from typing import Any, Dict, Mapping, Optional, Sequence, Union
 
 from . import _event_bytes
+from ._tags import check_tag as _check_tag
+from ._tags import clean_tag as _clean_tag
 from .event_file_writer import EventFileWriter
 
 __all__ = ["SummaryWriter", "FileWriter"]
@@ -38,14 +43,6 @@ __all__ = ["SummaryWriter", "FileWriter"]
 _INT64_MIN, _INT64_MAX = -(1 << 63), (1 << 63) - 1
 _scalar_event = _event_bytes.scalar_event
 _now = time.time
-
-
-def _check_tag(tag: Any) -> str:
-    if not isinstance(tag, str):
-        raise TypeError("tag must be a str, got %s %r" % (type(tag).__name__, tag))
-    if not tag:
-        raise ValueError("tag must be a non-empty string")
-    return tag
 
 
 def _as_step(step: Any) -> int:
@@ -290,7 +287,7 @@ class SummaryWriter:
             writer._request_write(len(pending))
 
     def _scalar_packer(self, tag: Any) -> _event_bytes.ScalarPacker:
-        packer = self._scalar_packers[tag] = _event_bytes.scalar_packer(_check_tag(tag))
+        packer = self._scalar_packers[tag] = _event_bytes.scalar_packer(_clean_tag(tag))
         return packer
 
     def add_scalars(self, main_tag: str, tag_scalar_dict: Mapping[str, Any], global_step: Optional[int] = None,
