@@ -21,6 +21,8 @@ Where things go:
 * ``add_hparams(..., run_name=None)``: the hparams summaries and the metric scalars go to
   ``logdir`` itself (so the run *is* the trial); with ``run_name`` to ``<logdir>/<run_name>``.
   Unlike torch, no sub-run named after the current time is made.
+* A sub-run never leaves ``logdir``: a key or ``run_name`` that is absolute or climbs out with
+  ``..`` is a ValueError (torch would write wherever the path leads).
 
 Tags are cleaned as TensorFlow's summary ops and tensorboardX clean them (``_tags.clean_tag``:
 characters outside ``[-/\w.]`` become ``_``, leading ``/`` are dropped, with a UserWarning).
@@ -86,7 +88,16 @@ def _as_value(value: Any, tag: str) -> float:
 
 
 def _as_walltime(walltime: Any) -> float:
-    return time.time() if walltime is None else float(walltime)
+    if walltime is None:
+        return time.time()
+    if isinstance(walltime, (str, bytes)):
+        raise TypeError("walltime must be seconds since the epoch (a number), got %s %r"
+                        % (type(walltime).__name__, walltime))
+    try:
+        return float(walltime)
+    except (TypeError, ValueError):
+        raise TypeError("walltime must be seconds since the epoch (a number), got %s"
+                        % type(walltime).__name__) from None
 
 
 def _serialized(message: Any, what: str, expected: str) -> bytes:
@@ -261,7 +272,7 @@ class SummaryWriter:
             packer = self._scalar_packer(tag)
         if type(scalar_value) is not float:
             scalar_value = _as_value(scalar_value, tag)
-        wall = _now() if walltime is None else float(walltime)
+        wall = _now() if walltime is None else _as_walltime(walltime)
         # _event_bytes.scalar_event's common case, inlined: this is the hot path
         step = global_step
         if type(step) is int and 0 < step < 0x200000 and wall:
@@ -310,6 +321,9 @@ class SummaryWriter:
         path = os.path.join(self._logdir, run)
         writer = self._sub_writers.get(path)
         if writer is None:
+            root, where = os.path.normpath(self._logdir), os.path.normpath(path)
+            if os.path.isabs(run) or not (where == root or where.startswith(os.path.join(root, ""))):
+                raise ValueError("sub-run %r would be written outside the logdir %s" % (run, self._logdir))
             if self._file_writer.closed:
                 raise ValueError("cannot write to a closed SummaryWriter (%s); call reopen() first" % self._logdir)
             writer = EventFileWriter(path, self._max_queue, self._flush_secs, self._suffix, keep_open=False)
