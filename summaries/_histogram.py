@@ -144,7 +144,8 @@ def histogram_raw(tag: str, min: float, max: float, num: float, sum: float, sum_
     ``add_histogram_raw``): ``bucket_counts[i]`` values fall in ``(bucket_limits[i-1], bucket_limits[i]]``.
 
     Checks: the two bucket arrays are 1-D, non-empty, of equal length; limits increase; counts
-    are >= 0; ``num`` >= 0; ``min <= max`` when num > 0.
+    are >= 0; ``num`` >= 0; ``min <= max`` when num > 0; nothing is NaN (infinities are kept: a
+    sum of squares may overflow, TensorFlow's outer limits may be given as +-inf).
     """
     tag = clean_tag(tag)
     stats = {}
@@ -153,8 +154,13 @@ def histogram_raw(tag: str, min: float, max: float, num: float, sum: float, sum_
         if array.size != 1:
             raise ValueError("%s must be a single number, got shape %s" % (name, array.shape))
         stats[name] = float(array.reshape(()))
+        if stats[name] != stats[name]:
+            raise ValueError("histogram_raw %r: %s is NaN" % (tag, name))
     limits = as_numeric_array(bucket_limits, "bucket_limits").astype(np.float64)
     counts = as_numeric_array(bucket_counts, "bucket_counts").astype(np.float64)
+    for name, array in (("bucket_limits", limits), ("bucket_counts", counts)):
+        if np.isnan(array).any():
+            raise ValueError("histogram_raw %r: %s contains NaN" % (tag, name))
     if limits.ndim != 1 or counts.ndim != 1:
         raise ValueError("bucket_limits and bucket_counts must be 1-D, got shapes %s and %s"
                          % (limits.shape, counts.shape))
