@@ -422,15 +422,18 @@ class SummaryWriter:
         experiment, start, end = builders.hparams(hparam_dict, metric_dict, hparam_domain_discrete)
         for key in metric_dict:
             _check_tag(key)
+        wall, step = time.time(), _as_step(global_step)
+        # every metric is checked before anything is queued: a bad one leaves no half-written trial
+        metrics = [_event_bytes.scalar_event(wall, step, _event_bytes.scalar_packer(key), _as_value(value, key))
+                   for key, value in metric_dict.items()]
         if run_name is None:
             add = self._file_writer.add_serialized_event
         else:
             add = self._sub_writer(_check_tag(run_name)).add_serialized_event
-        wall, step = time.time(), _as_step(global_step)
         for summary in (experiment, start, end):
             add(_event_bytes.summary_event(wall, 0, summary.SerializeToString()))
-        for key, value in metric_dict.items():
-            add(_event_bytes.scalar_event(wall, step, _event_bytes.scalar_packer(key), _as_value(value, key)))
+        for payload in metrics:
+            add(payload)
 
     # ------------------------------------------------------------------ helpers
     def _add_summary_proto(self, summary: Any, global_step: Optional[int], walltime: Optional[float]) -> None:
