@@ -97,7 +97,7 @@ def pr_curve(tag: str, labels: Any, predictions: Any, num_thresholds: int = 127,
 
     ``labels``: bool or 0/1 numbers; ``predictions``: floats in [0, 1] of the same shape;
     ``weights``: None, a number or an array broadcastable to ``labels``, finite and >= 0;
-    ``num_thresholds`` >= 2 (not capped at 127 as tensorboardX does). The tag is kept as given
+    ``num_thresholds`` >= 2 (not capped at 127 as tensorboardX does). The tag gets no suffix
     (tensorboardX/torch; TensorBoard's own ``pb`` appends ``/pr_curves``).
     """
     tag = clean_tag(tag)
