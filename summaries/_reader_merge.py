@@ -13,6 +13,8 @@ from typing import Dict, List, Optional, Sequence
 
 import numpy as np
 
+from google.protobuf.message import DecodeError
+
 from tfevents.proto import event_pb2, plugin_hparams_pb2, summary_pb2
 
 from . import restarts as _restarts
@@ -177,7 +179,12 @@ def merge_run(run: str, files: Sequence[FileRows], mode: str, kinds: Optional[fr
         # hparams live in the metadata (tensorboardX and torch write values without a value field)
         for tag in sorted(metas, key=lambda t: first_meta[t][0]):
             if metas[tag].plugin_data.plugin_name == "hparams" and ("hparams", tag) not in series:
-                out.hparams = _merge_hparams(out.hparams, _hparams(tag, [], metas[tag]))
+                try:
+                    out.hparams = _merge_hparams(out.hparams, _hparams(tag, [], metas[tag]))
+                except DecodeError as err:
+                    key = first_meta[tag][0]
+                    out.problems.append(Problem(files[key >> _KEY_SHIFT].path, key & ((1 << _KEY_SHIFT) - 1),
+                                                "unparseable", "hparams metadata of tag %r: %s" % (tag, err)))
     if graphs and (kinds is None or "graphs" in kinds):
         direct = [g for g in graphs if not g[4]]
         out.graph = (direct or graphs)[-1][3]  # a graph_def event wins over a meta graph's graph
@@ -189,19 +196,22 @@ def merge_run(run: str, files: Sequence[FileRows], mode: str, kinds: Optional[fr
 
 # ---------------------------------------------------------------- per-kind builders
 
+_MALFORMED = (ValueError, TypeError, IndexError, AttributeError, UnicodeError, DecodeError)
+
+
 def _build(kind, tag, items, meta, out: RunData, files):
     """``_BUILDERS[kind]`` over ``items``; a malformed value (say, a tensor of the wrong shape for
     its plugin) is left out and reported as 'unparseable' instead of failing the whole load."""
     builder = _BUILDERS[kind]
     try:
         return builder(tag, items, meta)
-    except (ValueError, TypeError, IndexError, AttributeError, UnicodeError):
+    except _MALFORMED:
         good = []
         for it in items:
             try:
                 builder(tag, [it], meta)
                 good.append(it)
-            except (ValueError, TypeError, IndexError, AttributeError, UnicodeError) as err:
+            except _MALFORMED as err:
                 key = it[0]
                 out.problems.append(Problem(files[key >> _KEY_SHIFT].path, key & ((1 << _KEY_SHIFT) - 1),
                                             "unparseable", "%s value of tag %r at step %d: %s"
