@@ -13,10 +13,10 @@ synthetic stand-in for MNIST (``synthetic_mnist``: 10 class prototypes, shifted,
 
 Under ``logdir`` it writes the runs ``train`` (batch loss, accuracy, learning_rate, gradient_norm every
 ``log_every`` steps; kernel and gradient histograms and a confusion-matrix image (matplotlib, ``add_figure``)
-once per epoch; four test images and the configuration as text at step 0; the graph with its optimizer slots and gradients; the RunMetadata of one
-traced step; SessionLog START, CHECKPOINT with the Saver's checkpoint path, STOP) and ``test`` (the same scalars
-on the test set once per epoch, plus ``accuracy_ema``), and the GraphDef as ``graph.pbtxt`` / ``graph.pb``
-(``tf.train.write_graph``).
+once per epoch; four test images and the configuration as text at step 0; the graph with its optimizer slots
+and gradients; the RunMetadata of one traced step; SessionLog START, CHECKPOINT with the Saver's checkpoint path,
+STOP) and ``test`` (the same scalars on the test set once per epoch, plus ``accuracy_ema``), and the GraphDef as
+``graph.pbtxt`` / ``graph.pb`` (``tf.train.write_graph``).
 
 The graph is TF1 code written against the ``tf`` module it is given (``from tfevents import core as tf`` by
 default; the tests run it on ``tensorflow.compat.v1`` too, as the oracle); ``run_demo`` returns what was logged
@@ -28,7 +28,7 @@ import os
 import sys
 import time
 from dataclasses import asdict, dataclass, field
-from typing import Any, Dict, List, Optional, TextIO, Tuple
+from typing import Any, Callable, Dict, List, Optional, TextIO, Tuple
 
 import numpy as np
 
@@ -305,27 +305,19 @@ def run_demo(config: Optional[DemoConfig] = None, progress: Optional[TextIO] = s
     config.check()
     started = time.monotonic()
     logdir = os.path.abspath(config.logdir)
-    train_dir, test_dir = os.path.join(logdir, "train"), os.path.join(logdir, "test")
-    x_train, y_train = synthetic_mnist(config.n_train, config.seed, config.noise)
-    x_test, y_test = synthetic_mnist(config.n_test, config.seed + 1, config.noise)
     steps_per_epoch = config.n_train // config.batch_size
-    total_steps = config.epochs * steps_per_epoch
-    trace_step = min(total_steps, steps_per_epoch + 1)        # a step of the second epoch (or the last)
+    result = DemoResult(config=config, logdir=logdir, train_dir=os.path.join(logdir, "train"),
+                        test_dir=os.path.join(logdir, "test"), checkpoint_path="", graph_files=[],
+                        run_metadata_tag="", steps=config.epochs * steps_per_epoch)
+    train_data = synthetic_mnist(config.n_train, config.seed, config.noise)
+    test_data = synthetic_mnist(config.n_test, config.seed + 1, config.noise)
     with tf.Graph().as_default() as graph:
         model = Model(tf, config)
-        test_feed = {model.X: x_test, model.y: y_test}
         saver = tf.train.Saver(max_to_keep=2)
         init = tf.global_variables_initializer()
         graph.finalize()
-        result = DemoResult(config=config, logdir=logdir, train_dir=train_dir, test_dir=test_dir,
-                            checkpoint_path="", graph_files=[], run_metadata_tag="step_%d" % trace_step,
-                            histogram_tags=model.histogram_tags, image_tags=model.image_tags + ["confusion_matrix"],
-                            slot_names=model.slot_names, steps=total_steps)
-
-        def record(run: str, step: int, serialized: bytes) -> None:
-            for tag, value in _summary_values(serialized).items():
-                result.scalars.setdefault((run, tag), []).append((step, float(value)))
-
+        result.histogram_tags, result.slot_names = model.histogram_tags, model.slot_names
+        result.image_tags = model.image_tags + ["confusion_matrix"]
         with tf.Session() as sess:
             sess.run(init)
             for v in model.variables:
@@ -333,64 +325,94 @@ def run_demo(config: Optional[DemoConfig] = None, progress: Optional[TextIO] = s
                     for target in (v, model.ema.average(v)):
                         target.load(initial_values[v.op.name], sess)
                 result.initial_values[v.op.name] = sess.run(v)
-            train_writer = SummaryWriter(train_dir, sess.graph)     # = tf.summary.FileWriter of tfevents.core
-            test_writer = SummaryWriter(test_dir)
-            result.graph_files = [tf.train.write_graph(sess.graph_def, logdir, "graph.pbtxt", as_text=True),
-                                  tf.train.write_graph(sess.graph_def, logdir, "graph.pb", as_text=False)]
-            train_writer.add_session_log(SessionLog(status=SessionLog.START), 0)
-            train_writer.add_text("config", config_markdown(config, total_steps), 0)
-            train_writer.add_summary(sess.run(model.image_summary, test_feed), 0)
-
-            def evaluate(step: int) -> float:
-                summary, ema_summary, predictions, accuracy = sess.run(
-                    [model.scalar_summaries, model.ema_summary, model.predictions, model.accuracy], test_feed)
-                for serialized in (summary, ema_summary):
-                    test_writer.add_summary(serialized, step)
-                    record("test", step, serialized)
-                figure = confusion_figure(confusion_matrix(y_test, predictions),
-                                          "test set, step %d (accuracy %.3f)" % (step, accuracy))
-                train_writer.add_figure("confusion_matrix", figure, step)
-                return float(accuracy)
-
-            evaluate(0)
-            bar = ProgressBar(progress, config.epochs, steps_per_epoch)
-            rng = np.random.default_rng(config.seed + 2)
-            step = 0
-            for epoch in range(1, config.epochs + 1):
-                epoch_started = time.monotonic()
-                order = rng.permutation(config.n_train)
-                for i in range(steps_per_epoch):
-                    batch = order[i * config.batch_size:(i + 1) * config.batch_size]
-                    feed = {model.X: x_train[batch], model.y: y_train[batch]}
-                    step += 1
-                    if step == trace_step:
-                        metadata = tf.RunMetadata()
-                        summary, _ = sess.run([model.scalar_summaries, model.train_op], feed,
-                                              options=tf.RunOptions(trace_level=tf.RunOptions.FULL_TRACE),
-                                              run_metadata=metadata)
-                        train_writer.add_run_metadata(metadata, result.run_metadata_tag, step)
-                    elif step % config.log_every == 0 or i == steps_per_epoch - 1:
-                        summary, _ = sess.run([model.scalar_summaries, model.train_op], feed)
-                    else:
-                        summary = None
-                        sess.run(model.train_op, feed)
-                    if summary is not None:
-                        # the batch's values before this step's update, logged at the step it completes
-                        train_writer.add_summary(summary, step)
-                        record("train", step, summary)
-                    bar.update(epoch, i + 1, epoch_started)
-                train_writer.add_summary(sess.run(model.histogram_summaries, feed), step)
-                accuracy = evaluate(step)
-                result.checkpoint_path = saver.save(sess, os.path.join(train_dir, "model.ckpt"), global_step=step)
-                train_writer.add_session_log(SessionLog(status=SessionLog.CHECKPOINT,
-                                                        checkpoint_path=result.checkpoint_path), step)
-                bar.update(epoch, steps_per_epoch, epoch_started,
-                           "test accuracy %.4f  ema %.4f" % (accuracy, result.scalars[("test", "accuracy_ema")][-1][1]),
-                           done=True)
-            if int(sess.run(model.global_step)) != step:
-                raise RuntimeError("global_step is %d after %d steps" % (sess.run(model.global_step), step))
-            train_writer.add_session_log(SessionLog(status=SessionLog.STOP), step)
-            train_writer.close()
-            test_writer.close()
+            # SummaryWriter is tfevents.core's tf.summary.FileWriter; closed (so flushed) even on an error
+            with SummaryWriter(result.train_dir, sess.graph) as train_writer, \
+                    SummaryWriter(result.test_dir) as test_writer:
+                job = _Job(tf, sess, model, train_writer, test_writer, result, test_data)
+                result.graph_files = [tf.train.write_graph(sess.graph_def, logdir, "graph.pbtxt", as_text=True),
+                                      tf.train.write_graph(sess.graph_def, logdir, "graph.pb", as_text=False)]
+                job.start()
+                bar = ProgressBar(progress, config.epochs, steps_per_epoch)
+                rng = np.random.default_rng(config.seed + 2)
+                for epoch in range(1, config.epochs + 1):
+                    epoch_started = time.monotonic()
+                    job.train_epoch(train_data, rng.permutation(config.n_train),
+                                    lambda i: bar.update(epoch, i, epoch_started))
+                    accuracy = job.evaluate()
+                    result.checkpoint_path = saver.save(sess, os.path.join(result.train_dir, "model.ckpt"),
+                                                        global_step=job.step)
+                    train_writer.add_session_log(SessionLog(status=SessionLog.CHECKPOINT,
+                                                            checkpoint_path=result.checkpoint_path), job.step)
+                    bar.update(epoch, steps_per_epoch, epoch_started, "test accuracy %.4f  ema %.4f" % (
+                        accuracy, result.scalars[("test", "accuracy_ema")][-1][1]), done=True)
+                if int(sess.run(model.global_step)) != job.step:
+                    raise RuntimeError("global_step is %d after %d steps" % (sess.run(model.global_step), job.step))
+                train_writer.add_session_log(SessionLog(status=SessionLog.STOP), job.step)
     result.seconds = time.monotonic() - started
     return result
+
+
+class _Job:
+    """The session's work: steps with their summaries, the traced step, evaluations on the test set."""
+
+    def __init__(self, tf, sess, model: Model, train_writer, test_writer, result: DemoResult, test_data):
+        self.tf, self.sess, self.model, self.result = tf, sess, model, result
+        self.train_writer, self.test_writer = train_writer, test_writer
+        self.config = result.config
+        self.test_labels = test_data[1]
+        self.test_feed = {model.X: test_data[0], model.y: test_data[1]}
+        self.step = 0
+        self.trace_step = min(result.steps, result.steps // self.config.epochs + 1)  # in the second epoch
+        result.run_metadata_tag = "step_%d" % self.trace_step
+
+    def record(self, run: str, serialized: bytes) -> None:
+        for tag, value in _summary_values(serialized).items():
+            self.result.scalars.setdefault((run, tag), []).append((self.step, float(value)))
+
+    def start(self) -> None:
+        """Step 0: SessionLog START (a new run: TensorBoard drops points of an earlier one), the configuration,
+        four test images, the untrained model's test scalars and confusion matrix."""
+        for writer in (self.train_writer, self.test_writer):
+            writer.add_session_log(SessionLog(status=SessionLog.START), 0)
+        self.train_writer.add_text("config", config_markdown(self.config, self.result.steps), 0)
+        self.train_writer.add_summary(self.sess.run(self.model.image_summary, self.test_feed), 0)
+        self.evaluate()
+
+    def train_epoch(self, data: Tuple[np.ndarray, np.ndarray], order: np.ndarray,
+                    progress: Callable[[int], None]) -> None:
+        """One pass over ``data`` in ``order``; train scalars every ``log_every`` steps and at the epoch's end
+        (the batch's values before the step's update, logged at the step it completes), histograms at the end."""
+        model, sess, size = self.model, self.sess, self.config.batch_size
+        n_steps = len(order) // size
+        for i in range(n_steps):
+            batch = order[i * size:(i + 1) * size]
+            feed = {model.X: data[0][batch], model.y: data[1][batch]}
+            self.step += 1
+            if self.step == self.trace_step:
+                metadata = self.tf.RunMetadata()
+                summary, _ = sess.run([model.scalar_summaries, model.train_op], feed, run_metadata=metadata,
+                                      options=self.tf.RunOptions(trace_level=self.tf.RunOptions.FULL_TRACE))
+                self.train_writer.add_run_metadata(metadata, self.result.run_metadata_tag, self.step)
+            elif self.step % self.config.log_every == 0 or i == n_steps - 1:
+                summary, _ = sess.run([model.scalar_summaries, model.train_op], feed)
+            else:
+                summary = None
+                sess.run(model.train_op, feed)
+            if summary is not None:
+                self.train_writer.add_summary(summary, self.step)
+                self.record("train", summary)
+            progress(i + 1)
+        self.train_writer.add_summary(sess.run(model.histogram_summaries, feed), self.step)
+
+    def evaluate(self) -> float:
+        """Test-set scalars (and the moving averages' accuracy) to ``test``, the confusion matrix to ``train``."""
+        model = self.model
+        summary, ema_summary, predictions, accuracy = self.sess.run(
+            [model.scalar_summaries, model.ema_summary, model.predictions, model.accuracy], self.test_feed)
+        for serialized in (summary, ema_summary):
+            self.test_writer.add_summary(serialized, self.step)
+            self.record("test", serialized)
+        figure = confusion_figure(confusion_matrix(self.test_labels, predictions),
+                                  "test set, step %d (accuracy %.3f)" % (self.step, accuracy))
+        self.train_writer.add_figure("confusion_matrix", figure, self.step)
+        return float(accuracy)

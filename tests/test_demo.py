@@ -39,6 +39,7 @@ def _events(tf, run_dir):
 
 # ------------------------------------------------------------------ TensorFlow 1 as the oracle
 
+@pytest.mark.filterwarnings("ignore:`tf.layers.dense` is deprecated")
 @pytest.mark.parametrize("optimizer", ["momentum", "adam", "rmsprop"])
 def test_demo_numbers_equal_tensorflow1(tf1, tmp_path, optimizer):
     """The same program, built with tensorflow.compat.v1 from the same initial weights, logs the same scalars:
@@ -147,6 +148,8 @@ def test_run_metadata_and_session_logs(tf, demo, accumulators):
     SessionLog = tf.compat.v1.SessionLog
     assert [(s, log.status) for s, log in logs] == [(0, SessionLog.START), (8, SessionLog.CHECKPOINT),
                                                     (16, SessionLog.CHECKPOINT), (16, SessionLog.STOP)]
+    test_logs = [(e.step, e.session_log.status) for e in _events(tf, demo.test_dir) if e.HasField("session_log")]
+    assert test_logs == [(0, SessionLog.START)]
     assert logs[-2][1].checkpoint_path == demo.checkpoint_path == os.path.join(demo.train_dir, "model.ckpt-16")
     from tfevents.core import train as core_train
     assert core_train.latest_checkpoint(demo.train_dir) == demo.checkpoint_path
