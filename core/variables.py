@@ -29,7 +29,8 @@ class Variable:
             collections.append(GraphKeys.TRAINABLE_VARIABLES)
         self._trainable = trainable
         self.constraint = constraint
-        with name_scope(name, "Variable") as scope:
+        # TF's init_scope: a variable and its initializer never inherit control dependencies
+        with get_default_graph().control_dependencies(None), name_scope(name, "Variable") as scope:
             if callable(initial_value):
                 with name_scope("Initializer"):
                     initial_value = initial_value()

@@ -440,3 +440,58 @@ def test_buffer_reuse_never_changes_results():
     np.testing.assert_allclose(gv, xv.T @ dz)
     np.testing.assert_array_equal(sess.run(w), wv)      # variables are never overwritten
     np.testing.assert_allclose(sess.run(h, {x: xv}), hv)  # and a second run gives the same
+
+
+def test_variables_created_under_control_dependencies_do_not_inherit_them():
+    x = tf.placeholder(tf.float32, [], name="x")
+    with tf.control_dependencies([tf.identity(x)]):
+        v = tf.Variable(1.0, name="v")
+        after = tf.identity(v)
+    assert v.initializer.control_inputs == [] and after.op.control_inputs != []
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())   # does not need x
+        assert sess.run(after, {x: 0.0}) == 1.0
+
+
+def test_full_training_graph_imports_and_runs_in_tensorflow(tf1):
+    """Layers, batch norm, dropout, losses, metrics, Adam with global-norm clipping, a sparse (embedding)
+    Momentum update and summaries: every node's op name and attrs are valid for TF, which runs a step."""
+    x = tf.placeholder(tf.float32, (None, 6), name="x")
+    y = tf.placeholder(tf.int32, (None,), name="y")
+    training = tf.placeholder_with_default(False, [], name="training")
+    with tf.name_scope("dnn"):
+        h = tf.layers.dense(x, 8, activation=tf.nn.relu, name="h1",
+                            kernel_regularizer=lambda w: 0.01 * tf.nn.l2_loss(w))
+        h = tf.layers.batch_normalization(h, training=training)
+        h = tf.layers.dropout(h, 0.3, training=training)
+        logits = tf.layers.dense(h, 3, name="out")
+    with tf.name_scope("loss"):
+        loss = tf.losses.sparse_softmax_cross_entropy(y, logits) + tf.losses.get_regularization_loss()
+    _, acc_update = tf.metrics.accuracy(y, tf.argmax(logits, 1, output_type=tf.int32))
+    with tf.control_dependencies(tf.get_collection(tf.GraphKeys.UPDATE_OPS)):
+        step = tf.train.get_or_create_global_step()
+        opt = tf.train.AdamOptimizer(0.01)
+        grads_and_vars = opt.compute_gradients(loss)
+        clipped, _ = tf.clip_by_global_norm([g for g, _ in grads_and_vars], 1.0)
+        train = opt.apply_gradients(zip(clipped, [v for _, v in grads_and_vars]), global_step=step)
+    emb = tf.get_variable("emb", [10, 4])
+    rows = tf.nn.embedding_lookup(emb, [1, 2, 1])
+    sparse_train = tf.train.MomentumOptimizer(0.1, 0.9).minimize(tf.reduce_sum(rows * rows))
+    tf.summary.scalar("loss", loss)
+    merged = tf.summary.merge_all()
+    init, local_init = tf.global_variables_initializer(), tf.local_variables_initializer()
+    xv = np.random.RandomState(0).randn(6, 6).astype(np.float32)
+    yv = np.arange(6) % 3
+    gd = tf.get_default_graph().as_graph_def()
+    with tf1.Graph().as_default():
+        tf1.import_graph_def(tf1.GraphDef.FromString(gd.SerializeToString()), name="")
+        with tf1.Session() as sess:
+            sess.run([init.name, local_init.name])
+            feed = {"x:0": xv, "y:0": yv, "training:0": True}
+            emb_before = sess.run("emb:0")
+            for _ in range(3):
+                sess.run([train.name, sparse_train.name, acc_update.name, merged.name], feed)
+            assert sess.run(step.name) == 3
+            emb_after = sess.run("emb:0")
+    np.testing.assert_array_equal(emb_after[[0, 3]], emb_before[[0, 3]])   # untouched rows stay
+    assert not np.allclose(emb_after[1], emb_before[1])
