@@ -71,7 +71,7 @@ def _broadcast_back(op, g):
     """``g`` reshaped to the kept-dims shape and broadcast to the input's shape."""
     from .array_ops import broadcast_to, reshape, shape
     x = op.inputs[0]
-    if not op.attrs["keep_dims"]:
+    if not op.attrs["keep_dims"] and g.shape.ndims != 0:       # a scalar broadcasts as it is
         g = reshape(g, _kept_shape(op))
     if x.shape.is_fully_defined():
         return broadcast_to(g, constant(np.array(x.shape.as_list(), np.int32), name="Shape"))
@@ -86,6 +86,11 @@ def _mean_grad(op, g):
     x, y = op.inputs[0], op.outputs[0]
     if x.shape.is_fully_defined() and y.shape.is_fully_defined():
         factor = constant(max(x.shape.num_elements() // max(y.shape.num_elements(), 1), 1), dtype=g.dtype)
+    elif y.shape.is_fully_defined():               # e.g. the mean of a batch: size(x) / size(y)
+        from .array_ops import size
+        factor = cast(size(x), g.dtype)
+        if y.shape.num_elements() > 1:
+            factor = factor * (1.0 / y.shape.num_elements())
     else:
         from .array_ops import size
         factor = cast(apply_op("Maximum", [size(x) // apply_op("Maximum", [size(y), 1]), 1]), g.dtype)
