@@ -68,6 +68,8 @@ CASES = {
     "reduce_sum_axis": (lambda tf, a: tf.reduce_sum(a, axis=1), [rnd(3, 4)], True),
     "reduce_sum_keep": (lambda tf, a: tf.reduce_sum(a, axis=[0, 2], keepdims=True), [rnd(2, 3, 4)], False),
     "reduce_mean_all": (lambda tf, a: tf.reduce_mean(a), [rnd(3, 4)], True),
+    "reduce_mean_dynamic": (lambda tf, a: tf.reduce_mean(a) + tf.reduce_mean(a, axis=1)[0] +
+                            tf.reduce_sum(a, axis=0)[1], [rnd(3, 4)], True),
     "reduce_mean_axis": (lambda tf, a: tf.reduce_mean(a, axis=0, keepdims=True), [rnd(3, 4)], False),
     "reduce_max": (lambda tf, a: tf.reduce_max(a, axis=1), [away_from_zero(3, 4)], True),
     "reduce_min": (lambda tf, a: tf.reduce_min(a, axis=0, keepdims=True), [away_from_zero(3, 4)], False),
@@ -131,7 +133,7 @@ CASES = {
     "placeholder_with_default": (lambda tf, a: tf.placeholder_with_default(a * 2.0, [3]) * a, [rnd(3)], False),
 }
 
-_CUSTOM_SHAPES = {"add_unknown_dims": ([None, 1], [1, None])}
+_CUSTOM_SHAPES = {"add_unknown_dims": ([None, 1], [1, None]), "reduce_mean_dynamic": ([None, 4],)}
 _NOT_NUMERIC = {"identity_stop"}  # finite differences cannot see stop_gradient (checked against TF only)
 _NO_TF_FLOAT64 = {"fused_batch_norm"}  # TF's FusedBatchNorm has no float64 kernel (see the float32 test)
 _EPS = {"cast": (1e-2, 1e-5)}    # goes through float32: a linear function, differenced with a coarse step
