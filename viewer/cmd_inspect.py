@@ -3,17 +3,26 @@ that go back, points dropped by restarts, and every corrupted or truncated recor
 
 Corrupt records are reported on stderr (file, offset) and reading goes on (``--on-error``).
 Long loads show a progress bar on stderr when it is a terminal (``--progress`` forces it).
+Run names, tags and the other strings read from files are printed with control characters escaped
+(``\x1b``), so a hostile file cannot send escape sequences to the terminal.
 """
 from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 import time
 from typing import Optional
 
 RESTART_MODES = ("tensorboard", "rust", "python", "legacy", "none")
 _BAR_MIN_BYTES = 32 << 20
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+
+
+def printable(text) -> str:
+    """A string from an event file as printed: control characters (ESC, CR, BS, C1...) as ``\\xNN``."""
+    return _CONTROL.sub(lambda m: "\\x%02x" % ord(m.group()), str(text))
 
 
 def add_load_arguments(parser: argparse.ArgumentParser) -> None:
@@ -82,11 +91,11 @@ def load(args, prog: str, kinds=None):
     bad = [p for p in logdir.problems if p.kind in ("corrupted", "truncated", "unparseable", "unreadable")]
     if args.on_error != "skip":
         for p in bad:
-            print("%s: warning: %s" % (prog, p), file=sys.stderr)
+            print("%s: warning: %s" % (prog, printable(p)), file=sys.stderr)
     if args.on_error == "raise":
         first = next((p for p in bad if p.kind == "corrupted"), None)
         if first is not None:
-            print("%s: %s" % (prog, record.CorruptedRecordError(first.path, first.offset, first.detail)),
+            print("%s: %s" % (prog, printable(record.CorruptedRecordError(first.path, first.offset, first.detail))),
                   file=sys.stderr)
             return None, 1
     return logdir, 0
@@ -142,10 +151,10 @@ def run(args) -> int:
         by_run.setdefault(row["run"], []).append(row)
     for run_name in logdir.runs:
         files = logdir.files.get(run_name, [])
-        print("run %s  (%d file%s)" % (run_name, len(files), "" if len(files) == 1 else "s"), file=out)
+        print("run %s  (%d file%s)" % (printable(run_name), len(files), "" if len(files) == 1 else "s"), file=out)
         series = by_run.get(run_name, [])
         if series:
-            width = max(len(r["tag"]) for r in series)
+            width = max(len(printable(r["tag"])) for r in series)
             print("  %-10s %-*s %8s  %-21s %-41s %s" % ("kind", width, "tag", "count", "steps", "wall time (UTC)",
                                                        "notes"), file=out)
             for r in series:
@@ -157,8 +166,8 @@ def run(args) -> int:
                     notes.append("%d step(s) go back" % r["out_of_order"])
                 if r["purged"]:
                     notes.append("%d purged by restarts" % r["purged"])
-                print("  %-10s %-*s %8d  %-21s %-41s %s" % (r["kind"], width, r["tag"], r["count"], steps, walls,
-                                                           ", ".join(notes)), file=out)
+                print("  %-10s %-*s %8d  %-21s %-41s %s" % (r["kind"], width, printable(r["tag"]), r["count"], steps,
+                                                           walls, ", ".join(notes)), file=out)
         extras = []
         if run_name in logdir.graphs:
             extras.append("graph (%d bytes)" % len(logdir.graphs[run_name]))
@@ -172,9 +181,9 @@ def run(args) -> int:
             extras.append("restarts: SessionLog.START at step%s %s" % (
                 "s" if len(starts) > 1 else "", ", ".join(str(s[0]) for s in starts)))
         for e in extras:
-            print("  " + e, file=out)
+            print("  " + printable(e), file=out)
     if logdir.problems:
         print("problems:", file=out)
         for p in logdir.problems:
-            print("  %s" % p, file=out)
+            print("  %s" % printable(p), file=out)
     return 0
