@@ -68,18 +68,35 @@ def write_csv(scalars: Scalars, out, header: bool = True) -> int:
             out.close()
 
 
+_MAX_NAME = 100  # characters of a run or tag kept in a file name (file names stop at 255 bytes)
+
+
 def _safe(name: str) -> str:
-    return re.sub(r"[^A-Za-z0-9._-]+", "_", name).strip("_") or "_"
+    """A run or tag as part of a file name: only ``[A-Za-z0-9._-]`` (so never a path separator or
+    ``..`` on its own), at most ``_MAX_NAME`` characters."""
+    safe = re.sub(r"[^A-Za-z0-9._-]+", "_", name).strip("_") or "_"
+    if len(safe) > _MAX_NAME:
+        import hashlib
+        safe = safe[:_MAX_NAME - 9] + "_" + hashlib.sha1(name.encode("utf-8", "surrogatepass")).hexdigest()[:8]
+    return safe
 
 
 def write_tensorboard_csv(scalars: Scalars, directory: str) -> list:
     """One ``run-<run>-tag-<tag>.csv`` per series (TensorBoard's download names) with the header
-    ``Wall time,Step,Value``; returns the paths written."""
+    ``Wall time,Step,Value``; returns the paths written. Names are reduced to ``[A-Za-z0-9._-]``;
+    two series whose names reduce to the same file get ``-2``, ``-3``... (nothing is overwritten)."""
     os.makedirs(directory, exist_ok=True)
     paths = []
+    used = set()
     for (run, tag) in sorted(scalars):
         s = scalars[(run, tag)]
-        path = os.path.join(directory, "run-%s-tag-%s.csv" % (_safe(run), _safe(tag)))
+        stem = "run-%s-tag-%s" % (_safe(run), _safe(tag))
+        name, n = stem, 1
+        while name in used:
+            n += 1
+            name = "%s-%d" % (stem, n)
+        used.add(name)
+        path = os.path.join(directory, name + ".csv")
         with open(path, "w", newline="") as f:
             w = csv.writer(f, lineterminator="\n")
             w.writerow(("Wall time", "Step", "Value"))
