@@ -25,7 +25,7 @@ Where things go:
   ``..`` is a ValueError (torch would write wherever the path leads).
 
 Tags are cleaned as TensorFlow's summary ops and tensorboardX clean them (``_tags.clean_tag``:
-characters outside ``[-/\w.]`` become ``_``, leading ``/`` are dropped, with a UserWarning).
+characters outside ``[-/\\w.]`` become ``_``, leading ``/`` are dropped, with a UserWarning).
 """
 from __future__ import annotations
 
