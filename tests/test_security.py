@@ -62,7 +62,8 @@ def _hostile_logdir(root):
         for i, tag in enumerate(XSS):
             for step in range(3):
                 w.add_summary(_summary(tag, simple_value=float(step + i)), step)
-            w.add_summary(_summary(tag + "/h", histo=builders.histogram("h", np.arange(5.0)).value[0].histo), 1)
+            if i < 2:   # (each histogram is two charts: a few are enough)
+                w.add_summary(_summary(tag + "/h", histo=builders.histogram("h", np.arange(5.0)).value[0].histo), 1)
         text = builders.text("t", "x").value[0]
         for i, t in enumerate(TEXTS):
             value = summary_pb2.Summary.Value()
@@ -151,7 +152,7 @@ def test_inspect_prints_no_terminal_control_sequences(tmp_path):
 def test_svg_plot_is_well_formed_and_mathtext_tags_plot(tmp_path):
     logdir = str(tmp_path / "logs")
     with SummaryWriter(os.path.join(logdir, "r")) as w:
-        for tag in XSS + ["cost $ (usd) $x^{", "a$b$c", r"\frac{$"]:
+        for tag in XSS[:3] + ["cost $ (usd) $x^{", "a$b$c", r"\frac{$"]:
             for step in range(3):
                 w.add_summary(_summary(tag, simple_value=float(step)), step)
     out = str(tmp_path / "plot.svg")
@@ -292,10 +293,10 @@ def test_export_report_and_plot_never_write_outside_their_output(tmp_path):
     assert not os.path.exists("/tmp/evil-abs") and not os.path.exists("/etc/evil")
 
     before = _snapshot(tmp_path)
-    code, _, err = _run_cli(["report", str(logdir), "-o", str(tmp_path / "out" / "r.html")])
+    code, _, err = _run_cli(["report", str(logdir), "-o", str(tmp_path / "out" / "r.html"), "--tags", "evil"])
     assert code == 0, err
     assert _snapshot(tmp_path) - before == {str(tmp_path / "out" / "r.html")}
     before = _snapshot(tmp_path)
-    code, _, err = _run_cli(["plot", str(logdir), "-o", str(tmp_path / "out" / "p.png")])
+    code, _, err = _run_cli(["plot", str(logdir), "-o", str(tmp_path / "out" / "p.png"), "--tags", "evil"])
     assert code == 0, err
     assert _snapshot(tmp_path) - before == {str(tmp_path / "out" / "p.png")}
