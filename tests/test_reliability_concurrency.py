@@ -74,9 +74,11 @@ def test_eight_threads_on_one_writer_lose_and_interleave_nothing(logdir):
         assert [v for _, v in mine] == [float(i % 1000) for i in range(PER_THREAD)]
 
 
-def _process_body(logdir, start_at, index, n):
-    """Open a writer at ``start_at`` (all processes in one second), log n scalars, close."""
-    time.sleep(max(0.0, start_at - time.time()))
+def _process_body(logdir, ready, go, start_at, index, n):
+    """Once every process is up, open a writer at ``start_at`` (all in one second), log n scalars, close."""
+    ready.wait()
+    go.wait()
+    time.sleep(max(0.0, start_at.value - time.time()))
     w = SummaryWriter(logdir, max_queue=10)
     for i in range(n):
         w.add_scalar("proc%d" % index, float(i), i)
@@ -87,14 +89,18 @@ def test_processes_started_by_fork_and_spawn_in_the_same_second_write_distinct_c
     n = 2000
     methods = [m for m in ("fork", "spawn") if m in multiprocessing.get_all_start_methods()]
     procs = []
-    # start everyone at the same whole second, once the spawned interpreters are up
-    start_at = int(time.time()) + 3.1
+    sync = multiprocessing.get_context("spawn")      # its primitives work in fork children too
+    parties = len(methods) * PROCS_PER_METHOD + 1
+    ready, go, start_at = sync.Barrier(parties, timeout=120), sync.Barrier(parties, timeout=120), sync.Value("d")
     for m, method in enumerate(methods):
         ctx = multiprocessing.get_context(method)
         for j in range(PROCS_PER_METHOD):
-            p = ctx.Process(target=_process_body, args=(logdir, start_at, m * 100 + j, n))
+            p = ctx.Process(target=_process_body, args=(logdir, ready, go, start_at, m * 100 + j, n))
             p.start()
             procs.append((m * 100 + j, p))
+    ready.wait()                                     # every interpreter is up: start at the next whole second
+    start_at.value = int(time.time()) + 1.05
+    go.wait()
     for _, p in procs:
         p.join(120)
         assert p.exitcode == 0
