@@ -495,3 +495,23 @@ def test_full_training_graph_imports_and_runs_in_tensorflow(tf1):
             emb_after = sess.run("emb:0")
     np.testing.assert_array_equal(emb_after[[0, 3]], emb_before[[0, 3]])   # untouched rows stay
     assert not np.allclose(emb_after[1], emb_before[1])
+
+
+def test_large_zeros_are_a_fill_like_tf_small_ones_a_const(tf1):
+    """TF builds zeros/ones of >= 1000 elements as Fill(shape_as_tensor, Const), so GraphDefs stay small."""
+    from tfevents import core
+
+    def initializer_nodes(mod, graph):
+        with graph.as_default():
+            kwargs = {} if mod is core else {"use_resource": False}
+            big = mod.get_variable("big", [784, 300], **kwargs)
+            small = mod.get_variable("small", [3], **kwargs)
+            mod.train.MomentumOptimizer(0.1, 0.9).minimize(mod.reduce_sum(big * big) + mod.reduce_sum(small))
+            return {(n.name, n.op, tuple(n.input)) for n in graph.as_graph_def().node if "/Initializer/" in n.name}
+
+    ours = initializer_nodes(core, core.Graph())
+    theirs = initializer_nodes(tf1, tf1.Graph())
+    assert ("big/Momentum/Initializer/zeros", "Fill", ("big/Momentum/Initializer/zeros/shape_as_tensor",
+                                                       "big/Momentum/Initializer/zeros/Const")) in ours
+    slot_nodes = {n for n in theirs if "/Momentum/" in n[0]}
+    assert slot_nodes <= ours

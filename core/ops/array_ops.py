@@ -466,9 +466,17 @@ def _filled(value):
         if isinstance(shape, Tensor):
             return fill(shape, constant(value, dtype=dtype), name=name)
         shape = [int(d) for d in (shape if isinstance(shape, (list, tuple)) else TensorShape(shape).as_list())]
-        return constant(np.full(shape, value, dtype=dtype.as_numpy_dtype), name=name or
-                        ("zeros" if value == 0 else "ones"))
+        default_name = "zeros" if value == 0 else "ones"
+        if int(np.prod(shape)) < _CONSTANT_IF_SMALLER:
+            return constant(np.full(shape, value, dtype=dtype.as_numpy_dtype), name=name or default_name)
+        # as TF: a Fill, so that a GraphDef does not carry the whole array
+        with name_scope(name, default_name) as scope:
+            return fill(constant(shape, dtype=dtypes.int32, name="shape_as_tensor"),
+                        constant(value, dtype=dtype), name=scope)
     return fn
+
+
+_CONSTANT_IF_SMALLER = 1000   # TF's array_ops._constant_if_small: zeros/ones of fewer elements are a Const
 
 
 zeros = _filled(0)
