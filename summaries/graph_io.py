@@ -2,8 +2,9 @@
 from __future__ import annotations
 
 import os
-import uuid
 from typing import Any, Union
+
+from ._atomic import atomic_write
 
 __all__ = ["write_graph"]
 
@@ -42,16 +43,4 @@ def write_graph(graph_or_graph_def: Any, logdir: Union[str, os.PathLike], name: 
         data = text_format.MessageToString(graph_def).encode("utf-8")
     else:
         data = graph_def.SerializeToString(deterministic=True)
-    tmp = "%s.tmp%s" % (path, uuid.uuid4().hex)   # as TF's atomic_write_string_to_file names it
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)   # umask applies, as for open()
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
-    return path
+    return atomic_write(path, data, durable=False)

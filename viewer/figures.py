@@ -41,11 +41,8 @@ def save(fig, path: str, dpi: int = 100) -> None:
     """Save by the file's extension (png, svg, pdf, ...), atomically (write a temp file, then rename)."""
     import os
     ext = os.path.splitext(path)[1].lstrip(".").lower() or "png"
-    data = to_bytes(fig, ext, dpi)
-    tmp = "%s.tmp%d" % (path, os.getpid())
-    with open(tmp, "wb") as f:
-        f.write(data)
-    os.replace(tmp, path)
+    from ..summaries._atomic import atomic_write
+    atomic_write(path, to_bytes(fig, ext, dpi), durable=False)
 
 
 def empty(ax, message: str) -> None:

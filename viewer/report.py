@@ -103,12 +103,8 @@ def render_report(source: Any, *, tags: Optional[str] = None, runs: Optional[str
 
 def write_report(source: Any, path: str, **kwargs) -> str:
     """Render and write atomically (a reader never sees a half-written file); returns ``path``."""
-    html = render_report(source, **kwargs)
-    tmp = "%s.tmp%d" % (path, os.getpid())
-    with open(tmp, "w", encoding="utf-8") as f:
-        f.write(html)
-    os.replace(tmp, path)
-    return path
+    from ..summaries._atomic import atomic_write
+    return atomic_write(path, render_report(source, **kwargs).encode("utf-8"), durable=False)
 
 
 def watch_report(logdir: str, path: str, *, interval: float = 2.0, stop: Optional[threading.Event] = None,

@@ -27,13 +27,13 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 import time
 import zipfile
 from typing import Any, Optional
 
 import numpy as np
 
+from ...summaries._atomic import atomic_write
 from ..errors import DataLossError, InvalidArgumentError, NotFoundError
 from ..graph import get_default_graph
 from ..variables import Variable, global_variables
@@ -43,38 +43,6 @@ FORMAT, VERSION, SUFFIX = "tfevents.checkpoint", 1, ".npz"
 
 # ---------------------------------------------------------------------------------------------------------
 # files
-
-
-def _fsync_dir(path: str) -> None:
-    try:
-        fd = os.open(path or ".", os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
-
-
-def atomic_write(path: str, write) -> None:
-    """``write(fileobj)`` into a temporary file next to ``path``, fsync, ``os.replace`` onto ``path``."""
-    directory = os.path.dirname(path) or "."
-    fd, tmp = tempfile.mkstemp(prefix=os.path.basename(path) + ".tmp", dir=directory)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            write(f)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
-    _fsync_dir(directory)
 
 
 def write_checkpoint(prefix: str, values: dict) -> str:
