@@ -9,12 +9,13 @@ import contextlib
 import json
 import os
 import shutil
-import socket
 import subprocess
 import tempfile
 import time
 import urllib.error
 import urllib.request
+
+from _tensorboard import free_port
 
 CHROME_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
                 "--disable-component-update", "--no-first-run", "--disable-dev-shm-usage",
@@ -30,12 +31,6 @@ def find_tools():
     # Debian's /usr/bin/chromium is a shell wrapper; chromedriver wants the real binary
     real = "/usr/lib/chromium/chromium"
     return (real if os.path.exists(real) else browser), driver
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 class Page:
@@ -71,7 +66,7 @@ def _request(method: str, url: str, body=None):
 @contextlib.contextmanager
 def open_page(path: str, tools):
     browser, driver = tools
-    port = _free_port()
+    port = free_port()
     profile = tempfile.mkdtemp(prefix="chromium-profile-")
     proc = subprocess.Popen([driver, "--port=%d" % port], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     base = "http://127.0.0.1:%d" % port

@@ -1,13 +1,5 @@
 """A tfevents.core graph and a traced step, served by real TensorBoard's graphs plugin."""
 import importlib.util
-import os
-import socket
-import subprocess
-import sys
-import time
-import urllib.error
-import urllib.parse
-import urllib.request
 
 import numpy as np
 import pytest
@@ -15,27 +7,11 @@ from google.protobuf import text_format
 from tensorboard.compat.proto import config_pb2 as tb_config_pb2
 from tensorboard.compat.proto import graph_pb2 as tb_graph_pb2
 
+from _tensorboard import TensorBoardServer
+
 from tfevents import core as tf
 
 TRAIN_PRESENT = importlib.util.find_spec("tfevents.core.train") is not None
-
-
-def _free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _get(port, path, timeout=60.0):
-    deadline = time.time() + timeout
-    while True:
-        try:
-            with urllib.request.urlopen("http://127.0.0.1:%d%s" % (port, path), timeout=10) as r:
-                return r.read().decode("utf-8")
-        except (urllib.error.URLError, ConnectionError, OSError):
-            if time.time() > deadline:
-                raise
-            time.sleep(0.3)
 
 
 def _write_run(logdir):
@@ -70,26 +46,16 @@ def _write_run(logdir):
 def tensorboard(tmp_path_factory):
     logdir = str(tmp_path_factory.mktemp("tb_core"))
     graph, executed = _write_run(logdir)
-    port = _free_port()
-    proc = subprocess.Popen([sys.executable, "-m", "tensorboard.main", "--logdir", logdir, "--host", "127.0.0.1",
-                             "--port", str(port), "--load_fast=false", "--reload_interval", "1"],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                            env=dict(os.environ, CUDA_VISIBLE_DEVICES=""))
-    try:
-        deadline = time.time() + 90
-        while "." not in _get(port, "/data/runs", timeout=90):
-            if time.time() > deadline or proc.poll() is not None:
-                raise RuntimeError("TensorBoard did not load the run: %s" % proc.stderr.read(2000))
-            time.sleep(0.5)
-        yield port, graph, executed
-    finally:
-        proc.kill()
-        proc.wait(timeout=30)
+    with TensorBoardServer(logdir, load_fast=False, timeout=90, request_timeout=10,
+                           log_path=str(tmp_path_factory.mktemp("tb_core_log") / "tensorboard.log")) as server:
+        server.wait_for("the run '.' with its graph and run metadata",
+                        lambda: "step_1" in server.json("/data/plugin/graphs/info").get(".", {}).get("tags", {}))
+        yield server, graph, executed
 
 
 def test_graph_served_with_gradient_nodes_and_scopes(tensorboard):
-    port, graph, _ = tensorboard
-    text = _get(port, "/data/plugin/graphs/graph?run=.")
+    server, graph, _ = tensorboard
+    text = server.get("/data/plugin/graphs/graph", run=".").decode()
     served = text_format.Parse(text, tb_graph_pb2.GraphDef())
     nodes = {n.name: n for n in served.node}
     assert set(nodes) == {op.name for op in graph.get_operations()}
@@ -104,10 +70,10 @@ def test_graph_served_with_gradient_nodes_and_scopes(tensorboard):
 
 
 def test_run_metadata_served(tensorboard):
-    port, _, executed = tensorboard
-    info = _get(port, "/data/plugin/graphs/info")
+    server, _, executed = tensorboard
+    info = server.get("/data/plugin/graphs/info").decode()
     assert "step_1" in info
-    text = _get(port, "/data/plugin/graphs/run_metadata?" + urllib.parse.urlencode({"run": ".", "tag": "step_1"}))
+    text = server.get("/data/plugin/graphs/run_metadata", run=".", tag="step_1").decode()
     md = text_format.Parse(text, tb_config_pb2.RunMetadata())
     dev = md.step_stats.dev_stats[0]
     assert dev.device == "/job:localhost/replica:0/task:0/device:CPU:0"

@@ -1,87 +1,25 @@
 """End to end: the demo's logdir (plus the runs the shared TF1 example programs write) served by real TensorBoard,
 the Python loader (``--load_fast=false``) and the Rust data server (``--load_fast=true``), checked through its HTTP
 API against what the demo logged; then TensorBoard's scalars and graphs dashboards rendered in headless Chromium."""
+import contextlib
 import glob
 import io
-import json
 import os
-import signal
-import socket
 import subprocess
 import sys
 import time
-import urllib.error
-import urllib.parse
-import urllib.request
 
 import numpy as np
 import pytest
 from google.protobuf import text_format
 
 import conftest
+from _tensorboard import TensorBoardServer, stop_process_group
 from tfevents.core.demo import DemoConfig, run_demo
 
 CONFIG = dict(epochs=2, n_train=256, n_test=128, batch_size=64, log_every=2)    # 4 steps per epoch
 EXAMPLES_WITH_GRAPHS = ("adam_graph", "mlp_clip_by_value")                      # the programs that log a graph
 TIMEOUT = 120.0
-
-
-def _free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _tensorboard_command():
-    exe = os.path.join(os.path.dirname(sys.executable), "tensorboard")
-    return [exe] if os.path.exists(exe) else [sys.executable, "-m", "tensorboard.main"]
-
-
-def _stop(proc):
-    """End a process started in its own session, by its PID (= its process group)."""
-    if proc.poll() is not None:
-        return
-    try:
-        os.killpg(proc.pid, signal.SIGTERM)
-        proc.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
-        proc.wait(timeout=10)
-    except ProcessLookupError:
-        pass
-
-
-class Server:
-    def __init__(self, proc, port, log_path):
-        self.proc, self.port, self.log_path = proc, port, log_path
-
-    def get(self, route, **params):
-        url = "http://127.0.0.1:%d%s" % (self.port, route)
-        if params:
-            url += "?" + urllib.parse.urlencode(params)
-        with urllib.request.urlopen(url, timeout=30) as response:
-            return response.read()
-
-    def json(self, route, **params):
-        return json.loads(self.get(route, **params).decode())
-
-    def log(self):
-        with open(self.log_path, "rb") as f:
-            return f.read().decode(errors="replace")[-3000:]
-
-    def wait_for(self, what, check):
-        """Poll ``check()`` until it returns a true value (exceptions count as not yet), or fail after TIMEOUT."""
-        deadline, last = time.monotonic() + TIMEOUT, None
-        while time.monotonic() < deadline and self.proc.poll() is None:
-            try:
-                value = check()
-                if value:
-                    return value
-            except (urllib.error.URLError, ConnectionError, OSError, ValueError, KeyError) as e:
-                last = e
-            time.sleep(0.5)
-        pytest.fail("tensorboard (exit code %r) did not serve %s (last error %r); its log:\n%s"
-                    % (self.proc.poll(), what, last, self.log()))
 
 
 # ------------------------------------------------------------------ fixtures
@@ -105,7 +43,7 @@ def logdir(tmp_path_factory):
             assert proc.returncode == 0 and out.strip().endswith("EXAMPLE OK " + name), out[-3000:]
     finally:
         for proc in examples.values():
-            _stop(proc)
+            stop_process_group(proc)
     example_runs = {}
     for name in EXAMPLES_WITH_GRAPHS:
         (events,) = glob.glob(str(root / "examples" / (name + ".*") / "**" / "events.out.tfevents.*"), recursive=True)
@@ -116,24 +54,12 @@ def logdir(tmp_path_factory):
 @pytest.fixture(scope="module")
 def servers(logdir, tmp_path_factory):
     """Both TensorBoard servers on the logdir, started together; stopped by PID afterwards."""
-    root = logdir[0]
     logs = tmp_path_factory.mktemp("tb_logs")
-    started = {}
-    try:
-        for load_fast in ("false", "true"):
-            port = _free_port()
-            log_path = os.path.join(str(logs), "load_fast_%s.log" % load_fast)
-            with open(log_path, "wb") as log:
-                proc = subprocess.Popen(
-                    _tensorboard_command() + ["--logdir", root, "--host", "127.0.0.1", "--port", str(port),
-                                              "--load_fast=%s" % load_fast, "--reload_interval", "1"],
-                    stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
-                    env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", CUDA_VISIBLE_DEVICES=""))
-            started[load_fast] = Server(proc, port, log_path)
-        yield started
-    finally:
-        for server in started.values():
-            _stop(server.proc)
+    with contextlib.ExitStack() as stack:
+        yield {load_fast: stack.enter_context(TensorBoardServer(
+                   logdir[0], load_fast=load_fast == "true", timeout=TIMEOUT,
+                   log_path=os.path.join(str(logs), "load_fast_%s.log" % load_fast)))
+               for load_fast in ("false", "true")}
 
 
 def _loaded(server, result, example_runs):
@@ -292,7 +218,7 @@ def test_dashboards_in_headless_chromium(logdir, servers, tmp_path):
     ours_graphs = {run: graph_pb2.GraphDef.FromString(data) for run, data in load_logdir(root).graphs.items()}
     blank = tmp_path / "blank.html"
     blank.write_text("<!DOCTYPE html><title>blank</title>")
-    base = "http://127.0.0.1:%d/" % server.port
+    base = server.url
     with chromium.open_page(str(blank), tools) as page:
         # the scalars dashboard lists the demo's runs and its scalar cards
         page._call("POST", "/url", {"url": base + "#scalars"})
