@@ -31,6 +31,14 @@ def tf1(tf):
     return tf.compat.v1
 
 
+@pytest.fixture(scope="session")
+def peer_logdir(tmp_path_factory):
+    """Runs written by TF1, TF2, tensorboardX and torch (tests/peer_runs.py, two subprocesses): ``<root>/<kind>``.
+    Shared by every test module that reads them; do not write into it."""
+    import peer_runs
+    return peer_runs.write_in_subprocesses(str(tmp_path_factory.mktemp("peers")))
+
+
 @pytest.fixture
 def logdir(tmp_path):
     d = tmp_path / "logs"

@@ -1,7 +1,7 @@
 """Interop with the real tools, both ways.
 
 (a) Runs written by TF1's FileWriter, TF2's tf.summary, tensorboardX and torch.utils.tensorboard
-    (tests/peer_runs.py, two subprocesses) read by our ``summary_iterator`` give the same events as
+    (tests/peer_runs.py, conftest's ``peer_logdir``) read by our ``summary_iterator`` give the same events as
     TF's ``tf.compat.v1.train.summary_iterator``.
 (b) A run WE write with every kind is read with the same tags, steps and values by TensorBoard's
     EventAccumulator (legacy and the plugin one the server uses), EventFileLoader, TF's
@@ -10,17 +10,12 @@
 import glob
 import io
 import os
-import subprocess
-import sys
 
 import numpy as np
 import pytest
 
 from tfevents.proto import config_pb2, event_pb2, graph_pb2, step_stats_pb2
 from tfevents.summaries import builders
-
-HERE = os.path.dirname(os.path.abspath(__file__))
-PEER_GROUPS = (["tf1"], ["tf2", "tbx", "torch"])  # tf1 needs a process of its own (graph mode)
 
 
 def event_files(root):
@@ -33,18 +28,6 @@ def summary_iterator(path):
 
 
 # ------------------------------------------------------------------------------- (a) peers -> us
-
-@pytest.fixture(scope="session")
-def peer_logdir(tmp_path_factory):
-    out = str(tmp_path_factory.mktemp("peers"))
-    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", CUDA_VISIBLE_DEVICES="", MPLBACKEND="Agg")
-    procs = [subprocess.Popen([sys.executable, os.path.join(HERE, "peer_runs.py"), out] + kinds, env=env,
-                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT) for kinds in PEER_GROUPS]
-    for kinds, proc in zip(PEER_GROUPS, procs):
-        output, _ = proc.communicate(timeout=300)
-        assert proc.returncode == 0, "peer_runs.py %s failed:\n%s" % (kinds, output.decode(errors="replace")[-3000:])
-    return out
-
 
 @pytest.mark.parametrize("kind", ["tf1", "tf2", "tbx", "torch"])
 def test_peer_runs_read_by_us_equal_tf_summary_iterator(tf, peer_logdir, kind):
