@@ -6,7 +6,6 @@ Names follow TF1's ``summary_scope``: the op is a (unique) name scope and the ta
 """
 from __future__ import annotations
 
-import re
 from typing import Any, Optional
 
 import numpy as np
@@ -14,18 +13,12 @@ import numpy as np
 from . import dtypes
 from .graph import GraphKeys, get_default_graph, name_scope
 from .registry import apply_op, constant, constant_value, convert_to_tensor, register, shape_scalar
-
-_INVALID_TAG = re.compile(r"[^-/\w\.]")
+from ..summaries._tags import clean_tag
 
 
 def _builders():
     from tfevents.summaries import builders
     return builders
-
-
-def _clean_tag(name: str) -> str:
-    new = _INVALID_TAG.sub("_", name).lstrip("/")
-    return new
 
 
 def _tag_of(op) -> str:
@@ -113,9 +106,9 @@ register("MergeSummary", lambda *parts: b"".join(parts), **_SUMMARY)
 
 
 def _summary_op(op_type: str, name: str, inputs: list, attrs: Optional[dict], collections, family=None):
-    base = _clean_tag(name)
+    base = clean_tag(name, "name")
     if family:
-        base = _clean_tag(family) + "/" + base
+        base = clean_tag(family, "family") + "/" + base
     with name_scope(base) as scope:
         tag = scope.rstrip("/")
         tags = constant(np.array(tag, dtype=object), dtype=dtypes.string, name="tags")
