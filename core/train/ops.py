@@ -7,17 +7,31 @@ variable/slot arguments in place. The dense op runs it on the variables' buffers
 gathered rows ``var[indices]`` (and the slots' rows) and writes them back, so only the touched rows change,
 as in TF's kernels. Input order and attrs are TF's (``ApplyAdam(var, m, v, beta1_power, beta2_power, lr,
 beta1, beta2, epsilon, grad)``), so the GraphDef matches.
+
+Dense updates of contiguous float32/float64 arrays run as one fused pass in C when the optional extension
+``tfevents.core._kernels`` is built (core/_kernels.c: ApplyGradientDescent, ApplyMomentum, ApplyAdagrad,
+ApplyAdam, ApplyRMSProp), operation for operation the same arithmetic as the numpy version here, which stays the
+fallback (other dtypes, views, and every run with ``TFEVENTS_CORE_KERNELS=0`` in the environment).
 """
 from __future__ import annotations
 
 import inspect
-from typing import Callable, Sequence
+import os
+from typing import Callable, Optional, Sequence
 
 import numpy as np
 
 from .. import dtypes
 from ..graph import TensorShape
 from ..registry import apply_op, register, shape_same
+
+if os.environ.get("TFEVENTS_CORE_KERNELS", "1") != "0":
+    try:
+        from .. import _kernels
+    except ImportError:          # not compiled: the numpy updates below do all the work
+        _kernels = None
+else:
+    _kernels = None
 
 # ---------------------------------------------------------------------------------------------------------
 # update math (in place on the arrays named like TF's inputs)
@@ -106,12 +120,19 @@ def _centered_rms_prop(var, mg, ms, mom, lr, rho, momentum, epsilon, grad, **_):
 # registration: one dense and one sparse op per update rule
 
 
-def _dense_forward(math: Callable, inputs: Sequence[str], n_refs: int) -> Callable:
+def _dense_forward(math: Callable, inputs: Sequence[str], n_refs: int, kernel: Optional[str] = None,
+                   flags: Sequence[tuple] = ()) -> Callable:
+    """The op's forward: ``math`` on the variables' buffers, or first the C ``kernel`` (a ``_kernels`` function
+    name, called with the inputs and then the boolean attrs ``flags`` (``(name, default)`` pairs) positionally),
+    which returns False when it cannot take the arrays."""
     params = list(inspect.signature(math).parameters)
     assert params[:len(inputs)] == list(inputs), (math.__name__, params, inputs)   # positional call below
 
     def forward(*args, **attrs):
         buffers = [slot.read() for slot in args[:n_refs]]
+        if _kernels is not None and kernel is not None and getattr(_kernels, kernel)(
+                *buffers, *args[n_refs:], *[attrs.get(f, default) for f, default in flags]):
+            return buffers[0]
         math(*buffers, *args[n_refs:], **attrs)
         return buffers[0]
     forward.__name__ = math.__name__.strip("_")
@@ -142,26 +163,30 @@ def _sparse_forward(math: Callable, inputs: Sequence[str], n_refs: int) -> Calla
 _UPDATE = dict(mutates=True, aliases=True, shape=shape_same)
 
 
-def _register(op_type: str, math: Callable, inputs: str, n_refs: int, sparse_inputs: str = "") -> None:
+def _register(op_type: str, math: Callable, inputs: str, n_refs: int, sparse_inputs: str = "",
+              kernel: Optional[str] = None, flags: Sequence[tuple] = ()) -> None:
     names = inputs.split()
-    register(op_type, _dense_forward(math, names, n_refs), ref_inputs=range(n_refs), **_UPDATE)
+    register(op_type, _dense_forward(math, names, n_refs, kernel, flags), ref_inputs=range(n_refs), **_UPDATE)
     if sparse_inputs:
         register("Sparse" + op_type, _sparse_forward(math, sparse_inputs.split(), n_refs),
                  ref_inputs=range(n_refs), **_UPDATE)
 
 
-_register("ApplyGradientDescent", _gradient_descent, "var alpha delta", 1)
-_register("ApplyMomentum", _momentum, "var accum lr grad momentum", 2, "var accum lr grad indices momentum")
-_register("ApplyAdagrad", _adagrad, "var accum lr grad", 2, "var accum lr grad indices")
+_register("ApplyGradientDescent", _gradient_descent, "var alpha delta", 1, kernel="apply_gradient_descent")
+_register("ApplyMomentum", _momentum, "var accum lr grad momentum", 2, "var accum lr grad indices momentum",
+          kernel="apply_momentum", flags=(("use_nesterov", False),))
+_register("ApplyAdagrad", _adagrad, "var accum lr grad", 2, "var accum lr grad indices",
+          kernel="apply_adagrad", flags=(("update_slots", True),))
 _register("ApplyAdadelta", _adadelta, "var accum accum_update lr rho epsilon grad", 3,
           "var accum accum_update lr rho epsilon grad indices")
-_register("ApplyAdam", _adam, "var m v beta1_power beta2_power lr beta1 beta2 epsilon grad", 3)
+_register("ApplyAdam", _adam, "var m v beta1_power beta2_power lr beta1 beta2 epsilon grad", 3,
+          kernel="apply_adam", flags=(("use_nesterov", False),))
 _register("ApplyFtrl", _ftrl, "var accum linear grad lr l1 l2 lr_power", 3,
           "var accum linear grad indices lr l1 l2 lr_power")
 _register("ApplyFtrlV2", _ftrl_v2, "var accum linear grad lr l1 l2 l2_shrinkage lr_power", 3,
           "var accum linear grad indices lr l1 l2 l2_shrinkage lr_power")
 _register("ApplyRMSProp", _rms_prop, "var ms mom lr rho momentum epsilon grad", 3,
-          "var ms mom lr rho momentum epsilon grad indices")
+          "var ms mom lr rho momentum epsilon grad indices", kernel="apply_rms_prop")
 _register("ApplyCenteredRMSProp", _centered_rms_prop, "var mg ms mom lr rho momentum epsilon grad", 4,
           "var mg ms mom lr rho momentum epsilon grad indices")
 

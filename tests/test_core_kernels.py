@@ -1,0 +1,212 @@
+"""The optional C extension ``tfevents.core._kernels`` (fused single-pass optimizer updates) against the numpy
+updates in core/train/ops.py, which stay the fallback: the same numbers bit for bit, the fallback taken for
+arrays the kernels do not handle, and both paths against real TF1 optimizers."""
+import numpy as np
+import pytest
+
+from tfevents import core
+from tfevents.core.train import ops
+
+kernels = pytest.importorskip("tfevents.core._kernels", reason="C extension not built")
+
+# kernel name, numpy math, number of variable/slot arrays, scalar inputs (name -> value), flags (name, values)
+RULES = {
+    "gradient_descent": (ops._gradient_descent, ["var"], {"alpha": 0.1}, None, ["delta"]),
+    "momentum": (ops._momentum, ["var", "accum"], {"lr": 0.05, "momentum": 0.9}, "use_nesterov", ["grad"]),
+    "adagrad": (ops._adagrad, ["var", "accum"], {"lr": 0.2}, "update_slots", ["grad"]),
+    "adam": (ops._adam, ["var", "m", "v"], dict(beta1_power=0.9 ** 3, beta2_power=0.999 ** 3, lr=0.01, beta1=0.9,
+                                                beta2=0.999, epsilon=1e-7), "use_nesterov", ["grad"]),
+    "rms_prop": (ops._rms_prop, ["var", "ms", "mom"], dict(lr=0.01, rho=0.9, momentum=0.5, epsilon=1e-6), None,
+                 ["grad"]),
+}
+INPUTS = {  # TF's input order of each op (the kernels take it, then the flag)
+    "gradient_descent": "var alpha delta",
+    "momentum": "var accum lr grad momentum",
+    "adagrad": "var accum lr grad",
+    "adam": "var m v beta1_power beta2_power lr beta1 beta2 epsilon grad",
+    "rms_prop": "var ms mom lr rho momentum epsilon grad",
+}
+
+
+def _state(rule, dtype, shape, seed=0):
+    math, refs, scalars, flag, grads = RULES[rule]
+    rng = np.random.RandomState(seed)
+    arrays = {name: rng.randn(*shape).astype(dtype) for name in refs + grads}
+    for slot in refs[1:]:
+        arrays[slot] = np.abs(arrays[slot]) + 0.1         # accumulators of squares are positive
+    arrays.update({k: np.array(v, dtype) for k, v in scalars.items()})
+    return arrays
+
+
+def _call_kernel(rule, arrays, flag_value):
+    args = [arrays[n] for n in INPUTS[rule].split()]
+    if RULES[rule][3] is not None:
+        args.append(flag_value)
+    return getattr(kernels, "apply_" + rule)(*args)
+
+
+def _call_numpy(rule, arrays, flag_value):
+    math, _, _, flag, _ = RULES[rule]
+    kw = {flag: flag_value} if flag else {}
+    math(*[arrays[n] for n in INPUTS[rule].split()], **kw)
+
+
+CASES = [(rule, flag) for rule in RULES for flag in ((False, True) if RULES[rule][3] else (False,))]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("rule,flag", CASES)
+def test_kernel_equals_numpy_bitwise(rule, flag, dtype):
+    """Five steps on a 3-D variable (odd size: the vector loops' tails run too): every array identical."""
+    fast, slow = _state(rule, dtype, (7, 11, 13)), _state(rule, dtype, (7, 11, 13))
+    start = fast["var"].copy()
+    rng = np.random.RandomState(1)
+    for _ in range(5):
+        for name in RULES[rule][4]:
+            fast[name][...] = slow[name][...] = rng.randn(*start.shape)
+        assert _call_kernel(rule, fast, flag) is True
+        _call_numpy(rule, slow, flag)
+    assert not np.array_equal(fast["var"], start)
+    for name in RULES[rule][1]:
+        assert fast[name].dtype == dtype
+        np.testing.assert_array_equal(fast[name], slow[name], err_msg=name)
+
+
+def _unsupported_variants(rule):
+    """(description, arrays) pairs the kernel must refuse."""
+    base = lambda: _state(rule, np.float32, (6, 4))              # noqa: E731
+    out = []
+    a = base()
+    a["var"] = np.ones((6, 8), np.float32)[:, ::2]
+    out.append(("non-contiguous variable", a))
+    a = base()
+    a["var"] = a["var"].astype(np.float16)
+    out.append(("float16 variable", a))
+    a = base()
+    a["var"] = a["var"].astype(np.int32)
+    out.append(("int32 variable", a))
+    a = base()
+    grad = RULES[rule][4][0]
+    a[grad] = a[grad][:, :3]
+    out.append(("gradient of another shape", a))
+    a = base()
+    a[grad] = a[grad].reshape(4, 6)
+    out.append(("gradient of the same size, other shape", a))
+    a = base()
+    a[grad] = a[grad].astype(np.float64)
+    out.append(("float64 gradient", a))
+    a = base()
+    a[grad] = a["var"]
+    out.append(("gradient aliasing the variable", a))
+    a = base()
+    a["var"].setflags(write=False)
+    out.append(("read-only variable", a))
+    scalar = next(iter(RULES[rule][2]))
+    a = base()
+    a[scalar] = np.array(a[scalar], np.float64)
+    out.append(("float64 scalar for a float32 variable", a))
+    a = base()
+    a[scalar] = np.full((2,), a[scalar])
+    out.append(("two-element scalar", a))
+    return out
+
+
+@pytest.mark.parametrize("rule", list(RULES))
+def test_unsupported_arrays_are_refused_untouched(rule):
+    """False (the caller falls back to numpy) and no array changed."""
+    for what, arrays in _unsupported_variants(rule):
+        before = {k: np.array(v, copy=True) for k, v in arrays.items()}
+        assert _call_kernel(rule, arrays, False) is False, what
+        for k, v in arrays.items():
+            np.testing.assert_array_equal(v, before[k], err_msg="%s: %s changed" % (what, k))
+
+
+def test_python_float_scalars_are_cast_to_float32_like_numpy():
+    fast, slow = _state("momentum", np.float32, (5, 5)), _state("momentum", np.float32, (5, 5))
+    for a in (fast, slow):
+        a["lr"], a["momentum"] = 0.1, 0.7          # weak Python floats: numpy casts them to float32
+    assert _call_kernel("momentum", fast, False) is True
+    _call_numpy("momentum", slow, False)
+    np.testing.assert_array_equal(fast["var"], slow["var"])
+    np.testing.assert_array_equal(fast["accum"], slow["accum"])
+
+
+def test_wrong_argument_count_is_a_type_error():
+    with pytest.raises(TypeError, match="apply_momentum"):
+        kernels.apply_momentum(np.zeros(3, np.float32))
+
+
+# ---- in a graph: the session's update ops take the kernel, and both paths agree with TF1
+
+OPTIMIZERS = {
+    "GradientDescent": lambda tf: tf.train.GradientDescentOptimizer(0.1),
+    "Momentum": lambda tf: tf.train.MomentumOptimizer(0.05, 0.9),
+    "MomentumNesterov": lambda tf: tf.train.MomentumOptimizer(0.05, 0.7, use_nesterov=True),
+    "Adagrad": lambda tf: tf.train.AdagradOptimizer(0.2, initial_accumulator_value=0.3),
+    "Adam": lambda tf: tf.train.AdamOptimizer(0.05),
+    "AdamBetas": lambda tf: tf.train.AdamOptimizer(0.05, beta1=0.5, beta2=0.9, epsilon=1e-3),
+    "RMSProp": lambda tf: tf.train.RMSPropOptimizer(0.01, momentum=0.3),
+}
+
+
+def _train(tf, make_opt, dtype, steps=4):
+    rng = np.random.RandomState(3)
+    w0, x0, y0 = rng.randn(6, 5).astype(dtype), rng.randn(8, 6).astype(dtype), rng.randn(8, 5).astype(dtype)
+    w = tf.Variable(w0, name="w")
+    loss = tf.reduce_sum(tf.square(tf.tanh(tf.matmul(tf.constant(x0), w)) - y0))
+    opt = make_opt(tf)
+    train_op = opt.minimize(loss)
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        for _ in range(steps):
+            sess.run(train_op)
+        return sess.run({"w": w, **{n: opt.get_slot(w, n) for n in opt.get_slot_names()}})
+
+
+@pytest.fixture
+def kernel_calls(monkeypatch):
+    """Counts the calls of each kernel that took the arrays."""
+    calls = {}
+
+    class Spy:
+        def __getattr__(self, name):
+            fn = getattr(kernels, name)
+
+            def wrapped(*args):
+                done = fn(*args)
+                calls[name] = calls.get(name, 0) + bool(done)
+                return done
+            return wrapped
+    monkeypatch.setattr(ops, "_kernels", Spy())
+    return calls
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("name", sorted(OPTIMIZERS))
+def test_graph_both_paths_match_each_other_and_tf1(tf1, kernel_calls, monkeypatch, name, dtype):
+    with tf1.Graph().as_default():
+        expected = _train(tf1, OPTIMIZERS[name], dtype)
+    with core.Graph().as_default():
+        fast = _train(core, OPTIMIZERS[name], dtype)
+    assert sum(kernel_calls.values()) == 4, kernel_calls        # every step's dense update ran in C
+    monkeypatch.setattr(ops, "_kernels", None)
+    with core.Graph().as_default():
+        slow = _train(core, OPTIMIZERS[name], dtype)
+    assert sorted(fast) == sorted(slow) == sorted(expected)
+    tol = 1e-5 if dtype == "float32" else 1e-9
+    for key in expected:
+        np.testing.assert_array_equal(fast[key], slow[key], err_msg=key)
+        np.testing.assert_allclose(fast[key], expected[key], rtol=tol, atol=tol, err_msg=key)
+
+
+def test_environment_variable_disables_the_kernels():
+    import os
+    import subprocess
+    import sys
+    code = "from tfevents.core.train import ops; print(ops._kernels is None)"
+    env = dict(os.environ, TFEVENTS_CORE_KERNELS="0")
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "True"
+    env["TFEVENTS_CORE_KERNELS"] = "1"
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
