@@ -39,6 +39,15 @@ def peer_logdir(tmp_path_factory):
     return peer_runs.write_in_subprocesses(str(tmp_path_factory.mktemp("peers")))
 
 
+@pytest.fixture(scope="session")
+def example_runs(tmp_path_factory):
+    """The TF1 example programs of ../shared/examples, started at once (tests/_examples.py); ``.wait()`` for them."""
+    import _examples
+    runs = _examples.ExampleRuns(str(tmp_path_factory.mktemp("examples")))
+    yield runs
+    runs.stop()
+
+
 @pytest.fixture
 def logdir(tmp_path):
     d = tmp_path / "logs"

@@ -2,19 +2,16 @@
 the Python loader (``--load_fast=false``) and the Rust data server (``--load_fast=true``), checked through its HTTP
 API against what the demo logged; then TensorBoard's scalars and graphs dashboards rendered in headless Chromium."""
 import contextlib
-import glob
 import io
 import os
-import subprocess
-import sys
+import shutil
 import time
 
 import numpy as np
 import pytest
 from google.protobuf import text_format
 
-import conftest
-from _tensorboard import TensorBoardServer, stop_process_group
+from _tensorboard import TensorBoardServer
 from tfevents.core.demo import DemoConfig, run_demo
 
 CONFIG = dict(epochs=2, n_train=256, n_test=128, batch_size=64, log_every=2)    # 4 steps per epoch
@@ -25,30 +22,20 @@ TIMEOUT = 120.0
 # ------------------------------------------------------------------ fixtures
 
 @pytest.fixture(scope="module")
-def logdir(tmp_path_factory):
+def logdir(tmp_path_factory, example_runs):
     """``demo/{train,test}`` from one short demo run, and ``examples/<program>.*/...`` from the shared TF1 example
-    programs (run at the same time, in subprocesses, against tfevents.core)."""
+    programs (conftest's ``example_runs``: running against tfevents.core in subprocesses meanwhile)."""
     root = tmp_path_factory.mktemp("e2e")
-    env = dict(os.environ, EXAMPLE_OUT=str(root / "examples"), OPENBLAS_NUM_THREADS="1")
-    env.pop("EXAMPLE_BACKEND", None)
-    examples = {}
+    result = run_demo(DemoConfig(logdir=str(root / "demo"), **CONFIG), progress=None)
+    finished = example_runs.wait()
+    example_runs_dirs = {}
     for name in EXAMPLES_WITH_GRAPHS:
-        path = os.path.join(conftest.SHARED, "examples", name + ".py")
-        examples[name] = subprocess.Popen([sys.executable, path], env=env, cwd=str(root), stdout=subprocess.PIPE,
-                                          stderr=subprocess.STDOUT, text=True, start_new_session=True)
-    try:
-        result = run_demo(DemoConfig(logdir=str(root / "demo"), **CONFIG), progress=None)
-        for name, proc in examples.items():
-            out, _ = proc.communicate(timeout=300)
-            assert proc.returncode == 0 and out.strip().endswith("EXAMPLE OK " + name), out[-3000:]
-    finally:
-        for proc in examples.values():
-            stop_process_group(proc)
-    example_runs = {}
-    for name in EXAMPLES_WITH_GRAPHS:
-        (events,) = glob.glob(str(root / "examples" / (name + ".*") / "**" / "events.out.tfevents.*"), recursive=True)
-        example_runs[name] = os.path.relpath(os.path.dirname(events), str(root))
-    return str(root), result, example_runs
+        out = finished[name].stdout
+        assert finished[name].returncode == 0 and out.strip().endswith("EXAMPLE OK " + name), out[-3000:]
+        run = os.path.join("examples", os.path.relpath(example_runs.event_dir(name), example_runs.out_dir))
+        shutil.copytree(example_runs.event_dir(name), str(root / run))
+        example_runs_dirs[name] = run
+    return str(root), result, example_runs_dirs
 
 
 @pytest.fixture(scope="module")

@@ -1,23 +1,18 @@
 """Every TF1 example program in ../shared/examples runs unchanged against tfevents.core (``from tfevents import
 core as tf``): exit code 0 and ``EXAMPLE OK <name>`` as the last line of its output."""
-import glob
 import importlib.util
-import os
-import subprocess
-import sys
 
 import pytest
 
-import conftest
+from _examples import PROGRAMS as EXAMPLES, program_name
 
-EXAMPLES = sorted(glob.glob(os.path.join(conftest.SHARED, "examples", "*.py")))
 # these use tf.train (optimizers, Saver, summary_iterator), which lives in core/train
 NEEDS_TRAIN = {"adam_graph", "mlp_clip_by_value", "global_norm_clipping"}
 TRAIN_PRESENT = importlib.util.find_spec("tfevents.core.train") is not None
 
 
 def _param(path):
-    name = os.path.splitext(os.path.basename(path))[0]
+    name = program_name(path)
     marks = []
     if name in NEEDS_TRAIN and not TRAIN_PRESENT:
         marks.append(pytest.mark.xfail(reason="needs tfevents.core.train (not written yet)", strict=False))
@@ -29,12 +24,9 @@ def test_examples_found():
 
 
 @pytest.mark.parametrize("path", [_param(p) for p in EXAMPLES])
-def test_example_runs(path, tmp_path):
-    name = os.path.splitext(os.path.basename(path))[0]
-    env = dict(os.environ, EXAMPLE_OUT=str(tmp_path))
-    env.pop("EXAMPLE_BACKEND", None)
-    proc = subprocess.run([sys.executable, path], env=env, cwd=str(tmp_path), capture_output=True, text=True,
-                          timeout=300)
+def test_example_runs(path, example_runs):
+    name = program_name(path)
+    proc = example_runs.wait()[name]
     output = proc.stdout.strip().splitlines()
     assert proc.returncode == 0, "%s failed:\n%s\n%s" % (name, proc.stdout[-3000:], proc.stderr[-5000:])
     assert output and output[-1] == "EXAMPLE OK " + name, proc.stdout[-3000:]

@@ -1,0 +1,62 @@
+"""The TF1 example programs of ../shared/examples, run unchanged against tfevents.core: all of them at once, in
+subprocesses, once per test session (the ``example_runs`` fixture of conftest.py), for test_examples (they run)
+and test_demo_e2e (TensorBoard serves the runs they log)."""
+from __future__ import annotations
+
+import glob
+import os
+import subprocess
+import sys
+
+from _tensorboard import stop_process_group
+from conftest import SHARED
+
+PROGRAMS = sorted(glob.glob(os.path.join(SHARED, "examples", "*.py")))
+
+
+def program_name(path: str) -> str:
+    return os.path.splitext(os.path.basename(path))[0]
+
+
+class ExampleRuns:
+    """Starts every program at once with ``EXAMPLE_OUT=root/out`` (each logs into ``root/out/<name>.<random>/``,
+    its output goes to ``root/<name>.stdout`` and ``.stderr``); :meth:`wait` collects exit codes and output."""
+
+    def __init__(self, root: str, programs=PROGRAMS, timeout: float = 300):
+        self.root, self.out_dir, self.timeout, self._results = root, os.path.join(root, "out"), timeout, None
+        os.makedirs(self.out_dir, exist_ok=True)
+        # side by side, so one BLAS thread each (more only contend for the cores)
+        env = dict(os.environ, EXAMPLE_OUT=self.out_dir, OPENBLAS_NUM_THREADS="1")
+        env.pop("EXAMPLE_BACKEND", None)
+        self._procs = {}
+        for path in programs:
+            name = program_name(path)
+            with open(self._log(name, "stdout"), "w") as out, open(self._log(name, "stderr"), "w") as err:
+                self._procs[name] = subprocess.Popen([sys.executable, path], env=env, cwd=self.out_dir, stdout=out,
+                                                     stderr=err, text=True, start_new_session=True)
+
+    def _log(self, name: str, stream: str) -> str:
+        return os.path.join(self.root, "%s.%s" % (name, stream))
+
+    def wait(self) -> dict[str, subprocess.CompletedProcess]:
+        """{name: CompletedProcess with returncode, stdout, stderr}, once every program has finished."""
+        if self._results is None:
+            results = {}
+            try:
+                for name, proc in self._procs.items():
+                    proc.wait(timeout=self.timeout)
+                    with open(self._log(name, "stdout")) as out, open(self._log(name, "stderr")) as err:
+                        results[name] = subprocess.CompletedProcess(proc.args, proc.returncode, out.read(), err.read())
+            finally:
+                self.stop()
+            self._results = results
+        return self._results
+
+    def stop(self) -> None:
+        for proc in self._procs.values():
+            stop_process_group(proc)
+
+    def event_dir(self, name: str) -> str:
+        """The one directory holding the event file the program ``name`` wrote."""
+        (events,) = glob.glob(os.path.join(self.out_dir, name + ".*", "**", "events.out.tfevents.*"), recursive=True)
+        return os.path.dirname(events)
