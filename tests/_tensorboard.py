@@ -112,8 +112,8 @@ class TensorBoardServer:
 
     def wait_for(self, what: str, check, timeout: float | None = None, done=bool):
         """Poll ``check()`` every half second until ``done(answer)`` (by default: the answer is true), and return
-        the answer; a :data:`NOT_YET` exception counts as not yet. Fails the test, with the last answer and the server's log, when the server
-        exits or ``timeout`` (default: the server's) runs out."""
+        the answer; a :data:`NOT_YET` exception counts as not yet. Fails the test, with the last answer and the
+        server's log, when the server exits or ``timeout`` (default: the server's) runs out."""
         deadline, last = time.monotonic() + (self.timeout if timeout is None else timeout), None
         while time.monotonic() < deadline and self.proc.poll() is None:
             try:
