@@ -3,6 +3,7 @@ that include zero and infinite norms, step 0 and cycle/staircase boundaries."""
 import numpy as np
 import pytest
 
+from _oracle import tf1_and_core
 from tfevents import core
 
 # inf / NaN norms are part of the grid: numpy's "invalid value" warnings are expected there
@@ -38,10 +39,7 @@ def _clip_program(tf, t, dtype):
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 def test_clipping_matches_tf1(tf1, dtype):
     for t in TENSORS:
-        with tf1.Graph().as_default():
-            want = _clip_program(tf1, t, dtype)
-        with core.Graph().as_default():
-            got = _clip_program(core, t, dtype)
+        want, got = tf1_and_core(tf1, _clip_program, t, dtype)
         for i, (g, w) in enumerate(zip(got, want)):
             np.testing.assert_allclose(g, w, rtol=1e-6, atol=0, equal_nan=True, err_msg="output %d for %r" % (i, t))
             assert g.dtype == w.dtype
@@ -90,10 +88,7 @@ def _schedules(tf, step):
 
 
 def test_schedules_match_tf1(tf1):
-    with tf1.Graph().as_default():
-        want = _schedules(tf1, STEPS)
-    with core.Graph().as_default():
-        got = _schedules(core, STEPS)
+    want, got = tf1_and_core(tf1, _schedules, STEPS)
     for step, g_row, w_row in zip(STEPS, got, want):
         for i, (g, w) in enumerate(zip(g_row, w_row)):
             np.testing.assert_allclose(g, w, rtol=1e-6, err_msg="schedule %d at step %d" % (i, step))
@@ -150,10 +145,8 @@ def _ema_program(tf, num_updates, dtype):
 @pytest.mark.parametrize("num_updates", [False, True])
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 def test_ema_matches_tf1(tf1, num_updates, dtype):
-    with tf1.Graph().as_default():
-        want, want_names, want_restore, want_mavs = _ema_program(tf1, num_updates, dtype)
-    with core.Graph().as_default():
-        got, names, restore, mavs = _ema_program(core, num_updates, dtype)
+    (want, want_names, want_restore, want_mavs), (got, names, restore, mavs) = tf1_and_core(
+        tf1, _ema_program, num_updates, dtype)
     assert names == want_names == ["w/ExponentialMovingAverage"] * 2 + ["b/ExponentialMovingAverage"]
     assert restore == want_restore
     assert [v.op.name for v in mavs] == [v.op.name for v in want_mavs] == ["w", "b"]
@@ -175,9 +168,6 @@ def test_ema_of_tensor_zero_debias_matches_tf1(tf1):
                 sess.run(update, {x: [i + 1.0, -i]})
                 out.append(sess.run(ema.average(value)))
         return out
-    with tf1.Graph().as_default():
-        want = program(tf1)
-    with core.Graph().as_default():
-        got = program(core)
+    want, got = tf1_and_core(tf1, program)
     np.testing.assert_allclose(got, want, rtol=1e-6)
     np.testing.assert_allclose(got[0], [2.0, 0.0], rtol=1e-6)     # debiased: the first value itself

@@ -7,6 +7,7 @@ import time
 import numpy as np
 import pytest
 
+from _oracle import tf1_and_core
 from tfevents import core
 
 RNG = np.random.RandomState(3)
@@ -45,10 +46,7 @@ def _max_norm_program(tf):
 
 
 def test_max_norm_regularization(tf1):
-    with tf1.Graph().as_default():
-        want = _max_norm_program(tf1)
-    with core.Graph().as_default():
-        got = _max_norm_program(core)
+    want, got = tf1_and_core(tf1, _max_norm_program)
     for g, w in zip(got, want):
         np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-6)
     assert np.all(np.linalg.norm(got[0], axis=1) <= 1.0 + 1e-6)
@@ -78,10 +76,7 @@ def _batch_norm_program(tf):
 
 
 def test_batch_norm_update_ops(tf1):
-    with tf1.Graph().as_default():
-        want_names, want, want_loss = _batch_norm_program(tf1)
-    with core.Graph().as_default():
-        names, got, loss = _batch_norm_program(core)
+    (want_names, want, want_loss), (names, got, loss) = tf1_and_core(tf1, _batch_norm_program)
     assert names == want_names
     assert "batch_normalization/moving_mean" in names
     for name, g, w in zip(names, got, want):
@@ -119,10 +114,7 @@ def _tower_program(tf, n_towers=2):
 
 
 def test_multi_tower_gradient_averaging(tf1):
-    with tf1.Graph().as_default():
-        want = _tower_program(tf1)
-    with core.Graph().as_default():
-        got = _tower_program(core)
+    want, got = tf1_and_core(tf1, _tower_program)
     for g, w in zip(got, want):
         np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-6)
     assert not np.allclose(got[0], K1)

@@ -3,6 +3,7 @@ gradients, several steps) is built with both, and variables, slots and slot name
 import numpy as np
 import pytest
 
+from _oracle import tf1_and_core
 from tfevents import core
 
 STEPS = 6
@@ -68,10 +69,7 @@ def run_program(tf, make_opt, dtype, steps=STEPS):
 @pytest.mark.parametrize("name", sorted(OPTIMIZERS))
 def test_matches_tf1(tf1, name, dtype):
     make_opt, slot_names = OPTIMIZERS[name]
-    with tf1.Graph().as_default():
-        expected = run_program(tf1, make_opt, dtype)
-    with core.Graph().as_default():
-        got = run_program(core, make_opt, dtype)
+    expected, got = tf1_and_core(tf1, run_program, make_opt, dtype)
     assert got["slot_names"] == expected["slot_names"] == slot_names
     assert got["opt_vars"] == expected["opt_vars"]
     assert got["step"] == expected["step"] == STEPS
@@ -128,10 +126,7 @@ def test_op_and_variable_names(tf1, case):
                 return tf.train.MomentumOptimizer(0.1, 0.9).minimize(loss)
         gs = tf.train.get_or_create_global_step()
         return tf.train.GradientDescentOptimizer(0.1).minimize(loss, global_step=gs, name="sgd")
-    with tf1.Graph().as_default():
-        tf_name, tf_ops, tf_vars = _names(tf1, make_train)
-    with core.Graph().as_default():
-        name, ops, variables = _names(core, make_train)
+    (tf_name, tf_ops, tf_vars), (name, ops, variables) = tf1_and_core(tf1, _names, make_train)
     assert name == tf_name
     assert variables == tf_vars
     prefixes = ("Adam", "train/Momentum", "sgd", "beta", "layer/w/", "layer/b/", "vs/")
@@ -201,10 +196,7 @@ def test_hyperparameters_as_tensors_and_callables(tf1):
             for value in (0.1, 0.2, 0.05):
                 sess.run(train, {lr: value})
             return sess.run(v)
-    with tf1.Graph().as_default():
-        want = program(tf1)
-    with core.Graph().as_default():
-        got = program(core)
+    want, got = tf1_and_core(tf1, program)
     np.testing.assert_allclose(got, want, rtol=1e-6)
 
 
