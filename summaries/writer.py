@@ -152,6 +152,7 @@ class SummaryWriter:
         self._flush_secs = flush_secs
         self._suffix = filename_suffix or ""
         self._scalar_packers: Dict[str, _event_bytes.ScalarPacker] = {}
+        self._max_step = 0   # highest step logged in this run: where add_hparams puts its metrics
         self._sub_writers: Dict[str, EventFileWriter] = {}
         self._run_metadata_tags: set = set()
         # check the arguments before a file exists
@@ -288,7 +289,10 @@ class SummaryWriter:
             except OverflowError:
                 payload = _scalar_event(wall, global_step, packer, scalar_value)
         else:
-            payload = _scalar_event(wall, _as_step(global_step), packer, scalar_value)
+            step = _as_step(global_step)
+            payload = _scalar_event(wall, step, packer, scalar_value)
+        if step > self._max_step:
+            self._max_step = step
         writer = self._file_writer   # EventFileWriter.add_serialized_event, inlined
         if writer._error is not None or writer._closed:
             writer._check()
@@ -413,16 +417,20 @@ class SummaryWriter:
         """One trial for the HParams dashboard: its hyperparameters and final metrics.
 
         Writes the experiment, session-start and session-end summaries and each metric as a
-        scalar (tag = metric name, at ``global_step``) into ``logdir`` itself, or into the
-        sub-run ``<logdir>/<run_name>`` when ``run_name`` is given. (torch writes into a new
-        sub-run named after the current time; this writer makes no such run.)
+        scalar (tag = metric name) into ``logdir`` itself, or into the sub-run
+        ``<logdir>/<run_name>`` when ``run_name`` is given. (torch writes into a new sub-run named
+        after the current time; this writer makes no such run.) A metric goes at ``global_step``,
+        by default the highest step this writer has logged, so that a metric named like a series
+        already logged here (e.g. ``loss``) never makes that series' step go back, which would make
+        TensorBoard drop the series' earlier points.
         """
         from . import builders
 
         experiment, start, end = builders.hparams(hparam_dict, metric_dict, hparam_domain_discrete)
         for key in metric_dict:
             _check_tag(key)
-        wall, step = time.time(), _as_step(global_step)
+        wall = time.time()
+        step = self._max_step if global_step is None else _as_step(global_step)
         # every metric is checked before anything is queued: a bad one leaves no half-written trial
         metrics = [_event_bytes.scalar_event(wall, step, _event_bytes.scalar_packer(key), _as_value(value, key))
                    for key, value in metric_dict.items()]
@@ -440,8 +448,10 @@ class SummaryWriter:
         self._add_summary_bytes(summary.SerializeToString(), global_step, walltime)
 
     def _add_summary_bytes(self, data: bytes, global_step: Optional[int], walltime: Optional[float]) -> None:
-        self._file_writer.add_serialized_event(
-            _event_bytes.summary_event(_as_walltime(walltime), _as_step(global_step), data))
+        step = _as_step(global_step)
+        if step > self._max_step:
+            self._max_step = step
+        self._file_writer.add_serialized_event(_event_bytes.summary_event(_as_walltime(walltime), step, data))
 
     def _purge(self, step: int) -> None:
         from tfevents.proto import event_pb2

@@ -404,3 +404,20 @@ def test_tbparse_reads_runs_and_scalars(tmp_path):
     expected = sorted([("", "loss", s, s / 4) for s in range(5)] + [("pair_x", "pair", s, float(s)) for s in range(5)]
                       + [("pair_y", "pair", s, float(-s)) for s in range(5)])
     assert got == expected
+
+
+def test_add_hparams_metric_named_like_a_logged_series_keeps_that_series(tmp_path):
+    """A metric written at step 0 after `loss` reached step 99 would send the series back, and TensorBoard's
+    default loader would then drop all 100 points; by default the metric goes at the highest step logged."""
+    from tfevents.summaries import read_scalars
+
+    logdir = str(tmp_path)
+    with SummaryWriter(logdir) as w:
+        for step in range(100):
+            w.add_scalar("loss", 1.0 / (step + 1), step)
+        w.add_histogram("weights", [0.0, 1.0], 120)
+        w.add_hparams({"lr": 0.1}, {"loss": 0.25})
+    for mode in ("tensorboard", "python", "legacy"):
+        loss = read_scalars(logdir, restarts=mode)[(".", "loss")]
+        assert list(loss.step[:100]) == list(range(100)), mode
+        assert loss.step[-1] == 120 and loss.value[-1] == 0.25, mode
