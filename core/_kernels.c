@@ -1,10 +1,13 @@
-/* Fused optimizer updates for tfevents.core (TF's training_ops): one pass over the arrays, in place.
+/* Fused optimizer updates for tfevents.core (TF's training_ops), one pass over the arrays in place, and the
+ * relu forward/gradient in one pass (numpy needs a comparison temporary and a mixed-type loop for those).
  *
  *   apply_gradient_descent(var, alpha, delta) -> bool
  *   apply_momentum(var, accum, lr, grad, momentum, use_nesterov) -> bool
  *   apply_adagrad(var, accum, lr, grad, update_slots) -> bool
  *   apply_adam(var, m, v, beta1_power, beta2_power, lr, beta1, beta2, epsilon, grad, use_nesterov) -> bool
  *   apply_rms_prop(var, ms, mom, lr, rho, momentum, epsilon, grad) -> bool
+ *   relu(x, out) -> bool                      out = max(x, 0) (out may be x)
+ *   relu_grad(g, features, out) -> bool       out = g * (features > 0) (out may be g)
  *
  * Each returns False without touching anything when it cannot take the call (the caller then runs the numpy
  * version in core/train/ops.py): arrays that are not C-contiguous, aligned float32/float64 buffers of one
@@ -313,6 +316,61 @@ static PyObject *apply_rms_prop(PyObject *self, PyObject *const *args, Py_ssize_
     return result(&a, 1);
 }
 
+/* ---- activations: out may be one of the inputs (in place), never a partial overlap */
+
+static int get_elementwise(Arrays *a, PyObject **inputs, int n_inputs, PyObject *out) {
+    a->n_views = 0;
+    for (int i = 0; i < n_inputs; i++)
+        if (!get_view(a, inputs[i], 0)) return 0;
+    if (!get_view(a, out, 1)) return 0;
+    Py_buffer *o = &a->views[n_inputs];
+    for (int i = 0; i < n_inputs; i++)
+        if (overlaps(&a->views[i], o) && a->views[i].buf != o->buf) return 0;
+    return 1;
+}
+
+/* relu(x, out): out = x < 0 ? 0 : x  (np.maximum(x, 0): NaN and -0.0 pass through) */
+static PyObject *relu(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 2) {
+        PyErr_SetString(PyExc_TypeError, "relu(x, out)");
+        return NULL;
+    }
+    Arrays a;
+    if (!get_elementwise(&a, (PyObject **)args, 1, args[1])) return result(&a, 0);
+    Py_ssize_t n = a.n;
+    if (a.kind == 'f') {
+        const float *x = F(0);
+        float *out = F(1);
+        RUN(for (Py_ssize_t i = 0; i < n; i++) out[i] = x[i] < 0.0f ? 0.0f : x[i];);
+    } else {
+        const double *x = D(0);
+        double *out = D(1);
+        RUN(for (Py_ssize_t i = 0; i < n; i++) out[i] = x[i] < 0.0 ? 0.0 : x[i];);
+    }
+    return result(&a, 1);
+}
+
+/* relu_grad(g, features, out): out = g * (features > 0)  (a product, as numpy's: inf * 0 is NaN) */
+static PyObject *relu_grad(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 3) {
+        PyErr_SetString(PyExc_TypeError, "relu_grad(g, features, out)");
+        return NULL;
+    }
+    Arrays a;
+    if (!get_elementwise(&a, (PyObject **)args, 2, args[2])) return result(&a, 0);
+    Py_ssize_t n = a.n;
+    if (a.kind == 'f') {
+        const float *g = F(0), *f = F(1);
+        float *out = F(2);
+        RUN(for (Py_ssize_t i = 0; i < n; i++) out[i] = g[i] * (float)(f[i] > 0.0f););
+    } else {
+        const double *g = D(0), *f = D(1);
+        double *out = D(2);
+        RUN(for (Py_ssize_t i = 0; i < n; i++) out[i] = g[i] * (double)(f[i] > 0.0););
+    }
+    return result(&a, 1);
+}
+
 static PyMethodDef methods[] = {
     {"apply_gradient_descent", (PyCFunction)(void (*)(void))apply_gradient_descent, METH_FASTCALL,
      "var -= alpha * delta; False if the arrays are not supported"},
@@ -324,6 +382,9 @@ static PyMethodDef methods[] = {
      "Adam: m += (g - m)(1 - beta1); v += (g*g - v)(1 - beta2); var -= alpha * m / (sqrt(v) + epsilon)"},
     {"apply_rms_prop", (PyCFunction)(void (*)(void))apply_rms_prop, METH_FASTCALL,
      "RMSProp: ms += (g*g - ms)(1 - rho); mom = mom * momentum + g * lr / sqrt(ms + eps); var -= mom"},
+    {"relu", (PyCFunction)(void (*)(void))relu, METH_FASTCALL, "out = max(x, 0); False if not supported"},
+    {"relu_grad", (PyCFunction)(void (*)(void))relu_grad, METH_FASTCALL,
+     "out = g * (features > 0); False if not supported"},
     {NULL, NULL, 0, NULL},
 };
 

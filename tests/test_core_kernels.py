@@ -210,3 +210,93 @@ def test_environment_variable_disables_the_kernels():
     env["TFEVENTS_CORE_KERNELS"] = "1"
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+# ---- relu and its gradient
+
+SPECIAL = np.array([np.nan, -np.nan, np.inf, -np.inf, 0.0, -0.0, 1e-40, -1e-40, 3.5, -2.25])
+
+
+def _relu_inputs(dtype, shape=(9, 37)):
+    rng = np.random.RandomState(5)
+    x = rng.randn(*shape).astype(dtype)
+    x.flat[:SPECIAL.size] = SPECIAL           # NaN, infinities, signed zeros and subnormals
+    g = rng.randn(*shape).astype(dtype)
+    g.flat[SPECIAL.size:2 * SPECIAL.size] = SPECIAL
+    g.flat[:SPECIAL.size] = SPECIAL[::-1]
+    return x, g
+
+
+def _same_bits(a, b):
+    assert a.dtype == b.dtype and a.shape == b.shape
+    np.testing.assert_array_equal(a.view(np.uint8), b.view(np.uint8))
+
+
+def _same_values(a, b):
+    """Equal values, NaN where the other has NaN; the sign of a zero may differ: numpy's own np.maximum(-0.0, 0)
+    is +0.0 or -0.0 depending on its SIMD path; the kernel gives TF's ``x < 0 ? 0 : x`` (-0.0)."""
+    assert a.dtype == b.dtype and a.shape == b.shape
+    np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_relu_kernels_equal_numpy(dtype):
+    x, g = _relu_inputs(dtype)
+    out = np.empty_like(x)
+    assert kernels.relu(x, out) is True
+    _same_values(out, np.maximum(x, 0))
+    assert np.signbit(out[x == 0]).tolist() == np.signbit(x[x == 0]).tolist()      # TF keeps -0.0
+    inplace = x.copy()
+    assert kernels.relu(inplace, inplace) is True
+    _same_bits(inplace, out)
+    with np.errstate(invalid="ignore"):                     # inf * 0 is NaN, in both
+        want = g * (x > 0)
+    assert kernels.relu_grad(g, x, out) is True
+    _same_bits(out, want)
+    inplace = g.copy()
+    assert kernels.relu_grad(inplace, x, inplace) is True
+    _same_bits(inplace, want)
+
+
+def test_relu_kernels_refuse_what_they_do_not_handle():
+    x, g = _relu_inputs(np.float32)
+    assert kernels.relu(x.astype(np.float16), np.empty(x.shape, np.float16)) is False
+    assert kernels.relu(x[:, ::2], np.empty((9, 19), np.float32)) is False           # a strided view
+    assert kernels.relu(x, np.empty((9, 36), np.float32)) is False                   # another shape
+    assert kernels.relu(x, np.empty(x.shape, np.float64)) is False                   # another dtype
+    buf = np.zeros(2 * x.size, np.float32)
+    buf[:x.size] = x.ravel()
+    assert kernels.relu(buf[:x.size], buf[5:5 + x.size]) is False                     # partial overlap
+    ro = np.empty_like(x)
+    ro.setflags(write=False)
+    assert kernels.relu(x, ro) is False
+    assert kernels.relu_grad(g, x.astype(np.float64), np.empty_like(g)) is False
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_relu_graph_both_paths_match_tf1(tf1, monkeypatch, dtype):
+    """relu forward and gradient through a session, with the kernels and with the numpy fallback, against TF1
+    (the in-place variants run: the relu's input and the gradient are dead temporaries)."""
+    from tfevents.core.ops import nn_ops
+    x0 = np.random.RandomState(2).randn(9, 37).astype(dtype)
+    x0[0, :3] = 0.0
+
+    def run(tf):
+        x = tf.placeholder(dtype, (None, 37))                 # fed: nothing is constant-folded
+        w = tf.constant(np.linspace(-1, 1, 37 * 4).reshape(37, 4).astype(dtype))
+        y = tf.nn.relu(tf.matmul(x, w) + 0.25)
+        z = tf.nn.relu(x * 3.0)
+        loss = tf.reduce_sum(y * y) + tf.reduce_sum(z)
+        with tf.Session() as sess:
+            return sess.run([y, z] + tf.gradients(loss, [x]), {x: x0})
+
+    with tf1.Graph().as_default():
+        expected = run(tf1)
+    with core.Graph().as_default():
+        fast = run(core)
+    monkeypatch.setattr(nn_ops, "_kernels", None)
+    with core.Graph().as_default():
+        slow = run(core)
+    for f, s, e in zip(fast, slow, expected):
+        _same_values(f, s)
+        np.testing.assert_allclose(f, e, rtol=1e-5, atol=1e-5)

@@ -8,16 +8,50 @@ from .. import dtypes
 from ..graph import TensorShape, name_scope
 from ..registry import (apply_op, constant, convert_to_tensor, register, set_inplace, shape_same,
                         shape_scalar, ufunc_inplace)
-from . import array_ops, math_ops
+from . import array_ops, load_kernels, math_ops
 from .math_ops import sigmoid, tanh  # noqa: F401 - tf.nn.sigmoid / tf.nn.tanh
 
 
+# relu and its gradient run as one C pass when the optional kernels are built (numpy needs a comparison
+# temporary and a mixed-type loop); the numpy versions give the same numbers. The *_inplace variants may write
+# into input 0 (see registry.set_inplace).
+_kernels = load_kernels()
+
+
+def _relu_forward(x):
+    if _kernels is not None and type(x) is np.ndarray:
+        out = np.empty_like(x)
+        if _kernels.relu(x, out):
+            return out
+    return np.maximum(x, 0)
+
+
+_relu_numpy_inplace = ufunc_inplace(np.maximum, 0)
+
+
+def _relu_inplace(x):
+    if _kernels is not None and type(x) is np.ndarray and _kernels.relu(x, x):
+        return x
+    return _relu_numpy_inplace(x)
+
+
 def _relu_grad_forward(g, features):
+    if _kernels is not None and type(g) is np.ndarray and g.shape == features.shape:
+        out = np.empty_like(g)
+        if _kernels.relu_grad(g, features, out):
+            return out
     return g * (features > 0)
 
 
-register("Relu", lambda x: np.maximum(x, 0), lambda op, g: [apply_op("ReluGrad", [g, op.outputs[0]])],
-         shape_same)
+def _relu_grad_inplace(g, features):
+    if type(g) is np.ndarray and g.flags.writeable and g.shape == features.shape:
+        if _kernels is not None and _kernels.relu_grad(g, features, g):
+            return g
+        return np.multiply(g, features > 0, out=g)
+    return g * (features > 0)
+
+
+register("Relu", _relu_forward, lambda op, g: [apply_op("ReluGrad", [g, op.outputs[0]])], shape_same)
 register("ReluGrad", _relu_grad_forward,
          lambda op, gg: [apply_op("ReluGrad", [gg, op.inputs[1]]), array_ops.zeros_like(op.inputs[1])],
          shape_same)
@@ -360,13 +394,7 @@ def dropout(x, keep_prob=None, noise_shape=None, seed=None, name=None, rate=None
 
 
 # buffer reuse (see registry.set_inplace): activations and bias adds may overwrite a dead temporary
-def _relu_grad_inplace(g, features):
-    if type(g) is np.ndarray and g.flags.writeable and g.shape == features.shape:
-        return np.multiply(g, features > 0, out=g)
-    return g * (features > 0)
-
-
-set_inplace("Relu", ufunc_inplace(np.maximum, 0))
+set_inplace("Relu", _relu_inplace)
 set_inplace("ReluGrad", _relu_grad_inplace)
 set_inplace("BiasAdd", ufunc_inplace(np.add))
 for _type in ("Softmax", "LogSoftmax", "SoftmaxCrossEntropyWithLogits", "SparseSoftmaxCrossEntropyWithLogits",

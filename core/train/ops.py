@@ -16,22 +16,16 @@ fallback (other dtypes, views, and every run with ``TFEVENTS_CORE_KERNELS=0`` in
 from __future__ import annotations
 
 import inspect
-import os
 from typing import Callable, Optional, Sequence
 
 import numpy as np
 
 from .. import dtypes
 from ..graph import TensorShape
+from ..ops import load_kernels
 from ..registry import apply_op, register, shape_same
 
-if os.environ.get("TFEVENTS_CORE_KERNELS", "1") != "0":
-    try:
-        from .. import _kernels
-    except ImportError:          # not compiled: the numpy updates below do all the work
-        _kernels = None
-else:
-    _kernels = None
+_kernels = load_kernels()        # None: the numpy updates below do all the work
 
 # ---------------------------------------------------------------------------------------------------------
 # update math (in place on the arrays named like TF's inputs)
