@@ -8,6 +8,8 @@
  *   apply_rms_prop(var, ms, mom, lr, rho, momentum, epsilon, grad) -> bool
  *   relu(x, out) -> bool                      out = max(x, 0) (out may be x)
  *   relu_grad(g, features, out) -> bool       out = g * (features > 0) (out may be g)
+ *   flush_denormals() -> bits; restore_denormals(bits)   the calling thread's FTZ/DAZ mode, which TF sets
+ *                                             for its kernels and core's Session.run sets around a step
  *
  * Each returns False without touching anything when it cannot take the call (the caller then runs the numpy
  * version in core/train/ops.py): arrays that are not C-contiguous, aligned float32/float64 buffers of one
@@ -371,6 +373,44 @@ static PyObject *relu_grad(PyObject *self, PyObject *const *args, Py_ssize_t nar
     return result(&a, 1);
 }
 
+/* ---- denormals: TF runs its kernels with denormals flushed to zero (FTZ + DAZ on x86, FZ on ARM) */
+
+#if defined(__x86_64__) || defined(_M_X64) || defined(__i386__)
+#include <xmmintrin.h>
+#define FP_FLUSH_BITS 0x8040u /* MXCSR: FTZ (bit 15) | DAZ (bit 6) */
+static unsigned long fp_mode_get(void) { return _mm_getcsr(); }
+static void fp_mode_set(unsigned long mode) { _mm_setcsr((unsigned int)mode); }
+#elif defined(__aarch64__) && defined(__GNUC__)
+#define FP_FLUSH_BITS (1ul << 24) /* FPCR.FZ */
+static unsigned long fp_mode_get(void) {
+    unsigned long fpcr;
+    __asm__ __volatile__("mrs %0, fpcr" : "=r"(fpcr));
+    return fpcr;
+}
+static void fp_mode_set(unsigned long mode) { __asm__ __volatile__("msr fpcr, %0" : : "r"(mode)); }
+#else
+#define FP_FLUSH_BITS 0ul
+static unsigned long fp_mode_get(void) { return 0; }
+static void fp_mode_set(unsigned long mode) { (void)mode; }
+#endif
+
+/* flush_denormals() -> previous flush bits: this thread now flushes denormal inputs and results to zero */
+static PyObject *flush_denormals(PyObject *self, PyObject *unused) {
+    unsigned long mode = fp_mode_get();
+    if ((mode & FP_FLUSH_BITS) != FP_FLUSH_BITS) fp_mode_set(mode | FP_FLUSH_BITS);
+    return PyLong_FromUnsignedLong(mode & FP_FLUSH_BITS);
+}
+
+/* restore_denormals(bits): put back the flush bits flush_denormals returned (other mode bits untouched) */
+static PyObject *restore_denormals(PyObject *self, PyObject *arg) {
+    unsigned long old = PyLong_AsUnsignedLong(arg);
+    if (old == (unsigned long)-1 && PyErr_Occurred()) return NULL;
+    unsigned long mode = fp_mode_get();
+    unsigned long want = (mode & ~FP_FLUSH_BITS) | (old & FP_FLUSH_BITS);
+    if (want != mode) fp_mode_set(want);
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef methods[] = {
     {"apply_gradient_descent", (PyCFunction)(void (*)(void))apply_gradient_descent, METH_FASTCALL,
      "var -= alpha * delta; False if the arrays are not supported"},
@@ -385,6 +425,9 @@ static PyMethodDef methods[] = {
     {"relu", (PyCFunction)(void (*)(void))relu, METH_FASTCALL, "out = max(x, 0); False if not supported"},
     {"relu_grad", (PyCFunction)(void (*)(void))relu_grad, METH_FASTCALL,
      "out = g * (features > 0); False if not supported"},
+    {"flush_denormals", flush_denormals, METH_NOARGS,
+     "Flush denormals to zero in this thread (as TF's kernels do); returns the previous bits"},
+    {"restore_denormals", restore_denormals, METH_O, "Restore the bits flush_denormals returned"},
     {NULL, NULL, 0, NULL},
 };
 

@@ -300,3 +300,38 @@ def test_relu_graph_both_paths_match_tf1(tf1, monkeypatch, dtype):
     for f, s, e in zip(fast, slow, expected):
         _same_values(f, s)
         np.testing.assert_allclose(f, e, rtol=1e-5, atol=1e-5)
+
+
+# ---- denormals flushed to zero during a step, as TF does
+
+def _denormal_program(tf):
+    p = tf.placeholder(tf.float32, [4])
+    return p, [p * np.float32(1.0), p * np.float32(1e-30), p + p]
+
+
+def test_session_flushes_denormals_like_tf1_and_restores_the_mode(tf1):
+    feed = np.array([1e-39, -3e-40, 1e-20, 1.0], np.float32)          # two float32 denormals
+    with tf1.Graph().as_default():
+        p, outs = _denormal_program(tf1)
+        with tf1.Session() as sess:
+            expected = sess.run(outs, {p: feed})
+    with core.Graph().as_default():
+        p, outs = _denormal_program(core)
+        with core.Session() as sess:
+            got = sess.run(outs, {p: feed})
+    for g, e in zip(got, expected):
+        np.testing.assert_array_equal(g, e)
+    assert got[0][0] == 0 and got[2][1] == 0           # denormal inputs read as zero, not 1e-39
+    # outside a step numpy keeps IEEE denormals: the mode was put back
+    assert feed[0] * np.float32(1.0) == np.float32(1e-39)
+    assert np.float32(1e-20) * np.float32(1e-20) > 0
+
+
+def test_flush_bits_round_trip():
+    before = kernels.flush_denormals()
+    try:
+        flushed = np.float32(1e-39) * np.float32(1.0)
+    finally:
+        kernels.restore_denormals(before)
+    assert flushed == 0
+    assert np.float32(1e-39) * np.float32(1.0) == np.float32(1e-39)
