@@ -210,6 +210,12 @@ def main(argv=None):
     factories = {"numpy": numpy_step_fn, "core": core_step_fn, "tf1": tf1_step_fn, "torch": torch_step_fn}
     print("MLP %s, relu, softmax cross-entropy, Momentum(%g, %g); median time per training step; %d thread(s); "
           "load average %.1f" % ("-".join(map(str, SIZES)), LR, MOMENTUM, THREADS, os.getloadavg()[0]))
+    if "core" in peers:
+        from tfevents.core import session as core_session
+        print("core: C kernels %s; denormals flushed to zero during a step: %s (TF1 flushes them; the numpy and "
+              "torch steps do not and slow down once the gradients get tiny)" % (
+                  "on" if core_session._kernels is not None else "off (TFEVENTS_CORE_KERNELS=0 or not built)",
+                  "yes" if core_session._flush_denormals is not None else "no"))
     for batch in (int(b) for b in args.batches.split(",")):
         x, y = data(batch)
         steps = {}
