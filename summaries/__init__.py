@@ -11,8 +11,8 @@ numpy is loaded only by what needs it.
 """
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from ._lazy import lazy_exports
+
 
 __version__ = "0.1.0"
 
@@ -39,14 +39,4 @@ _EXPORTS.update({name: "builders" for name in _BUILDERS})
 __all__ = sorted(_EXPORTS)
 
 
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError("module 'tfevents.summaries' has no attribute %r" % name)
-    value = getattr(importlib.import_module("." + module, __name__), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_EXPORTS))
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, globals())

@@ -11,8 +11,8 @@ matplotlib is imported only when a plot is made, not by ``import tfevents.viewer
 """
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from ..summaries._lazy import lazy_exports
+
 
 # public name -> submodule that defines it
 _EXPORTS = {
@@ -30,14 +30,4 @@ _EXPORTS = {
 __all__ = sorted(_EXPORTS)
 
 
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError("module 'tfevents.viewer' has no attribute %r" % name)
-    value = getattr(importlib.import_module("." + module, __name__), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_EXPORTS))
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, globals())
