@@ -32,6 +32,10 @@ from .ops.state_ops import (assign, assign_add, assign_sub, placeholder, placeho
                             scatter_sub, scatter_update)
 from .ops.random_ops import random_normal, random_uniform, truncated_normal
 from .ops import nn_ops as _nn_ops
+from .ops.elementwise_ops import *  # noqa: F401,F403 - each family's __all__ is its tf.<name> API
+from .ops.linalg_ops import *  # noqa: F401,F403
+from .ops.segment_ops import *  # noqa: F401,F403
+from .ops.manip_ops import *  # noqa: F401,F403
 from .variables import (Variable, all_variables, global_variables, global_variables_initializer,
                         initialize_all_variables, is_variable_initialized, local_variables,
                         local_variables_initializer, model_variables, moving_average_variables,

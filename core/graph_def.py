@@ -114,6 +114,10 @@ def node_def(op, add_shapes: bool = True) -> graph_pb2.NodeDef:
             continue
     if op.inputs and "T" not in op.attrs and op.type not in _NO_T:
         attrs["T"].CopyFrom(graph_pb2.AttrValue(type=op.inputs[0].dtype.as_datatype_enum))
+    type_attrs = op.opdef.type_attrs if op.opdef is not None else {}
+    for key, position in type_attrs.items():
+        if key not in op.attrs and op.inputs:
+            attrs[key].CopyFrom(graph_pb2.AttrValue(type=op.inputs[position].dtype.as_datatype_enum))
     if add_shapes and op.outputs:
         lst = graph_pb2.AttrValue.ListValue()
         for t in op.outputs:

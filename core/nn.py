@@ -5,3 +5,6 @@ from .ops.nn_ops import (batch_normalization, bias_add, dropout, elu, embedding_
                          softmax, softmax_cross_entropy_with_logits, softmax_cross_entropy_with_logits_v2, softplus,
                          sparse_softmax_cross_entropy_with_logits, tanh)
 from .ops.array_ops import one_hot  # noqa: F401
+from .ops.conv_ops import *  # noqa: F401,F403 - each family's __all__ is its tf.nn.<name> API
+from .ops.pool_ops import *  # noqa: F401,F403
+from .ops.activation_ops import *  # noqa: F401,F403

@@ -15,7 +15,7 @@ Registering an op
         return apply_op("Relu", [features], name=name)
 
 ``register(op_type, forward, grad=None, shape=None, dtype=None, num_outputs=1, stateful=False,
-ref_inputs=(), aliases=False, bind=None, mutates=False)``
+ref_inputs=(), aliases=False, bind=None, mutates=False, type_attrs=None)``
 
 - ``op_type``: the TF op name (``"MatMul"``, ``"ApplyAdam"``); it is ``NodeDef.op`` in the GraphDef.
 - ``forward(*input_arrays, **attrs)``: numpy, returns one array, or a tuple of arrays when ``num_outputs > 1``.
@@ -42,6 +42,8 @@ ref_inputs=(), aliases=False, bind=None, mutates=False)``
   and ``.name``. Update it in place (``slot.value -= lr * grad``) or assign ``slot.value = new_array``.
   A ref input does not make the variable's op run (an uninitialized variable can be assigned).
 - ``aliases=True``: an output may share memory with a variable; the Session copies it when it is fetched.
+- ``type_attrs``: ``{attr: input position}`` for the GraphDef's type attrs taken from an input other than
+  input 0 (``{"Tidx": 1}`` for Sum, ``{"Tshape": 1}`` for Reshape, ``{"Tidx": -1}`` for ConcatV2's axis).
 - ``bind(op, session) -> callable``: instead of ``forward``, build the callable for one session once (used by
   VariableV2, Placeholder, random ops: ``session.op_state(op, factory)`` keeps per-session state, e.g. an RNG).
 
@@ -86,11 +88,12 @@ class OpDef:
     """What the registry knows about one op type."""
 
     __slots__ = ("type", "forward", "grad", "shape", "dtype", "num_outputs", "stateful", "ref_inputs",
-                 "aliases", "bind", "mutates", "inplace", "fresh")
+                 "aliases", "bind", "mutates", "inplace", "fresh", "type_attrs")
 
     def __init__(self, op_type, forward, grad, shape, dtype, num_outputs, stateful, ref_inputs, aliases,
-                 bind, mutates):
+                 bind, mutates, type_attrs=None):
         self.type = op_type
+        self.type_attrs = dict(type_attrs or {})
         self.forward = forward
         self.grad = grad
         self.shape = shape
@@ -114,12 +117,13 @@ REGISTRY: dict = {}
 def register(op_type: str, forward: Optional[Callable] = None, grad: Optional[Callable] = None,
              shape: Optional[Callable] = None, dtype: Any = None, num_outputs: Any = 1,
              stateful: bool = False, ref_inputs: Sequence[int] = (), aliases: bool = False,
-             bind: Optional[Callable] = None, mutates: bool = False) -> OpDef:
+             bind: Optional[Callable] = None, mutates: bool = False,
+             type_attrs: Optional[dict] = None) -> OpDef:
     """Register (or replace) op ``op_type``; see the module docstring."""
     if forward is None and bind is None:
         raise ValueError("op %r needs a forward or a bind function" % op_type)
     opdef = OpDef(op_type, forward, grad, shape, dtype, num_outputs, stateful, ref_inputs, aliases, bind,
-                  mutates)
+                  mutates, type_attrs)
     REGISTRY[op_type] = opdef
     return opdef
 

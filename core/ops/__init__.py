@@ -16,3 +16,5 @@ def load_kernels():
 
 
 from . import math_ops, array_ops, nn_ops, state_ops, random_ops  # noqa: E402,F401
+from . import (elementwise_ops, linalg_ops, segment_ops, manip_ops, conv_ops, pool_ops,  # noqa: E402,F401
+               activation_ops)

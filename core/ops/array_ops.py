@@ -95,7 +95,7 @@ def _reshape_bind(op, session):
 
 
 register("Reshape", bind=_reshape_bind, grad=lambda op, g: [reshape(g, _static_or_dynamic_shape(op.inputs[0])),
-                                                             None], shape=_reshape_shape)
+                                                             None], shape=_reshape_shape, type_attrs={"Tshape": 1})
 
 
 def reshape(tensor, shape, name=None):  # noqa: F811 - TF's argument name
@@ -113,7 +113,7 @@ def _perm(op):
 register("Transpose", bind=lambda op, s: (lambda x, p, _perm=_perm(op): np.transpose(x, _perm or tuple(p))),
          grad=lambda op, g: [transpose(g, apply_op("InvertPermutation", [op.inputs[1]])), None],
          shape=lambda op: TensorShape(None) if _perm(op) is None or op.inputs[0].shape.dims is None
-         else TensorShape([op.inputs[0].shape.dims[p] for p in _perm(op)]))
+         else TensorShape([op.inputs[0].shape.dims[p] for p in _perm(op)]), type_attrs={"Tperm": 1})
 register("InvertPermutation", lambda p: np.argsort(p).astype(p.dtype), None, shape_same)
 
 
@@ -147,7 +147,7 @@ def _expand_dims_bind(op, session):
 
 register("ExpandDims", bind=_expand_dims_bind,
          grad=lambda op, g: [reshape(g, _static_or_dynamic_shape(op.inputs[0])), None], shape=_expand_shape,
-         aliases=True)
+         aliases=True, type_attrs={"Tdim": 1})
 
 
 def expand_dims(input, axis=None, name=None, dim=None):  # noqa: A002
@@ -207,7 +207,8 @@ def _concat_grad(op, g):
     return split(g, sizes, axis=axis, num=len(values)) + [None]
 
 
-register("ConcatV2", lambda *xs: np.concatenate(xs[:-1], axis=int(xs[-1])), _concat_grad, _concat_shape)
+register("ConcatV2", lambda *xs: np.concatenate(xs[:-1], axis=int(xs[-1])), _concat_grad, _concat_shape,
+         type_attrs={"Tidx": -1})
 
 
 def concat(values, axis, name="concat"):
@@ -419,7 +420,8 @@ def _tile_grad_forward(g, multiples):
 
 
 register("Tile", lambda x, m: np.tile(x, tuple(m)),
-         lambda op, g: [apply_op("TileGrad", [g, op.inputs[1]]), None], _tile_shape)
+         lambda op, g: [apply_op("TileGrad", [g, op.inputs[1]]), None], _tile_shape,
+         type_attrs={"Tmultiples": 1})
 register("TileGrad", _tile_grad_forward, lambda op, g: [tile(g, op.inputs[1]), None],
          lambda op: TensorShape(None))
 
@@ -492,7 +494,7 @@ def _broadcast_to(x, shape):
 
 register("BroadcastTo", _broadcast_to,
          lambda op, g: [math_ops.unbroadcast(g, op.inputs[0]), None],
-         lambda op: constant_shape(op.inputs[1]))
+         lambda op: constant_shape(op.inputs[1]), type_attrs={"Tidx": 1})
 
 
 def broadcast_to(input, shape, name=None):  # noqa: A002

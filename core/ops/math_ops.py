@@ -398,8 +398,10 @@ def _arg_shape(op):
     return TensorShape([d for i, d in enumerate(s.dims) if i != axis])
 
 
-register("ArgMax", bind=_arg_bind(np.argmax), shape=_arg_shape, dtype=lambda op: op.attrs["output_type"])
-register("ArgMin", bind=_arg_bind(np.argmin), shape=_arg_shape, dtype=lambda op: op.attrs["output_type"])
+register("ArgMax", bind=_arg_bind(np.argmax), shape=_arg_shape, dtype=lambda op: op.attrs["output_type"],
+         type_attrs={"Tidx": 1})
+register("ArgMin", bind=_arg_bind(np.argmin), shape=_arg_shape, dtype=lambda op: op.attrs["output_type"],
+         type_attrs={"Tidx": 1})
 
 
 def argmax(input, axis=None, name=None, dimension=None, output_type=dtypes.int64):  # noqa: A002

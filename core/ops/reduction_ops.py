@@ -122,7 +122,7 @@ for _type, _np, _grad in (("Sum", np.add.reduce, _sum_grad), ("Mean", _mean, _me
                           ("Max", np.maximum.reduce, _minmax_grad), ("Min", np.minimum.reduce, _minmax_grad),
                           ("Prod", np.multiply.reduce, _prod_grad), ("All", np.logical_and.reduce, None),
                           ("Any", np.logical_or.reduce, None)):
-    register(_type, bind=_reduction_bind(_np), grad=_grad, shape=_reduction_shape)
+    register(_type, bind=_reduction_bind(_np), grad=_grad, shape=_reduction_shape, type_attrs={"Tidx": 1})
 
 
 def _axes_tensor(x: Tensor, axis: Any) -> Tensor:
@@ -202,7 +202,8 @@ def _cumsum_forward(x, axis, exclusive=False, reverse=False):
 
 register("Cumsum", _cumsum_forward,
          lambda op, g: [cumsum(g, op.inputs[1], exclusive=op.attrs["exclusive"],
-                               reverse=not op.attrs["reverse"]), None], shape_same)
+                               reverse=not op.attrs["reverse"]), None], shape_same,
+         type_attrs={"Tidx": 1})
 
 
 def cumsum(x, axis=0, exclusive=False, reverse=False, name=None):
