@@ -1,10 +1,18 @@
-"""One training step of the example MLP (784-300-100-10, relu, softmax cross-entropy, Momentum 0.9, lr 0.01):
-tfevents.core ``Session.run`` vs a hand-written numpy step, TF1 ``Session.run`` and PyTorch eager.
+"""One training step of two models, tfevents.core ``Session.run`` against its peers, side by side in one run:
 
-    /work/venv/bin/python benchmarks/core_step.py [--batches 50,512] [--seconds 1.5]
+- ``mlp``: the example MLP (784-300-100-10, relu, softmax cross-entropy, Momentum 0.9, lr 0.01) against a
+  hand-written numpy step, TF1 ``Session.run`` and PyTorch eager. Targets: core <= 1.25x numpy; core faster than
+  TF1 at batch 50.
+- ``cnn``: the Deep MNIST tutorial step (two 5x5 convs of 32 and 64 filters, SAME, 2x2 max pools, dense 1024,
+  dropout, Adam; ``benchmarks/_deep_mnist.py``) against TF1 ``Session.run`` and PyTorch eager, batch 50.
+  Target: core <= 1.5x TF1, and no slower than PyTorch.
 
-Prints the median wall and CPU time per step of each (rounds interleaved across peers) and the ratios. Targets: core <= 1.25x numpy; core faster than TF1 at
-batch 50. Every peer gets the same number of BLAS / intra-op threads (``--threads``, default 1: stable on a shared machine).
+    env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE .venv/bin/python benchmarks/core_step.py [--models mlp,cnn]
+        [--batches 50,512] [--seconds 1.5]
+
+Prints the BLAS library and kernel numpy uses (threadpoolctl), the median wall and CPU time per step of each peer
+(rounds interleaved across peers) and the ratios. Every peer gets the same number of BLAS / intra-op threads
+(``--threads``, default 1: stable on a shared machine).
 """
 from __future__ import annotations
 
@@ -199,23 +207,74 @@ def torch_step_fn(x_val, y_val):
     return step
 
 
+def blas_report() -> str:
+    """Which BLAS numpy runs (library, version, kernel, threads), from threadpoolctl when installed."""
+    try:
+        from threadpoolctl import threadpool_info
+    except ImportError:
+        return "BLAS: unknown (pip install threadpoolctl)"
+    infos = [i for i in threadpool_info() if i.get("user_api") == "blas"]
+    return "; ".join("BLAS: %s %s, kernel %s, %s thread(s)" % (i.get("internal_api"), i.get("version"),
+                                                               i.get("architecture"), i.get("num_threads"))
+                     for i in infos) or "BLAS: none found"
+
+
+def print_ratios(times: dict, others) -> None:
+    if "core" in times:
+        for other in others:
+            if other in times:
+                print("    core / %-5s = %.2fx wall, %.2fx cpu" % (
+                    other, times["core"][0] / times[other][0], times["core"][1] / times[other][1]))
+
+
+def run_cnn(args) -> None:
+    import _deep_mnist
+    peers = [p for p in args.peers.split(",") if p != "numpy"]
+    factories = {"core": _deep_mnist.core_step_fn, "tf1": _deep_mnist.tf1_step_fn,
+                 "torch": _deep_mnist.torch_step_fn}
+    print("Deep MNIST CNN (conv 5x5x32, pool, conv 5x5x64, pool, dense 1024, dropout, Adam 1e-4); %d thread(s)"
+          % THREADS)
+    x, y = _deep_mnist.data(50)
+    steps = {}
+    for name in peers:
+        try:
+            steps[name] = factories[name](x, y, THREADS)
+        except ImportError as e:
+            print("  %s skipped: %s" % (name, e))
+    times = time_interleaved(steps, args.seconds)
+    print("batch   50: median " + "  ".join("%s %.0f us" % (k, v[0] * 1e6) for k, v in times.items()))
+    print("            cpu    " + "  ".join("%s %.0f us" % (k, v[1] * 1e6) for k, v in times.items()))
+    print_ratios(times, ("tf1", "torch"))
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--batches", default="50,512")
+    parser.add_argument("--models", default="mlp,cnn")
+    parser.add_argument("--batches", default="50,512", help="MLP batch sizes (the CNN runs the tutorial's 50)")
     parser.add_argument("--seconds", type=float, default=1.5)
     parser.add_argument("--peers", default="numpy,core,tf1,torch")
     parser.add_argument("--threads", type=int, default=1, help="BLAS/intra-op threads for every peer")
     args = parser.parse_args(argv)
     peers = args.peers.split(",")
-    factories = {"numpy": numpy_step_fn, "core": core_step_fn, "tf1": tf1_step_fn, "torch": torch_step_fn}
-    print("MLP %s, relu, softmax cross-entropy, Momentum(%g, %g); median time per training step; %d thread(s); "
-          "load average %.1f" % ("-".join(map(str, SIZES)), LR, MOMENTUM, THREADS, os.getloadavg()[0]))
+    print(blas_report() + "; load average %.1f" % os.getloadavg()[0])
     if "core" in peers:
         from tfevents.core import session as core_session
         print("core: C kernels %s; denormals flushed to zero during a step: %s (TF1 flushes them; the numpy and "
               "torch steps do not and slow down once the gradients get tiny)" % (
                   "on" if core_session._kernels is not None else "off (TFEVENTS_CORE_KERNELS=0 or not built)",
                   "yes" if core_session._flush_denormals is not None else "no"))
+    models = args.models.split(",")
+    if "mlp" in models:
+        run_mlp(args, peers)
+    if "cnn" in models:
+        run_cnn(args)
+    return 0
+
+
+def run_mlp(args, peers) -> None:
+    factories = {"numpy": numpy_step_fn, "core": core_step_fn, "tf1": tf1_step_fn, "torch": torch_step_fn}
+    print("MLP %s, relu, softmax cross-entropy, Momentum(%g, %g); median time per training step; %d thread(s); "
+          "load average %.1f" % ("-".join(map(str, SIZES)), LR, MOMENTUM, THREADS, os.getloadavg()[0]))
     for batch in (int(b) for b in args.batches.split(",")):
         x, y = data(batch)
         steps = {}
@@ -227,12 +286,7 @@ def main(argv=None):
         times = time_interleaved(steps, args.seconds)
         print("batch %4d: median " % batch + "  ".join("%s %.0f us" % (k, v[0] * 1e6) for k, v in times.items()))
         print("            cpu    " + "  ".join("%s %.0f us" % (k, v[1] * 1e6) for k, v in times.items()))
-        if "core" in times:
-            for other in ("numpy", "tf1", "torch"):
-                if other in times:
-                    print("    core / %-5s = %.2fx wall, %.2fx cpu" % (
-                        other, times["core"][0] / times[other][0], times["core"][1] / times[other][1]))
-    return 0
+        print_ratios(times, ("numpy", "tf1", "torch"))
 
 
 if __name__ == "__main__":
