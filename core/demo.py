@@ -1,7 +1,8 @@
 """The main job (``tfevents demo``): a TF1 program on tfevents.core that logs every kind of summary.
 
-It trains the source material's MLP (784-300-100-10, He init, relu; see ``../shared/examples``) on a seeded
-synthetic stand-in for MNIST (``synthetic_mnist``: 10 class prototypes, shifted, plus noise; made in code) with
+It trains the source material's MLP (784-300-100-10, He init, relu; see ``../shared/examples``), or with
+``model="cnn"`` a small Deep-MNIST-style CNN (``tf.layers``: conv 5x5x16 + relu, max pool 2x2, conv 5x5x32 + relu,
+max pool 2x2, dense 256 + relu, dense 10), on a seeded synthetic stand-in for MNIST (``synthetic_mnist``: 10 class prototypes, shifted, plus noise; made in code) with
 
 - an optimizer from ``OPTIMIZERS`` (default ``MomentumOptimizer(lr, 0.9)``),
 - a learning rate ``polynomial_decay(lr, global_step, total_steps, end=lr / 100, power=1)``,
@@ -15,7 +16,7 @@ Under ``logdir`` it writes the runs ``train`` (batch loss, accuracy, learning_ra
 ``log_every`` steps; kernel and gradient histograms and a confusion-matrix image (matplotlib, ``add_figure``)
 once per epoch; four test images and the configuration as text at step 0; the graph with its optimizer slots
 and gradients; the RunMetadata of one traced step; SessionLog START, CHECKPOINT with the Saver's checkpoint path,
-STOP) and ``test`` (the same scalars on the test set once per epoch, plus ``accuracy_ema``), and the GraphDef as
+STOP; for the CNN, the first layer's filters as one image grid per epoch) and ``test`` (the same scalars on the test set once per epoch, plus ``accuracy_ema``), and the GraphDef as
 ``graph.pbtxt`` / ``graph.pb`` (``tf.train.write_graph``).
 
 The graph is TF1 code written against the ``tf`` module it is given (``from tfevents import core as tf`` by
@@ -40,6 +41,9 @@ SessionLog = event_pb2.SessionLog
 N_CLASSES = 10
 IMAGE_SIDE = 28
 LAYERS = (300, 100)          # hidden units (the source material's MLP)
+CNN_FILTERS = (16, 32)       # the CNN's two 5x5 conv layers
+CNN_DENSE = 256
+MODELS = ("mlp", "cnn")
 SCALAR_TAGS = ("loss", "accuracy", "learning_rate", "gradient_norm")
 
 # name -> (tf.train class, its arguments after the learning rate, default initial learning rate)
@@ -60,6 +64,7 @@ class DemoConfig:
     """The demo's options (``tfevents demo --help`` has one flag per field)."""
 
     logdir: str = os.path.join("runs", "demo")
+    model: str = "mlp"                        # "mlp" or "cnn"
     epochs: int = 10
     optimizer: str = "momentum"
     learning_rate: Optional[float] = None     # None: the optimizer's default in OPTIMIZERS
@@ -79,6 +84,8 @@ class DemoConfig:
     def check(self) -> None:
         if self.optimizer not in OPTIMIZERS:
             raise ValueError("unknown optimizer %r; choose one of %s" % (self.optimizer, ", ".join(OPTIMIZERS)))
+        if self.model not in MODELS:
+            raise ValueError("unknown model %r; choose one of %s" % (self.model, ", ".join(MODELS)))
         for name in ("epochs", "batch_size", "n_train", "n_test", "log_every"):
             if getattr(self, name) < 1:
                 raise ValueError("%s must be at least 1, got %r" % (name, getattr(self, name)))
@@ -140,8 +147,47 @@ def synthetic_mnist(n: int, seed: int, noise: float = 0.7, max_shift: int = 3) -
 
 # ------------------------------------------------------------------ graph
 
+def mlp_logits(tf: Any, X: Any, weights: Optional[List[Any]] = None) -> Any:
+    """The MLP's logits: ``tf.layers.dense`` layers creating their variables, or, given ``weights`` (kernel, bias,
+    kernel, bias, ...), the same network on those tensors."""
+    if weights is None:
+        he_init = tf.variance_scaling_initializer(scale=2.0)
+        hidden = X
+        for i, units in enumerate(LAYERS):
+            hidden = tf.layers.dense(hidden, units, activation=tf.nn.relu, kernel_initializer=he_init,
+                                     name="hidden%d" % (i + 1))
+        return tf.layers.dense(hidden, N_CLASSES, kernel_initializer=he_init, name="output")
+    hidden = X
+    for i in range(0, len(weights), 2):
+        hidden = tf.matmul(hidden, weights[i]) + weights[i + 1]
+        if i < len(weights) - 2:
+            hidden = tf.nn.relu(hidden)
+    return hidden
+
+
+def cnn_logits(tf: Any, X: Any, weights: Optional[List[Any]] = None) -> Any:
+    """The CNN's logits, built with ``tf.layers`` (creating its variables) or on given ``weights``."""
+    images = tf.reshape(X, [-1, IMAGE_SIDE, IMAGE_SIDE, 1])
+    if weights is None:
+        he_init = tf.variance_scaling_initializer(scale=2.0)
+        hidden = images
+        for i, filters in enumerate(CNN_FILTERS):
+            hidden = tf.layers.conv2d(hidden, filters, 5, padding="same", activation=tf.nn.relu,
+                                      kernel_initializer=he_init, name="conv%d" % (i + 1))
+            hidden = tf.layers.max_pooling2d(hidden, 2, 2, name="pool%d" % (i + 1))
+        hidden = tf.layers.dense(tf.layers.flatten(hidden), CNN_DENSE, activation=tf.nn.relu,
+                                 kernel_initializer=he_init, name="hidden")
+        return tf.layers.dense(hidden, N_CLASSES, kernel_initializer=he_init, name="output")
+    hidden = images
+    for kernel, bias in zip(weights[0:4:2], weights[1:4:2]):
+        hidden = tf.nn.relu(tf.nn.bias_add(tf.nn.conv2d(hidden, kernel, [1, 1, 1, 1], "SAME"), bias))
+        hidden = tf.nn.max_pool(hidden, [1, 2, 2, 1], [1, 2, 2, 1], "VALID")
+    side = IMAGE_SIDE // 4
+    return mlp_logits(tf, tf.reshape(hidden, [-1, side * side * CNN_FILTERS[-1]]), weights[4:])
+
+
 class Model:
-    """The demo's graph (placeholders, the MLP, the training step, the summary ops), built with ``tf``:
+    """The demo's graph (placeholders, the MLP or CNN, the training step, the summary ops), built with ``tf``:
     ``tfevents.core`` or ``tensorflow.compat.v1``."""
 
     def __init__(self, tf: Any, config: DemoConfig):
@@ -149,13 +195,9 @@ class Model:
         tf.set_random_seed(config.seed)
         self.X = tf.placeholder(tf.float32, shape=(None, IMAGE_SIDE ** 2), name="X")
         self.y = tf.placeholder(tf.int32, shape=(None,), name="y")
-        he_init = tf.variance_scaling_initializer(scale=2.0)
+        self.network = cnn_logits if config.model == "cnn" else mlp_logits
         with tf.name_scope("dnn"):
-            hidden = self.X
-            for i, units in enumerate(LAYERS):
-                hidden = tf.layers.dense(hidden, units, activation=tf.nn.relu, kernel_initializer=he_init,
-                                         name="hidden%d" % (i + 1))
-            self.logits = tf.layers.dense(hidden, N_CLASSES, kernel_initializer=he_init, name="output")
+            self.logits = self.network(tf, self.X)
         with tf.name_scope("xent"):
             self.loss = tf.reduce_mean(
                 tf.nn.sparse_softmax_cross_entropy_with_logits(labels=self.y, logits=self.logits), name="loss")
@@ -181,19 +223,15 @@ class Model:
             self.gradients = [g for g, _ in grads_and_vars]
             clipped, self.gradient_norm = tf.clip_by_global_norm(self.gradients, config.clip_norm)
             update = self.optimizer.apply_gradients(list(zip(clipped, self.variables)), global_step=self.global_step)
-            with tf.control_dependencies([update]), tf.name_scope("max_norm"):
-                max_norm = tf.group(*[tf.assign(w, tf.clip_by_norm(w, config.max_norm, axes=[0]))
+            with tf.control_dependencies([update]), tf.name_scope("max_norm"):   # over each unit's inputs
+                max_norm = tf.group(*[tf.assign(w, tf.clip_by_norm(w, config.max_norm,
+                                                                   axes=list(range(w.shape.ndims - 1))))
                                       for w in self.kernels])
             self.ema = tf.train.ExponentialMovingAverage(config.ema_decay, num_updates=self.global_step)
             with tf.control_dependencies([max_norm]):
                 self.train_op = self.ema.apply(self.variables)
-        with tf.name_scope("eval_ema"):      # the MLP again, on the moving averages of its weights
-            hidden = self.X
-            average = self.ema.average
-            for v_kernel, v_bias in zip(self.variables[0::2], self.variables[1::2]):
-                hidden = tf.matmul(hidden, average(v_kernel)) + average(v_bias)
-                if v_kernel is not self.variables[-2]:
-                    hidden = tf.nn.relu(hidden)
+        with tf.name_scope("eval_ema"):      # the network again, on the moving averages of its weights
+            hidden = self.network(tf, self.X, [self.ema.average(v) for v in self.variables])
             self.accuracy_ema = tf.reduce_mean(tf.cast(tf.nn.in_top_k(hidden, self.y, 1), tf.float32),
                                                name="accuracy")
         self.slot_names = sorted(self.optimizer.get_slot(v, name).op.name
@@ -216,6 +254,31 @@ class Model:
         images = tf.reshape(self.X[:4], [-1, IMAGE_SIDE, IMAGE_SIDE, 1])
         self.image_summary = tf.summary.image("inputs", images, max_outputs=4, collections=[])
         self.image_tags = ["inputs/image/%d" % i for i in range(4)]
+        self.first_filters = self.kernels[0] if len(self.kernels[0].shape) == 4 else None
+        if self.first_filters is not None:
+            self.image_tags.append(FILTERS_TAG)
+
+
+FILTERS_TAG = "filters/conv1"
+
+
+def filter_grid(kernel: np.ndarray, cell: int = 4) -> np.ndarray:
+    """A conv kernel [h, w, 1, n] as one HWC uint8 image: the n filters in a near-square grid, each scaled to
+    [0, 255] on its own and enlarged ``cell`` times, with a 1-pixel gap."""
+    h, w, _, n = kernel.shape
+    filters = np.moveaxis(kernel[:, :, 0, :], -1, 0)                         # [n, h, w]
+    lo = filters.min(axis=(1, 2), keepdims=True)
+    span = filters.max(axis=(1, 2), keepdims=True) - lo
+    filters = (filters - lo) / np.where(span > 0, span, 1)
+    filters = filters.repeat(cell, axis=1).repeat(cell, axis=2)
+    cols = int(np.ceil(np.sqrt(n)))
+    rows = -(-n // cols)
+    fh, fw = h * cell + 1, w * cell + 1
+    grid = np.ones((rows * fh + 1, cols * fw + 1), np.float32) * 0.5
+    for i in range(n):
+        r, c = divmod(i, cols)
+        grid[1 + r * fh:1 + r * fh + h * cell, 1 + c * fw:1 + c * fw + w * cell] = filters[i]
+    return (grid[:, :, None] * 255).round().astype(np.uint8)
 
 
 # ------------------------------------------------------------------ pictures and text
@@ -256,8 +319,12 @@ def config_markdown(config: DemoConfig, total_steps: int) -> str:
         rows.append("| %s | %s |" % (name, value))
     rows.append("| initial learning rate | %g |" % config.initial_learning_rate())
     rows.append("| total steps | %d |" % total_steps)
-    return ("MLP 784-%s-10 (He init, relu) on a synthetic MNIST stand-in, trained with tfevents.core.\n\n"
-            % "-".join(map(str, LAYERS))) + "\n".join(rows)
+    if config.model == "cnn":
+        network = "CNN conv 5x5x%d, max pool, conv 5x5x%d, max pool, dense %d, dense 10 (He init, relu)" % (
+            CNN_FILTERS + (CNN_DENSE,))
+    else:
+        network = "MLP 784-%s-10 (He init, relu)" % "-".join(map(str, LAYERS))
+    return network + " on a synthetic MNIST stand-in, trained with tfevents.core.\n\n" + "\n".join(rows)
 
 
 class ProgressBar:
@@ -403,6 +470,9 @@ class _Job:
                 self.record("train", summary)
             progress(i + 1)
         self.train_writer.add_summary(sess.run(model.histogram_summaries, feed), self.step)
+        if model.first_filters is not None:
+            self.train_writer.add_image(FILTERS_TAG, filter_grid(sess.run(model.first_filters)), self.step,
+                                        dataformats="HWC")
 
     def evaluate(self) -> float:
         """Test-set scalars (and the moving averages' accuracy) to ``test``, the confusion matrix to ``train``."""

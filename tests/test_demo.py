@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from google.protobuf import text_format
 
-from tfevents.core.demo import DemoConfig, confusion_matrix, run_demo, synthetic_mnist
+from tfevents.core.demo import FILTERS_TAG, DemoConfig, confusion_matrix, filter_grid, run_demo, synthetic_mnist
 
 # 8 steps per epoch; a max-norm bound just under the largest initial column norm (He init: ~1.51), so it acts
 SMALL = dict(epochs=2, n_train=512, n_test=256, batch_size=64, log_every=4, max_norm=1.45)
@@ -190,6 +190,47 @@ def test_config_is_checked():
         DemoConfig(n_train=10, batch_size=64).check()
     with pytest.raises(ValueError, match="ema_decay"):
         DemoConfig(ema_decay=1.0).check()
+    with pytest.raises(ValueError, match="unknown model 'rnn'"):
+        DemoConfig(model="rnn").check()
+
+
+# ------------------------------------------------------------------ the CNN
+
+@pytest.mark.filterwarnings("ignore:`tf.layers.*` is deprecated")
+def test_cnn_demo_numbers_equal_tensorflow1_and_logs_filters(tf1, tmp_path):
+    """``model="cnn"``: the tf.layers CNN logs what the MLP logs, with TF1's numbers from the same initial weights,
+    plus the first conv layer's filters as one image grid per epoch, which TensorBoard reads."""
+    from PIL import Image
+    from tensorboard.backend.event_processing import event_accumulator as ea
+    config = dict(SMALL, model="cnn", epochs=2, n_train=256, n_test=128, max_norm=1.0)
+    ours = run_demo(DemoConfig(logdir=str(tmp_path / "core"), **config), progress=None)
+    theirs = run_demo(DemoConfig(logdir=str(tmp_path / "tf"), **config), progress=None, tf=tf1,
+                      initial_values=ours.initial_values)
+    assert sorted(ours.initial_values) == sorted(theirs.initial_values) == [
+        "conv1/bias", "conv1/kernel", "conv2/bias", "conv2/kernel", "hidden/bias", "hidden/kernel", "output/bias",
+        "output/kernel"]
+    assert ours.initial_values["conv1/kernel"].shape == (5, 5, 1, 16)
+    assert sorted(ours.scalars) == sorted(theirs.scalars) and ours.slot_names == theirs.slot_names
+    for key in sorted(ours.scalars):
+        a, b = np.array(ours.scalars[key]), np.array(theirs.scalars[key])
+        assert (a[:, 0] == b[:, 0]).all(), key
+        np.testing.assert_allclose(a[:, 1], b[:, 1], rtol=1e-4, atol=1e-5, err_msg=str(key))
+    train = ea.EventAccumulator(ours.train_dir, size_guidance={ea.IMAGES: 0}).Reload()
+    assert FILTERS_TAG in ours.image_tags and sorted(train.Tags()["images"]) == sorted(ours.image_tags)
+    grids = train.Images(FILTERS_TAG)
+    assert [e.step for e in grids] == [4, 8]
+    picture = np.asarray(Image.open(io.BytesIO(grids[-1].encoded_image_string)))
+    assert picture.shape[:2] == (4 * 21 + 1, 4 * 21 + 1) and picture.std() > 20     # 4x4 filters, 5x5 at 4x
+    assert set(train.Tags()["histograms"]) >= {"weights/conv1/kernel", "gradients/conv2/kernel"}
+
+
+def test_filter_grid_scales_each_filter_and_keeps_its_pixels():
+    kernel = np.random.RandomState(0).randn(3, 2, 1, 5).astype(np.float32)
+    grid = filter_grid(kernel, cell=1)
+    assert grid.shape == (2 * 4 + 1, 3 * 3 + 1, 1) and grid.dtype == np.uint8     # 5 filters: 2 rows of 3
+    first = grid[1:4, 1:3, 0].astype(float)
+    k = kernel[:, :, 0, 0]
+    np.testing.assert_allclose(first, np.round((k - k.min()) / (k.max() - k.min()) * 255), atol=1)
 
 
 # ------------------------------------------------------------------ the command line
@@ -208,6 +249,17 @@ def test_cli_writes_runs_report_and_says_how_to_open_tensorboard(tmp_path):
     # the progress bar: one line per epoch on stderr when it is not a terminal
     bars = [line for line in proc.stderr.splitlines() if line.startswith("epoch ")]
     assert len(bars) == 2 and bars[0].startswith("epoch 1/2 [" + "#" * 30 + "] 2/2")
+
+
+def test_cli_cnn(tmp_path):
+    logdir = tmp_path / "cnn"
+    proc = subprocess.run([sys.executable, "-m", "tfevents.viewer.cli", "demo", "--model", "cnn", "--logdir",
+                           str(logdir), "--epochs", "1", "--train-size", "128", "--test-size", "64", "--no-report"],
+                          capture_output=True, text=True, timeout=300, cwd=str(tmp_path))
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "training CNN" in proc.stderr and "test accuracy" in proc.stdout
+    from tfevents.summaries import load_logdir
+    assert ("train", FILTERS_TAG) in load_logdir(str(logdir)).images
 
 
 @pytest.mark.parametrize("args, message", [

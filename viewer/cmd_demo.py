@@ -1,4 +1,4 @@
-"""``tfevents demo``: train the example MLP with tfevents.core (``tfevents.core.demo``), log every kind of
+"""``tfevents demo``: train the example MLP (or ``--model cnn``, a small CNN) with tfevents.core (``tfevents.core.demo``), log every kind of
 summary under ``--logdir``, write the HTML report into it and say how to open TensorBoard on it."""
 from __future__ import annotations
 
@@ -36,10 +36,13 @@ def _positive_float(text: str) -> float:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from tfevents.core.demo import DemoConfig, OPTIMIZERS   # light: the graph is built only by run()
+    from tfevents.core.demo import MODELS, DemoConfig, OPTIMIZERS   # light: the graph is built only by run()
 
     d = DemoConfig()
     parser.add_argument("--logdir", default=d.logdir, help="where the runs train/ and test/ go (default %(default)s)")
+    parser.add_argument("--model", choices=MODELS, default=d.model,
+                        help="mlp: 784-300-100-10; cnn: conv 5x5x16, pool, conv 5x5x32, pool, dense 256, "
+                             "logging its first layer's filters too (default %(default)s)")
     parser.add_argument("--epochs", type=_positive_int, default=d.epochs, help="epochs (default %(default)s)")
     parser.add_argument("--optimizer", choices=sorted(OPTIMIZERS), default=d.optimizer,
                         help="tf.train optimizer (default %(default)s)")
@@ -78,7 +81,7 @@ def _tensorboard_command() -> str:
 def run(args) -> int:
     from tfevents.core.demo import DemoConfig, run_demo
 
-    config = DemoConfig(logdir=args.logdir, epochs=args.epochs, optimizer=args.optimizer,
+    config = DemoConfig(logdir=args.logdir, model=args.model, epochs=args.epochs, optimizer=args.optimizer,
                         learning_rate=args.learning_rate, batch_size=args.batch_size, n_train=args.train_size,
                         n_test=args.test_size, clip_norm=args.clip_norm, max_norm=args.max_norm,
                         ema_decay=args.ema_decay, log_every=args.log_every, seed=args.seed)
@@ -90,8 +93,9 @@ def run(args) -> int:
     if os.path.exists(config.logdir) and not os.path.isdir(config.logdir):
         print("tfevents demo: --logdir %s exists and is not a directory" % config.logdir, file=sys.stderr)
         return 2
-    print("training MLP 784-300-100-10 with %s for %d epochs; logging to %s"
-          % (config.optimizer, config.epochs, config.logdir), file=sys.stderr, flush=True)
+    network = "CNN" if config.model == "cnn" else "MLP 784-300-100-10"
+    print("training %s with %s for %d epochs; logging to %s"
+          % (network, config.optimizer, config.epochs, config.logdir), file=sys.stderr, flush=True)
     result = run_demo(config, progress=None if args.quiet else sys.stderr)
     test = dict(result.scalars[("test", "accuracy")])
     print("test accuracy %.4f (moving-average weights %.4f) after %d steps in %.1f s; checkpoint %s"
