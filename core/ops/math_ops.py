@@ -5,7 +5,7 @@ next to it. Binary ops broadcast like numpy; their gradients sum back to each in
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
@@ -15,20 +15,22 @@ from ..registry import (IndexedSlices, apply_op, broadcast_shapes, constant, con
                         register, set_inplace, shape_broadcast, shape_same, ufunc_inplace)
 
 
-def _pair(x: Any, y: Any):
-    """Convert two operands, giving a Python number the dtype of the other operand (TF's rule)."""
+def _pair(x: Any, y: Any, names: tuple = ("x", "y")):
+    """Convert two operands, giving a Python number the dtype of the other operand (TF's rule); a converted
+    operand is named after its argument (``names``: the op's input names, ``("y", "x")`` for Atan2)."""
+    nx, ny = names
     if isinstance(x, Tensor) or hasattr(x, "_to_tensor"):
         x = convert_to_tensor(x)
-        y = convert_to_tensor(y, dtype=None if isinstance(y, Tensor) else x.dtype, name="y")
+        y = convert_to_tensor(y, dtype=None if isinstance(y, Tensor) else x.dtype, name=ny)
     elif isinstance(y, Tensor) or hasattr(y, "_to_tensor"):
         y = convert_to_tensor(y)
-        x = convert_to_tensor(x, dtype=y.dtype, name="x")
+        x = convert_to_tensor(x, dtype=y.dtype, name=nx)
     else:
-        x = convert_to_tensor(x, name="x")
-        y = convert_to_tensor(y, dtype=x.dtype, name="y")
+        x = convert_to_tensor(x, name=nx)
+        y = convert_to_tensor(y, dtype=x.dtype, name=ny)
     if x.dtype is not y.dtype:
-        raise TypeError("Input 'y' has type %s that does not match type %s of argument 'x'."
-                        % (y.dtype.name, x.dtype.name))
+        raise TypeError("Input '%s' has type %s that does not match type %s of argument '%s'."
+                        % (ny, y.dtype.name, x.dtype.name, nx))
     return x, y
 
 
@@ -108,18 +110,63 @@ register("Mul", np.multiply, _both(lambda op, g: g * op.inputs[1], lambda op, g:
 register("RealDiv", np.true_divide,
          _both(lambda op, g: g / op.inputs[1],
                lambda op, g: g * (-op.inputs[0] / square(op.inputs[1]))), shape_broadcast)
-register("FloorDiv", np.floor_divide, None, shape_broadcast)
-register("FloorMod", np.mod, _both(lambda op, g: g, lambda op, g: g * -floor(op.inputs[0] / op.inputs[1])),
-         shape_broadcast)
+
+
+# ---- integer division: TF floors (FloorDiv, FloorMod) or truncates (TruncateDiv, TruncateMod); an integer
+# divisor of zero is an error (InvalidArgumentError from the Session), floats follow IEEE (inf, nan)
+
+
+def check_int_divisor(y: np.ndarray, error: Callable[[str], Exception] = ZeroDivisionError) -> None:
+    """Raise ``error(message)`` for an integer divisor with a zero entry, as TF's integer division kernels do
+    (the Session reports an exception that is not an OpError as InvalidArgumentError)."""
+    if y.dtype.kind in "iu" and not np.all(y):
+        raise error("Integer division by zero")
+
+
+def _floor_div_forward(x, y):
+    """TF's FloorDiv: ``floor(x / y)``; for floats that is the rounded quotient floored, not Python's ``//``
+    (``1.0 // 0.1 == 9`` in numpy, ``floor(1.0 / 0.1) == 10`` in TF)."""
+    check_int_divisor(y)
+    if x.dtype.kind in "iu":
+        return np.floor_divide(x, y)
+    with np.errstate(divide="ignore", invalid="ignore"):       # IEEE inf / nan, silently as in TF
+        return np.floor(np.true_divide(x, y))
+
+
+def _floor_mod_forward(x, y):
+    """TF's FloorMod: ``x - floor(x / y) * y`` with the sign of ``y``; floats as ``fmod`` shifted by ``y``."""
+    check_int_divisor(y)
+    if x.dtype.kind in "iu":
+        return np.mod(x, y)
+    with np.errstate(invalid="ignore"):
+        r = np.fmod(x, y)
+    return np.where((r != 0) & ((y < 0) != (r < 0)), r + y, r)
+
+
+def _floor_mod_grad(op, g):
+    """TF: ``(g, -g * floor_div(x, y))``, each summed back to its input's shape."""
+    x, y = op.inputs
+    return [unbroadcast(g, x), unbroadcast(g * negative(floor_div(x, y)), y)]
+
+
+register("FloorDiv", _floor_div_forward, None, shape_broadcast)      # TF: not differentiable (None, None)
+register("FloorMod", _floor_mod_forward, _floor_mod_grad, shape_broadcast)
 register("Maximum", np.maximum,
          _both(lambda op, g: where(greater_equal(op.inputs[0], op.inputs[1]), g, zeros_like(g)),
                lambda op, g: where(less(op.inputs[0], op.inputs[1]), g, zeros_like(g))), shape_broadcast)
 register("Minimum", np.minimum,
          _both(lambda op, g: where(less_equal(op.inputs[0], op.inputs[1]), g, zeros_like(g)),
                lambda op, g: where(greater(op.inputs[0], op.inputs[1]), g, zeros_like(g))), shape_broadcast)
-register("SquaredDifference", lambda x, y: np.square(x - y),
-         _both(lambda op, g: g * 2.0 * (op.inputs[0] - op.inputs[1]),
-               lambda op, g: g * -2.0 * (op.inputs[0] - op.inputs[1])), shape_broadcast)
+
+
+def _squared_difference_grad(op, g):
+    """TF: ``x_grad = (2 * g) * (x - y)`` and ``-x_grad`` for y, summed back to each input's shape."""
+    x, y = op.inputs
+    x_grad = multiply(2.0, g) * (x - y)
+    return [unbroadcast(x_grad, x), unbroadcast(negative(x_grad), y)]
+
+
+register("SquaredDifference", lambda x, y: np.square(x - y), _squared_difference_grad, shape_broadcast)
 
 
 def _pow_grad_y(op, g):
@@ -135,8 +182,17 @@ add = _binary("Add")
 subtract = _binary("Sub")
 multiply = _binary("Mul")
 realdiv = _binary("RealDiv")
-floordiv = _binary("FloorDiv")
+floor_div = _binary("FloorDiv")
 floormod = mod = _binary("FloorMod")
+
+
+def floordiv(x, y, name=None):
+    """TF1 ``tf.floordiv``: ``floor(x / y)`` (the ``FloorDiv`` op in a ``floordiv`` name scope)."""
+    with name_scope(name, "floordiv") as scope:
+        x, y = _pair(x, y)
+        return apply_op("FloorDiv", [x, y], name=scope)
+
+
 maximum = _binary("Maximum")
 minimum = _binary("Minimum")
 squared_difference = _binary("SquaredDifference")
@@ -144,15 +200,24 @@ pow = _binary("Pow")  # noqa: A001 - TF's public name
 
 
 def divide(x, y, name=None):
-    """``x / y``: RealDiv for floats; integers are cast to float64 first (TF1 ``truediv``)."""
+    """``x / y``: RealDiv for floats; integers are cast first, 8-bit ones to float32, wider ones to float64
+    (TF1 ``truediv``)."""
     with name_scope(name, "truediv") as scope:
         x, y = _pair(x, y)
         if x.dtype.is_integer:
-            x, y = cast(x, dtypes.float64), cast(y, dtypes.float64)
+            to = dtypes.float32 if x.dtype.size <= 2 else dtypes.float64
+            x, y = cast(x, to), cast(y, to)
         return apply_op("RealDiv", [x, y], name=scope)
 
 
-truediv = div = divide
+truediv = divide
+
+
+def div(x, y, name=None):
+    """TF1 ``tf.div``, Python 2 division: ``RealDiv`` for floats, ``FloorDiv`` (floor(x / y)) for integers."""
+    with name_scope(name, "div") as scope:
+        x, y = _pair(x, y)
+        return apply_op("RealDiv" if x.dtype.is_floating else "FloorDiv", [x, y], name=scope)
 
 
 def _div_no_nan_forward(x, y):
@@ -177,7 +242,11 @@ register("Log", np.log, lambda op, g: [g / op.inputs[0]], shape_same)
 register("Log1p", np.log1p, lambda op, g: [g / (1.0 + op.inputs[0])], shape_same)
 register("Abs", np.abs, lambda op, g: [g * sign(op.inputs[0])], shape_same)
 register("Sign", np.sign, lambda op, g: [zeros_like(op.inputs[0])], shape_same)
-register("Reciprocal", np.reciprocal, lambda op, g: [-g * square(op.outputs[0])], shape_same)
+register("Reciprocal", np.reciprocal, lambda op, g: [apply_op("ReciprocalGrad", [op.outputs[0], g])], shape_same)
+# ReciprocalGrad(y, dy) = -dy * y^2; its own gradient (TF's _ReciprocalGradGrad) makes second derivatives work
+register("ReciprocalGrad", lambda y, dy: -dy * np.square(y),
+         lambda op, gg: [gg * -2.0 * op.inputs[1] * op.inputs[0],
+                         apply_op("ReciprocalGrad", [op.inputs[0], gg])], shape_same)
 register("Floor", np.floor, lambda op, g: [None], shape_same)
 register("Ceil", np.ceil, lambda op, g: [None], shape_same)
 register("Round", np.round, lambda op, g: [None], shape_same)

@@ -1,5 +1,5 @@
 """Reductions (``Sum``, ``Mean``, ``Max``, ``Min``, ``Prod``, ``All``, ``Any``) with TF's Const axis input, and
-``Cumsum``. Gradients broadcast the incoming gradient back over the reduced axes."""
+``Cumsum`` / ``Cumprod``. Gradients broadcast the incoming gradient back over the reduced axes."""
 from __future__ import annotations
 
 from typing import Any
@@ -9,7 +9,7 @@ import numpy as np
 from .. import dtypes
 from ..graph import Tensor, TensorShape, name_scope
 from ..registry import apply_op, constant, constant_value, convert_to_tensor, register, shape_same
-from .math_ops import cast, equal, exp, log, not_equal, zeros_like
+from .math_ops import cast, div_no_nan, equal, exp, log, not_equal, zeros_like
 
 
 # ---- reductions (axis is a Const input, like TF's reduction_indices)
@@ -186,29 +186,60 @@ def count_nonzero(input_tensor, axis=None, keepdims=False, dtype=dtypes.int64, n
         return cast(reduce_sum(nonzero, axis, keepdims=keepdims), dtype)
 
 
-# ---- cumulative sum
+# ---- cumulative sum and product (axis is an int32 input, Tidx in the GraphDef)
 
 
-def _cumsum_forward(x, axis, exclusive=False, reverse=False):
-    axis = int(axis)
-    if reverse:
-        x = np.flip(x, axis)
-    out = np.cumsum(x, axis=axis, dtype=x.dtype)
-    if exclusive:
-        out = np.concatenate([np.zeros_like(np.take(out, [0], axis=axis)), np.delete(out, -1, axis=axis)],
-                             axis=axis)
-    return np.flip(out, axis) if reverse else out
+def _scan(accumulate, identity):
+    """Forward of Cumsum / Cumprod: ``accumulate`` (``np.cumsum``, ``np.cumprod``) along ``axis`` in ``x``'s
+    dtype; ``exclusive`` shifts the input by one (starting from ``identity``), ``reverse`` scans from the end."""
+    def forward(x, axis, exclusive=False, reverse=False):
+        axis = int(axis)
+        if not -x.ndim <= axis < x.ndim:
+            raise ValueError("axis %d is out of range [%d, %d)" % (axis, -x.ndim, x.ndim))
+        axis %= x.ndim
+        if reverse:
+            x = np.flip(x, axis)
+        if exclusive:
+            pad = np.full(x.shape[:axis] + (1,) + x.shape[axis + 1:], identity, dtype=x.dtype)
+            x = np.concatenate([pad, x], axis=axis)[(slice(None),) * axis + (slice(None, -1),)]
+        out = accumulate(x, axis=axis, dtype=x.dtype)
+        return np.flip(out, axis) if reverse else out
+    return forward
 
 
-register("Cumsum", _cumsum_forward,
-         lambda op, g: [cumsum(g, op.inputs[1], exclusive=op.attrs["exclusive"],
-                               reverse=not op.attrs["reverse"]), None], shape_same,
-         type_attrs={"Tidx": 1})
+def _cumsum_grad(op, g):
+    """TF: the cumulative sum of ``g`` in the opposite direction."""
+    return [cumsum(g, op.inputs[1], exclusive=op.attrs["exclusive"], reverse=not op.attrs["reverse"]), None]
 
 
-def cumsum(x, axis=0, exclusive=False, reverse=False, name=None):
-    """Cumulative sum along ``axis`` (TF's Cumsum, optionally exclusive / reversed)."""
-    with name_scope(name, "Cumsum") as scope:
+def _cumprod_grad(op, g):
+    """TF: ``div_no_nan(cumsum(cumprod(x) * g, reverse=not reverse), x)`` with the op's exclusive / reverse
+    (``cumprod(x)`` is the op's own output; TF builds a second Cumprod for it)."""
+    x, axis = op.inputs
+    exclusive, reverse = op.attrs["exclusive"], op.attrs["reverse"]
+    out = cumsum(op.outputs[0] * g, axis, exclusive=exclusive, reverse=not reverse)
+    return [div_no_nan(out, x), None]
+
+
+register("Cumsum", _scan(np.cumsum, 0), _cumsum_grad, shape_same, type_attrs={"Tidx": 1})
+register("Cumprod", _scan(np.cumprod, 1), _cumprod_grad, shape_same, type_attrs={"Tidx": 1})
+
+
+def _scan_op(op_type: str, x: Any, axis: Any, exclusive: bool, reverse: bool, name: Any) -> Tensor:
+    with name_scope(name, op_type) as scope:
         x = convert_to_tensor(x, name="x")
-        return apply_op("Cumsum", [x, convert_to_tensor(axis, dtype=dtypes.int32, name="axis")],
+        axis = axis if isinstance(axis, Tensor) else convert_to_tensor(axis, dtype=dtypes.int32, name="axis")
+        return apply_op(op_type, [x, axis],
                         dict(exclusive=bool(exclusive), reverse=bool(reverse)), name=scope)
+
+
+def cumsum(x, axis=0, exclusive=False, reverse=False, name=None) -> Tensor:
+    """Cumulative sum along ``axis`` (TF's Cumsum): ``[a, a + b, a + b + c]``; ``exclusive`` gives
+    ``[0, a, a + b]``, ``reverse`` ``[a + b + c, b + c, c]``."""
+    return _scan_op("Cumsum", x, axis, exclusive, reverse, name)
+
+
+def cumprod(x, axis=0, exclusive=False, reverse=False, name=None) -> Tensor:
+    """Cumulative product along ``axis`` (TF's Cumprod): ``[a, a * b, a * b * c]``; ``exclusive`` gives
+    ``[1, a, a * b]``, ``reverse`` ``[a * b * c, b * c, c]``."""
+    return _scan_op("Cumprod", x, axis, exclusive, reverse, name)

@@ -17,7 +17,7 @@ from typing import Any, Optional, Sequence
 from ..graph import Tensor, name_scope
 from ..ops import array_ops, math_ops
 from ..registry import constant, convert_to_tensor
-from .ops import cos
+from ..ops.elementwise_ops import cos
 
 
 def _start(learning_rate: Any, global_step: Any, what: str):

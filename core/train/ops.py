@@ -1,6 +1,5 @@
 """The fused optimizer update ops (TF's ``training_ops``): ``ApplyGradientDescent``, ``ApplyMomentum``, ...
-and their ``SparseApply*`` row-wise variants, plus the few ops ``train`` needs that the core lacks
-(``Unique`` for de-duplicating sparse indices, ``Cos``/``Sin`` for ``cosine_decay``).
+and their ``SparseApply*`` row-wise variants.
 
 Each update is written once as numpy math over whole arrays (``_momentum``, ``_adam``, ...) that updates its
 variable/slot arguments in place. The dense op runs it on the variables' buffers; the sparse op runs it on the
@@ -194,48 +193,3 @@ def apply_update(op_type: str, inputs: list, use_locking: bool = False, name: st
         full["Tindices"] = indices.dtype
     full.update(attrs)
     return apply_op(op_type, inputs, full, name=name or op_type)
-
-
-# ---------------------------------------------------------------------------------------------------------
-# Unique (for de-duplicating sparse gradients), Cos / Sin (for cosine_decay)
-
-
-def _unique(x, out_idx=dtypes.int32):
-    """y: the distinct values of x in order of first occurrence; idx: x == y[idx]."""
-    values, first, inverse = np.unique(x, return_index=True, return_inverse=True)
-    order = np.argsort(first, kind="stable")
-    rank = np.empty_like(order)
-    rank[order] = np.arange(order.size)
-    return values[order], rank[inverse.reshape(-1)].astype(out_idx.as_numpy_dtype)
-
-
-register("Unique", _unique, num_outputs=2, dtype=lambda op: [op.inputs[0].dtype, op.attrs["out_idx"]],
-         shape=lambda op: [TensorShape([None]), op.inputs[0].shape])
-
-
-def unique(x, out_idx=dtypes.int32, name=None):
-    """TF's ``tf.unique``: ``(y, idx)``."""
-    from ..registry import convert_to_tensor
-    x = convert_to_tensor(x)
-    return apply_op("Unique", [x], dict(T=x.dtype, out_idx=dtypes.as_dtype(out_idx)), name=name)
-
-
-def _cos_grad(op, g):
-    from ..ops import math_ops
-    return [math_ops.negative(g * apply_op("Sin", [op.inputs[0]]))]
-
-
-def _sin_grad(op, g):
-    return [g * apply_op("Cos", [op.inputs[0]])]
-
-
-register("Cos", np.cos, _cos_grad, shape_same)
-register("Sin", np.sin, _sin_grad, shape_same)
-
-
-def cos(x, name=None):
-    return apply_op("Cos", [x], name=name)
-
-
-def sin(x, name=None):
-    return apply_op("Sin", [x], name=name)

@@ -51,7 +51,7 @@ def create_slot(primary: Variable, initial_value: Callable[[], Tensor], op_name:
 
 def deduplicate_indexed_slices(grad: IndexedSlices) -> IndexedSlices:
     """Sum the rows of repeated indices: ``unique`` + ``unsorted_segment_sum`` (TF's helper)."""
-    from .ops import unique
+    from ..ops.manip_ops import unique
     unique_indices, positions = unique(grad.indices)
     summed = array_ops.unsorted_segment_sum(grad.values, positions, array_ops.shape(unique_indices)[0])
     return IndexedSlices(summed, unique_indices, grad.dense_shape)
