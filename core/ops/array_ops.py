@@ -38,9 +38,14 @@ def no_op(name=None):
 
 
 # ---- shape queries
-register("Shape", lambda x: np.array(np.shape(x), np.int32), None,
-         lambda op: TensorShape([op.inputs[0].shape.ndims]), dtype=dtypes.int32)
-register("Size", lambda x: np.array(np.size(x), np.int32), None, shape_scalar, dtype=dtypes.int32)
+def _out_type(op):
+    return op.attrs.get("out_type", dtypes.int32)
+
+
+register("Shape", lambda x, out_type=dtypes.int32: np.array(np.shape(x), out_type.as_numpy_dtype), None,
+         lambda op: TensorShape([op.inputs[0].shape.ndims]), dtype=_out_type)
+register("Size", lambda x, out_type=dtypes.int32: np.array(np.size(x), out_type.as_numpy_dtype), None, shape_scalar,
+         dtype=_out_type)
 register("Rank", lambda x: np.array(np.ndim(x), np.int32), None, shape_scalar, dtype=dtypes.int32)
 
 
@@ -56,8 +61,15 @@ def rank(x, name=None):
     return apply_op("Rank", [x], name=name)
 
 
+def _range_shape(op):
+    start, limit, delta = (constant_value(t) for t in op.inputs)
+    if start is None or limit is None or delta is None:
+        return TensorShape([None])
+    return TensorShape([len(np.arange(start, limit, delta))])
+
+
 register("Range", lambda start, limit, delta: np.arange(start, limit, delta).astype(np.asarray(start).dtype),
-         None, lambda op: TensorShape([None]))
+         None, _range_shape)
 
 
 def range_(start, limit=None, delta=1, dtype=None, name="range"):
@@ -345,8 +357,10 @@ def _gather_shape(op):
 
 def _gather_grad(op, g):
     params, indices, axis = op.inputs
-    if constant_value(axis) is None or int(constant_value(axis)) != 0:
-        raise NotImplementedError("the gradient of gather is implemented for axis=0")
+    if constant_value(axis) is None or params.shape.ndims is None:
+        raise NotImplementedError("the gradient of gather needs a constant axis and params of known rank")
+    if int(constant_value(axis)) % params.shape.ndims != 0:
+        return [_gather_axis_grad(params, indices, int(constant_value(axis)) % params.shape.ndims, g), None, None]
     dense_shape = shape(params)
     flat_indices = reshape(indices, _i32([-1]))
     inner = params.shape.dims[1:] if params.shape.dims is not None else None
@@ -358,6 +372,22 @@ def _gather_grad(op, g):
                                                          dict(begin_mask=0, end_mask=1, shrink_axis_mask=0,
                                                               ellipsis_mask=0, new_axis_mask=0))], 0))
     return [IndexedSlices(values, flat_indices, dense_shape), None, None]
+
+
+def _gather_axis_grad(params, indices, axis, g):
+    """Dense gradient of a gather along ``axis > 0``: the gathered axis moved first, summed into its rows by
+    ``UnsortedSegmentSum``, moved back (TF's _GatherV2Grad with batch_dims=0)."""
+    rank_ = params.shape.ndims
+    params_shape = shape(params)
+    outer = apply_op("StridedSlice", [params_shape, _i32([0]), _i32([axis]), _i32([1])],
+                     dict(begin_mask=0, end_mask=0, shrink_axis_mask=0, ellipsis_mask=0, new_axis_mask=0))
+    inner = apply_op("StridedSlice", [params_shape, _i32([axis + 1]), _i32([0]), _i32([1])],
+                     dict(begin_mask=0, end_mask=1, shrink_axis_mask=0, ellipsis_mask=0, new_axis_mask=0))
+    values = reshape(g, concat([outer, _i32([-1]), inner], 0))
+    perm = [axis] + list(range(axis)) + list(range(axis + 1, rank_))
+    rows = gather(params_shape, axis)
+    summed = unsorted_segment_sum(transpose(values, perm), reshape(indices, _i32([-1])), rows)
+    return transpose(summed, list(np.argsort(perm)))
 
 
 register("GatherV2", _gather_forward, _gather_grad, _gather_shape, dtype=lambda op: op.inputs[0].dtype)

@@ -7,8 +7,8 @@ from typing import Optional
 import numpy as np
 
 from .. import dtypes
-from ..graph import get_default_graph, name_scope
-from ..registry import apply_op, constant_shape, convert_to_tensor, register
+from ..graph import TensorShape, get_default_graph, name_scope
+from ..registry import apply_op, constant_shape, constant_value, convert_to_tensor, register, shape_same
 from . import math_ops
 
 _DEFAULT_GRAPH_SEED = 87654321
@@ -113,3 +113,65 @@ def truncated_normal(shape, mean=0.0, stddev=1.0, dtype=dtypes.float32, seed=Non
         mean_t = convert_to_tensor(mean, dtype=dtype, name="mean")
         std_t = convert_to_tensor(stddev, dtype=dtype, name="stddev")
         return math_ops.add(_random("TruncatedNormal", shape, dtype, seed) * std_t, mean_t, name=scope)
+
+
+# ---- RandomShuffle (a permutation of axis 0) and Multinomial (class samples from unnormalized log-probs)
+
+
+def _shuffle_bind(op, session):
+    rng = _rng(op, session)
+    return lambda x: x[rng.permutation(len(x))] if np.ndim(x) else x
+
+
+register("RandomShuffle", bind=_shuffle_bind, shape=shape_same, stateful=True)
+
+
+def random_shuffle(value, seed=None, name=None):
+    """``value`` with its first dimension randomly permuted (op ``RandomShuffle``, seeded like TF's ops)."""
+    seed1, seed2 = get_seed(seed)
+    return apply_op("RandomShuffle", [value], dict(seed=seed1, seed2=seed2), name=name)
+
+
+def _multinomial_bind(op, session):
+    rng = _rng(op, session)
+    npd = op.attrs["output_dtype"].as_numpy_dtype
+
+    def forward(logits, num_samples):
+        """Inverse-CDF sampling of all rows at once: row i's CDF is shifted to [i, i + 1] and searched once."""
+        batch, classes = logits.shape
+        n = int(num_samples)
+        if classes == 0 or batch == 0 or n == 0:
+            if classes == 0 and batch and n:
+                raise ValueError("num_classes should be positive, got 0")
+            return np.zeros((batch, n), dtype=npd)
+        logits = logits.astype(np.float64)
+        probs = np.exp(logits - logits.max(axis=1, keepdims=True))
+        cdf = np.cumsum(probs, axis=1)
+        cdf /= cdf[:, -1:]
+        rows = np.arange(batch, dtype=np.float64)[:, None]
+        u = rng.random((batch, n)) + rows
+        found = np.searchsorted((cdf + rows).ravel(), u.ravel(), side="right").reshape(batch, n)
+        return np.minimum(found - classes * np.arange(batch)[:, None], classes - 1).astype(npd)
+    return forward
+
+
+register("Multinomial", bind=_multinomial_bind, dtype=lambda op: op.attrs["output_dtype"], stateful=True,
+         shape=lambda op: TensorShape(
+             [op.inputs[0].shape.dims[0] if op.inputs[0].shape.dims is not None else None,
+              None if constant_value(op.inputs[1]) is None else int(constant_value(op.inputs[1]))]))
+
+
+def multinomial(logits, num_samples, seed=None, name=None, output_dtype=None):
+    """``num_samples`` class indices per row of ``logits`` ([batch, classes], unnormalized log-probabilities),
+    op ``Multinomial``; ``output_dtype`` int64 by default (TF's ``tf.random.categorical``)."""
+    with name_scope(name, "multinomial"):
+        logits = convert_to_tensor(logits, name="logits")
+        if logits.shape.ndims is not None and logits.shape.ndims != 2:
+            raise ValueError("Shape must be rank 2 but is rank %d for 'Multinomial' with input shapes: %s"
+                             % (logits.shape.ndims, logits.shape))
+        seed1, seed2 = get_seed(seed)
+        out_dtype = dtypes.as_dtype(output_dtype or dtypes.int64)
+        with name_scope(None, "Multinomial") as scope:
+            num_samples = convert_to_tensor(num_samples, dtype=dtypes.int32, name="num_samples")
+            return apply_op("Multinomial", [logits, num_samples],
+                            dict(seed=seed1, seed2=seed2, output_dtype=out_dtype), name=scope)

@@ -20,7 +20,6 @@ from typing import Callable, Optional, Sequence
 import numpy as np
 
 from .. import dtypes
-from ..graph import TensorShape
 from ..ops import load_kernels
 from ..registry import apply_op, register, shape_same
 
