@@ -162,8 +162,12 @@ def variable_scope(name_or_scope: Any, default_name: Optional[str] = None, value
                               initializer if initializer is not None else base.initializer,
                               regularizer if regularizer is not None else base.regularizer,
                               dtype if dtype is not None else base.dtype)
-    cm = name_scope(ns_name) if ns_name is not None else \
-        (name_scope(full_name.rsplit("/", 1)[-1]) if auxiliary_name_scope else contextlib.nullcontext(""))
+    if not auxiliary_name_scope:      # no name scope of its own: ops go to the current one
+        cm = contextlib.nullcontext(ns_name or "")
+    elif ns_name is not None:         # re-entering a scope object: its original name scope
+        cm = name_scope(ns_name)
+    else:                             # the whole relative name ("inner/dense"), made unique as TF does
+        cm = name_scope(name)
     with cm as scope_str:
         new_scope._name_scope = scope_str if isinstance(scope_str, str) else ""
         graph._var_scope = new_scope

@@ -110,6 +110,7 @@ CASES = {
         labels=tf.constant([1, 0, 4, 2]), logits=a), [logits(4, 5)], True),
     "l2_loss": (lambda tf, a: tf.nn.l2_loss(a), [rnd(3, 2)], True),
     "bias_add": (lambda tf, a, b: tf.nn.bias_add(a, b), [rnd(3, 4), rnd(4)], True),
+    "bias_add_nchw": (lambda tf, a, b: tf.nn.bias_add(a, b, data_format="NCHW"), [rnd(2, 3, 2, 2), rnd(3)], True),
     "moments": (lambda tf, a: tf.add_n(list(tf.nn.moments(a, axes=[0]))), [rnd(5, 3)], True),
     "batch_normalization": (lambda tf, x, m, v, o, s: tf.nn.batch_normalization(x, m, v, o, s, 1e-3),
                             [rnd(4, 3), rnd(3), pos(3), rnd(3), rnd(3)], True),

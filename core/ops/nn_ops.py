@@ -226,23 +226,52 @@ def sigmoid_cross_entropy_with_logits(_sentinel=None, labels=None, logits=None, 
 # ---- bias_add, l2_loss, in_top_k
 
 
-def _bias_add_grad_forward(g):
+def _channels_first(x, data_format):
+    """A bias of shape [C] as x's channel axis (axis 1 for NCHW / NC..., the last axis otherwise)."""
+    return data_format == "NCHW" and np.ndim(x) > 2
+
+
+def _bias_add_forward(value, bias, data_format="NHWC"):
+    if _channels_first(value, data_format):
+        return value + bias.reshape((-1,) + (1,) * (value.ndim - 2))
+    return np.add(value, bias)
+
+
+def _bias_add_grad_forward(g, data_format="NHWC"):
+    if _channels_first(g, data_format):
+        return np.add.reduce(np.moveaxis(g, 1, -1).reshape(-1, g.shape[1]), axis=0)
     return np.add.reduce(g.reshape(-1, g.shape[-1]), axis=0) if g.ndim > 1 else g
 
 
-register("BiasAdd", np.add,
-         lambda op, g: [g, apply_op("BiasAddGrad", [g], dict(data_format="NHWC"))], shape_same)
-register("BiasAddGrad", _bias_add_grad_forward,
-         lambda op, gg: [array_ops.broadcast_to(gg, array_ops.shape(op.inputs[0]))],
-         lambda op: TensorShape(None if op.inputs[0].shape.dims is None else [op.inputs[0].shape.dims[-1]]))
+def _bias_add_grad_grad(op, gg):
+    x = op.inputs[0]
+    if op.attrs.get("data_format") == "NCHW" and x.shape.ndims is not None and x.shape.ndims > 2:
+        gg = array_ops.reshape(gg, [-1] + [1] * (x.shape.ndims - 2))
+    return [array_ops.broadcast_to(gg, array_ops.shape(x))]
+
+
+def _bias_grad_shape(op):
+    dims = op.inputs[0].shape.dims
+    if dims is None:
+        return TensorShape(None)
+    return TensorShape([dims[1] if op.attrs.get("data_format") == "NCHW" and len(dims) > 2 else dims[-1]])
+
+
+register("BiasAdd", _bias_add_forward,
+         lambda op, g: [g, apply_op("BiasAddGrad", [g], dict(data_format=op.attrs.get("data_format", "NHWC")))],
+         shape_same)
+register("BiasAddGrad", _bias_add_grad_forward, _bias_add_grad_grad, _bias_grad_shape)
 
 
 def bias_add(value, bias, data_format=None, name=None):
-    if data_format not in (None, "NHWC", "N..C"):
-        raise NotImplementedError("bias_add supports the channels-last format only")
+    """``value + bias`` with ``bias`` [C] added along the channel axis: the last one (``NHWC``, default) or axis 1
+    (``NCHW``, for inputs of rank 3 and more)."""
+    if data_format not in (None, "NHWC", "N..C", "NCHW", "NC.."):
+        raise ValueError("data_format must be NHWC or NCHW, got %r" % (data_format,))
     value = convert_to_tensor(value)
-    return apply_op("BiasAdd", [value, convert_to_tensor(bias, dtype=value.dtype)],
-                    dict(data_format="NHWC"), name=name)
+    fmt = "NCHW" if data_format in ("NCHW", "NC..") else "NHWC"
+    return apply_op("BiasAdd", [value, convert_to_tensor(bias, dtype=value.dtype)], dict(data_format=fmt),
+                    name=name)
 
 
 register("L2Loss", lambda x: np.asarray(np.sum(np.square(x)) * 0.5, dtype=x.dtype),
