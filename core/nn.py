@@ -8,3 +8,4 @@ from .ops.array_ops import one_hot  # noqa: F401
 from .ops.conv_ops import *  # noqa: F401,F403 - each family's __all__ is its tf.nn.<name> API
 from .ops.pool_ops import *  # noqa: F401,F403
 from .ops.activation_ops import *  # noqa: F401,F403
+from .ops.manip_ops import depth_to_space, space_to_depth, top_k  # noqa: F401,E402

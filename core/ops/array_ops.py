@@ -405,20 +405,43 @@ def gather(params, indices, axis=0, name=None, validate_indices=None):
 
 
 def _segment_sum(data, ids, num_segments):
-    out = np.zeros((int(num_segments),) + data.shape[ids.ndim:], dtype=data.dtype)
-    np.add.at(out, ids, data)
+    n = int(num_segments)
+    if np.any(ids >= n):
+        from ..errors import InvalidArgumentError
+        bad = int(np.flatnonzero(ids.reshape(-1) >= n)[0])
+        raise InvalidArgumentError(None, None, "segment_ids[%d] = %d is out of range [0, %d)"
+                                   % (bad, ids.reshape(-1)[bad], n))
+    out = np.zeros((n,) + data.shape[ids.ndim:], dtype=data.dtype)
+    keep = ids >= 0                      # negative ids are dropped, as TF does
+    np.add.at(out, ids[keep], data[keep])
     return out
 
 
-register("UnsortedSegmentSum", _segment_sum,
-         lambda op, g: [gather(g, op.inputs[1]), None, None],
-         lambda op: TensorShape(None), dtype=lambda op: op.inputs[0].dtype)
+def unsorted_segment_shape(op):
+    """``[num_segments] + data.shape[rank(segment_ids):]`` (num_segments unknown unless a constant)."""
+    dims, ids, n = op.inputs[0].shape.dims, op.inputs[1].shape.ndims, constant_value(op.inputs[2])
+    if dims is None or ids is None:
+        return TensorShape(None)
+    return TensorShape([None if n is None else int(n)] + list(dims[ids:]))
+
+
+def _segment_sum_grad(op, g):
+    from .segment_ops import gather_drop_negatives
+    return [gather_drop_negatives(g, op.inputs[1]), None, None]
+
+
+register("UnsortedSegmentSum", _segment_sum, _segment_sum_grad, unsorted_segment_shape,
+         dtype=lambda op: op.inputs[0].dtype)
 
 
 def unsorted_segment_sum(data, segment_ids, num_segments, name=None):
-    data, segment_ids, num_segments = (convert_to_tensor(t) for t in (data, segment_ids, num_segments))
-    return apply_op("UnsortedSegmentSum", [data, segment_ids, num_segments],
-                    dict(T=data.dtype, Tindices=segment_ids.dtype, Tnumsegments=num_segments.dtype), name=name)
+    """``output[i] = sum_{j: segment_ids[j] == i} data[j]``; negative ids are dropped, empty segments are 0."""
+    with name_scope(name, "UnsortedSegmentSum") as scope:
+        data = convert_to_tensor(data, name="data")
+        segment_ids = convert_to_tensor(segment_ids, name="segment_ids")
+        num_segments = convert_to_tensor(num_segments, name="num_segments")
+        return apply_op("UnsortedSegmentSum", [data, segment_ids, num_segments],
+                        dict(T=data.dtype, Tindices=segment_ids.dtype, Tnumsegments=num_segments.dtype), name=scope)
 
 
 def indexed_slices_to_dense(s: IndexedSlices) -> Tensor:

@@ -24,6 +24,27 @@ def _mean(x, axis, keepdims):
     return total / count if count else total * np.nan
 
 
+def _identity_of(ufunc):
+    """``ufunc.reduce`` that gives an empty reduction the identity TF gives it: the lowest value of the dtype for
+    Max, the highest for Min (numpy raises there)."""
+    def extreme(dtype):
+        if dtype.kind in "iu":
+            info = np.iinfo(dtype)
+        elif dtype.kind == "f":
+            return -np.inf if ufunc is np.maximum else np.inf
+        else:
+            return None
+        return info.min if ufunc is np.maximum else info.max
+
+    def reduce(x, axis=None, keepdims=False):
+        if x.size == 0:
+            initial = extreme(x.dtype)
+            if initial is not None:
+                return ufunc.reduce(x, axis=axis, keepdims=keepdims, initial=initial)
+        return ufunc.reduce(x, axis=axis, keepdims=keepdims)
+    return reduce
+
+
 def _reduction_bind(np_fn):
     """``np_fn(x, axis, keepdims)`` (a ufunc's C-level ``reduce``) with the Const axes resolved once."""
     def bind(op, session):
@@ -119,7 +140,7 @@ def _prod_grad(op, g):
 
 
 for _type, _np, _grad in (("Sum", np.add.reduce, _sum_grad), ("Mean", _mean, _mean_grad),
-                          ("Max", np.maximum.reduce, _minmax_grad), ("Min", np.minimum.reduce, _minmax_grad),
+                          ("Max", _identity_of(np.maximum), _minmax_grad), ("Min", _identity_of(np.minimum), _minmax_grad),
                           ("Prod", np.multiply.reduce, _prod_grad), ("All", np.logical_and.reduce, None),
                           ("Any", np.logical_or.reduce, None)):
     register(_type, bind=_reduction_bind(_np), grad=_grad, shape=_reduction_shape, type_attrs={"Tidx": 1})
