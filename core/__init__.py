@@ -73,8 +73,14 @@ _LAZY_NAMES = {
 }
 
 
+_NAMESPACES = ("math", "linalg", "random", "manip")     # built from core/namespaces.py tables
+
+
 def __getattr__(name: str) -> Any:
-    if name in _LAZY_MODULES:
+    if name in _NAMESPACES:
+        from .namespaces import build
+        value = build(name)
+    elif name in _LAZY_MODULES:
         value = importlib.import_module(_LAZY_MODULES[name], __name__)
     elif name in _LAZY_NAMES:
         module, attr = _LAZY_NAMES[name]

@@ -99,8 +99,6 @@ CASES = {
 
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_segment_op(tf1, name):
-    if name == "math_confusion_matrix" and not hasattr(core, "math"):
-        pytest.skip("tf.math namespace is built by the coordinator")
     check_case(tf1, CASES[name])
 
 
