@@ -123,9 +123,7 @@ def _streaming_mean(values: Any, weights: Any, metrics_collections: Any, updates
             values = math_ops.multiply(values, weights)
             num_values = math_ops.multiply(num_values, weights) if elementwise else math_ops.reduce_sum(weights)
         update_total = state_ops.assign_add(total, values if elementwise else math_ops.reduce_sum(values))
-        # TF orders the count update after ``values``; not when ``values`` is a placeholder, which core's Session
-        # would then try to run even when it is fed
-        with control_dependencies([values] if values.op.type != "Placeholder" else []):
+        with control_dependencies([values]):      # TF orders the count update after ``values``
             update_count = state_ops.assign_add(count, num_values)
         value = math_ops.div_no_nan(total, math_ops.maximum(count, 0.0), name="value")
         update_op = math_ops.div_no_nan(update_total, math_ops.maximum(update_count, 0.0), name="update_op")

@@ -299,7 +299,8 @@ class Session:
             for i, t in enumerate(op.inputs):
                 if i not in refs and t not in fed:
                     stack.append(t.op)
-            stack.extend(op.control_inputs)
+            # a control input whose outputs are all fed counts as done (TF: a fed placeholder is satisfied)
+            stack.extend(c for c in op.control_inputs if not c.outputs or not all(o in fed for o in c.outputs))
         return needed
 
 

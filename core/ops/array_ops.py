@@ -143,7 +143,7 @@ def _expand_shape(op):
     dims, axis = op.inputs[0].shape.dims, constant_value(op.inputs[1])
     if dims is None or axis is None:
         return TensorShape(None)
-    axis = int(axis)
+    axis = int(np.reshape(axis, [-1])[0])          # a scalar or a one-element list, as TF takes
     axis = axis if axis >= 0 else len(dims) + 1 + axis
     return TensorShape(list(dims[:axis]) + [1] + list(dims[axis:]))
 
@@ -151,10 +151,10 @@ def _expand_shape(op):
 def _expand_dims_bind(op, session):
     axis = constant_value(op.inputs[1])
     if axis is not None and op.inputs[0].shape.ndims is not None:
-        axis = int(axis) % (op.inputs[0].shape.ndims + 1)
+        axis = int(np.reshape(axis, [-1])[0]) % (op.inputs[0].shape.ndims + 1)
         index = (slice(None),) * axis + (None,)
         return lambda x, _: np.asarray(x)[index]            # a view, as np.expand_dims
-    return lambda x, a: np.expand_dims(x, int(a))
+    return lambda x, a: np.expand_dims(x, int(np.reshape(a, [-1])[0]))
 
 
 register("ExpandDims", bind=_expand_dims_bind,
