@@ -519,12 +519,12 @@ def test_large_zeros_are_a_fill_like_tf_small_ones_a_const(tf1):
 
 def test_fed_placeholder_as_control_input_is_satisfied(tf1):
     """TF runs an op whose control input is a fed placeholder (tf.metrics.mean adds such an edge)."""
-    def run(tf):
-        with tf.Graph().as_default():
-            x = tf.placeholder(tf.float32, [None])
-            with tf.control_dependencies([x]):
-                y = tf.constant(2.0) * 3.0
-            e = tf.expand_dims(x, [1])          # a one-element list axis, as TF accepts
-            return tf.Session().run([y, e], {x: [1.0, 2.0]})
-    ours, theirs = run(core), run(tf1)
+    def run(lib):
+        with lib.Graph().as_default():
+            x = lib.placeholder(lib.float32, [None])
+            with lib.control_dependencies([x]):
+                y = lib.constant(2.0) * 3.0
+            e = lib.expand_dims(x, [1])          # a one-element list axis, as TF accepts
+            return lib.Session().run([y, e], {x: [1.0, 2.0]})
+    ours, theirs = run(tf), run(tf1)
     assert ours[0] == theirs[0] == 6.0 and ours[1].shape == theirs[1].shape == (2, 1)
