@@ -108,6 +108,8 @@ CASES = {
                         [logits(4, 5), _rows_sum_to_one(np.abs(rnd(4, 5)))], True),
     "sparse_softmax_xent": (lambda tf, a: tf.nn.sparse_softmax_cross_entropy_with_logits(
         labels=tf.constant([1, 0, 4, 2]), logits=a), [logits(4, 5)], True),
+    "sparse_softmax_xent_3d": (lambda tf, a: tf.nn.sparse_softmax_cross_entropy_with_logits(
+        labels=tf.constant([[1, 0, 3], [2, 2, 0]]), logits=a), [logits(2, 3, 4)], True),
     "l2_loss": (lambda tf, a: tf.nn.l2_loss(a), [rnd(3, 2)], True),
     "bias_add": (lambda tf, a, b: tf.nn.bias_add(a, b), [rnd(3, 4), rnd(4)], True),
     "bias_add_nchw": (lambda tf, a, b: tf.nn.bias_add(a, b, data_format="NCHW"), [rnd(2, 3, 2, 2), rnd(3)], True),

@@ -280,8 +280,9 @@ tanh = _unary("Tanh")
 def add_n(inputs, name=None):
     """Sum of a list of tensors of one shape (IndexedSlices are densified)."""
     inputs = [convert_to_tensor(x) for x in inputs]
-    if len(inputs) == 1 and name is None:
-        return inputs[0]
+    if len(inputs) == 1:          # TF: the input itself, or an Identity when a name is given
+        from .array_ops import identity
+        return identity(inputs[0], name=name) if name else inputs[0]
     return apply_op("AddN", inputs, dict(N=len(inputs)), name=name)
 
 

@@ -208,7 +208,18 @@ def sparse_softmax_cross_entropy_with_logits(_sentinel=None, labels=None, logits
         labels = convert_to_tensor(labels)
         if labels.dtype not in (dtypes.int32, dtypes.int64):
             raise ValueError("labels must be int32 or int64, got %s" % labels.dtype.name)
-        loss, _ = apply_op("SparseSoftmaxCrossEntropyWithLogits", [logits, labels], dict(Tlabels=labels.dtype))
+        if logits.shape.ndims == 2 or logits.shape.ndims is None:
+            loss, _ = apply_op("SparseSoftmaxCrossEntropyWithLogits", [logits, labels], dict(Tlabels=labels.dtype))
+            return loss
+        # labels of rank r, logits of rank r + 1: flattened to [-1, classes] and the losses shaped like labels
+        classes = logits.shape.dims[-1]
+        labels_shape = array_ops.shape(labels)
+        flat_logits = array_ops.reshape(logits, [-1, classes if classes is not None else array_ops.shape(logits)[-1]])
+        flat_labels = array_ops.reshape(labels, [-1])
+        loss, _ = apply_op("SparseSoftmaxCrossEntropyWithLogits", [flat_logits, flat_labels],
+                           dict(Tlabels=labels.dtype))
+        loss = array_ops.reshape(loss, labels_shape)
+        loss.set_shape(labels.shape)
         return loss
 
 
