@@ -8,6 +8,9 @@
  *   apply_rms_prop(var, ms, mom, lr, rho, momentum, epsilon, grad) -> bool
  *   relu(x, out) -> bool                      out = max(x, 0) (out may be x)
  *   relu_grad(g, features, out) -> bool       out = g * (features > 0) (out may be g)
+ *   im2col(x, cols, kh, kw, sh, sw, dh, dw, pt, pl, oh, ow) -> bool    convolution patches of NHWC x
+ *   col2im(cols, out, kh, kw, sh, sw, dh, dw, pt, pl, oh, ow) -> bool  their adjoint (input gradient)
+ *   max_pool_grad(x, dy, out, kh, kw, sh, sw, pt, pl, oh, ow) -> bool dy routed to each window's first max
  *   flush_denormals() -> bits; restore_denormals(bits)   the calling thread's FTZ/DAZ mode, which TF sets
  *                                             for its kernels and core's Session.run sets around a step
  *
@@ -373,6 +376,247 @@ static PyObject *relu_grad(PyObject *self, PyObject *const *args, Py_ssize_t nar
     return result(&a, 1);
 }
 
+
+/* ---- convolution and pooling helpers (core/ops/conv_ops.py, pool_ops.py); NHWC, C-contiguous, one dtype.
+ * Geometry g: kh, kw, sh, sw, dh, dw, pt, pl, oh, ow (kernel, strides, dilations, top/left padding, output). */
+
+typedef struct {
+    Py_ssize_t kh, kw, sh, sw, dh, dw, pt, pl, oh, ow;
+} Geom;
+
+static int get_geom(PyObject *const *args, int n, Geom *g) {
+    Py_ssize_t v[10];
+    for (int i = 0; i < n; i++) {
+        v[i] = PyLong_AsSsize_t(args[i]);
+        if (v[i] == -1 && PyErr_Occurred()) return 0;
+    }
+    g->kh = v[0], g->kw = v[1], g->sh = v[2], g->sw = v[3];
+    if (n == 10) {
+        g->dh = v[4], g->dw = v[5], g->pt = v[6], g->pl = v[7], g->oh = v[8], g->ow = v[9];
+    } else { /* pooling: no dilation */
+        g->dh = 1, g->dw = 1, g->pt = v[4], g->pl = v[5], g->oh = v[6], g->ow = v[7];
+    }
+    return g->kh > 0 && g->kw > 0 && g->sh > 0 && g->sw > 0 && g->dh > 0 && g->dw > 0 && g->pt >= 0 &&
+           g->pl >= 0 && g->oh >= 0 && g->ow >= 0;
+}
+
+/* views must be C-contiguous of one float dtype with the given shapes (ndim entries each) */
+static int get_shaped(Arrays *a, PyObject *obj, int writable, int ndim, const Py_ssize_t *shape) {
+    Py_buffer *view = &a->views[a->n_views];
+    int flags = PyBUF_C_CONTIGUOUS | PyBUF_FORMAT | PyBUF_ND | (writable ? PyBUF_WRITABLE : 0);
+    if (!PyObject_CheckBuffer(obj) || PyObject_GetBuffer(obj, view, flags) != 0) {
+        PyErr_Clear();
+        return 0;
+    }
+    a->n_views++;
+    char kind = kind_of(view->format);
+    if (kind == 0 || view->itemsize != (kind == 'f' ? 4 : 8) || ((uintptr_t)view->buf % view->itemsize) != 0)
+        return 0;
+    if (a->n_views == 1) a->kind = kind;
+    else if (kind != a->kind) return 0;
+    if (view->ndim != ndim) return 0;
+    for (int d = 0; d < ndim; d++)
+        if (view->shape[d] != shape[d]) return 0;
+    return 1;
+}
+
+static int no_overlaps(Arrays *a) {
+    for (int i = 0; i < a->n_views; i++)
+        for (int j = i + 1; j < a->n_views; j++)
+            if (overlaps(&a->views[i], &a->views[j])) return 0;
+    return 1;
+}
+
+/* one (n, y, z, i) row of kw patch entries: x's valid columns [j0, j1) are one contiguous span when dw == 1 */
+#define IM2COL_LOOP(T)                                                                              \
+    {                                                                                               \
+        const T *x = (const T *)a.views[0].buf;                                                     \
+        T *cols = (T *)a.views[1].buf;                                                              \
+        const Py_ssize_t row = g.kw * c;                                                            \
+        for (Py_ssize_t b = 0; b < n; b++)                                                          \
+            for (Py_ssize_t y = 0; y < g.oh; y++)                                                   \
+                for (Py_ssize_t z = 0; z < g.ow; z++) {                                             \
+                    Py_ssize_t q0 = z * g.sw - g.pl, j0 = 0, j1 = g.kw;                             \
+                    while (j0 < g.kw && q0 + j0 * g.dw < 0) j0++;                                   \
+                    while (j1 > j0 && q0 + (j1 - 1) * g.dw >= w) j1--;                              \
+                    for (Py_ssize_t i = 0; i < g.kh; i++, cols += row) {                            \
+                        Py_ssize_t r = y * g.sh - g.pt + i * g.dh;                                  \
+                        if (r < 0 || r >= h || j0 >= j1) {                                          \
+                            memset(cols, 0, row * sizeof(T));                                       \
+                            continue;                                                               \
+                        }                                                                           \
+                        if (j0 > 0) memset(cols, 0, j0 * c * sizeof(T));                            \
+                        if (j1 < g.kw) memset(cols + j1 * c, 0, (g.kw - j1) * c * sizeof(T));       \
+                        const T *src = x + ((b * h + r) * w + q0 + j0 * g.dw) * c;                  \
+                        if (g.dw == 1) {                                                            \
+                            memcpy(cols + j0 * c, src, (j1 - j0) * c * sizeof(T));                  \
+                        } else {                                                                    \
+                            for (Py_ssize_t j = j0; j < j1; j++, src += g.dw * c)                   \
+                                for (Py_ssize_t k = 0; k < c; k++) cols[j * c + k] = src[k];        \
+                        }                                                                           \
+                    }                                                                               \
+                }                                                                                   \
+    }
+
+/* im2col(x, cols, kh, kw, sh, sw, dh, dw, pt, pl, oh, ow): cols[n, y, z, i, j, :] = x_padded[n, y*sh + i*dh,
+ * z*sw + j*dw, :] (zero in the padding); x [N, H, W, C], cols [N, OH, OW, KH, KW, C] */
+static PyObject *im2col(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 12) {
+        PyErr_SetString(PyExc_TypeError, "im2col(x, cols, kh, kw, sh, sw, dh, dw, pt, pl, oh, ow)");
+        return NULL;
+    }
+    Arrays a = {.n_views = 0};
+    Geom g;
+    if (!get_geom(args + 2, 10, &g)) return result(&a, 0);
+    Py_buffer probe;
+    if (!PyObject_CheckBuffer(args[0]) || PyObject_GetBuffer(args[0], &probe, PyBUF_ND) != 0) {
+        PyErr_Clear();
+        return result(&a, 0);
+    }
+    int ok = probe.ndim == 4;
+    Py_ssize_t xs[4] = {0, 0, 0, 0};
+    if (ok) memcpy(xs, probe.shape, sizeof xs);
+    PyBuffer_Release(&probe);
+    Py_ssize_t cs[6] = {xs[0], g.oh, g.ow, g.kh, g.kw, xs[3]};
+    if (!ok || !get_shaped(&a, args[0], 0, 4, xs) || !get_shaped(&a, args[1], 1, 6, cs) || !no_overlaps(&a))
+        return result(&a, 0);
+    Py_ssize_t n = xs[0], h = xs[1], w = xs[2], c = xs[3];
+    Py_BEGIN_ALLOW_THREADS
+    if (a.kind == 'f') IM2COL_LOOP(float) else IM2COL_LOOP(double)
+    Py_END_ALLOW_THREADS
+    return result(&a, 1);
+}
+
+/* col2im: out = 0, then every patch entry added to the input pixel it was read from, the patches in order
+ * (n, y, z, i, j): for one pixel that is kernel offsets (i, j) in decreasing order, which is the numpy
+ * fallback's order (it adds one offset at a time, last offset first), so both give the same sums. */
+#define COL2IM_LOOP(T)                                                                              \
+    {                                                                                               \
+        const T *cols = (const T *)a.views[0].buf;                                                  \
+        T *out = (T *)a.views[1].buf;                                                               \
+        memset(out, 0, n * h * w * c * sizeof(T));                                                  \
+        for (Py_ssize_t b = 0; b < n; b++)                                                          \
+            for (Py_ssize_t y = 0; y < g.oh; y++)                                                   \
+                for (Py_ssize_t z = 0; z < g.ow; z++)                                               \
+                    for (Py_ssize_t i = 0; i < g.kh; i++) {                                         \
+                        Py_ssize_t r = y * g.sh - g.pt + i * g.dh;                                  \
+                        if (r < 0 || r >= h) {                                                      \
+                            cols += g.kw * c;                                                       \
+                            continue;                                                               \
+                        }                                                                           \
+                        T *o = out + (b * h + r) * w * c;                                           \
+                        for (Py_ssize_t j = 0; j < g.kw; j++, cols += c) {                          \
+                            Py_ssize_t q = z * g.sw - g.pl + j * g.dw;                              \
+                            if (q < 0 || q >= w) continue;                                          \
+                            T *oq = o + q * c;                                                      \
+                            for (Py_ssize_t k = 0; k < c; k++) oq[k] += cols[k];                    \
+                        }                                                                           \
+                    }                                                                               \
+    }
+
+/* col2im(cols, out, kh, kw, sh, sw, dh, dw, pt, pl, oh, ow): the adjoint of im2col into out [N, H, W, C] */
+static PyObject *col2im(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 12) {
+        PyErr_SetString(PyExc_TypeError, "col2im(cols, out, kh, kw, sh, sw, dh, dw, pt, pl, oh, ow)");
+        return NULL;
+    }
+    Arrays a = {.n_views = 0};
+    Geom g;
+    if (!get_geom(args + 2, 10, &g)) return result(&a, 0);
+    Py_buffer probe;
+    if (!PyObject_CheckBuffer(args[1]) || PyObject_GetBuffer(args[1], &probe, PyBUF_ND) != 0) {
+        PyErr_Clear();
+        return result(&a, 0);
+    }
+    int ok = probe.ndim == 4;
+    Py_ssize_t os[4] = {0, 0, 0, 0};
+    if (ok) memcpy(os, probe.shape, sizeof os);
+    PyBuffer_Release(&probe);
+    Py_ssize_t cs[6] = {os[0], g.oh, g.ow, g.kh, g.kw, os[3]};
+    if (!ok || !get_shaped(&a, args[0], 0, 6, cs) || !get_shaped(&a, args[1], 1, 4, os) || !no_overlaps(&a))
+        return result(&a, 0);
+    Py_ssize_t n = os[0], h = os[1], w = os[2], c = os[3];
+    Py_BEGIN_ALLOW_THREADS
+    if (a.kind == 'f') COL2IM_LOOP(float) else COL2IM_LOOP(double)
+    Py_END_ALLOW_THREADS
+    return result(&a, 1);
+}
+
+/* max_pool_grad: for every window and channel, dy is added at the window's first maximum in row-major order
+ * (a NaN counts as the maximum, as numpy's argmax); windows are visited in (n, y, z) order, channels inner. */
+#define MAXPOOL_GRAD_LOOP(T)                                                                        \
+    {                                                                                               \
+        const T *x = (const T *)a.views[0].buf, *dy = (const T *)a.views[1].buf;                    \
+        T *out = (T *)a.views[2].buf, *bv = (T *)vals;                                              \
+        memset(out, 0, n * h * w * c * sizeof(T));                                                  \
+        for (Py_ssize_t b = 0; b < n; b++)                                                          \
+            for (Py_ssize_t y = 0; y < g.oh; y++)                                                   \
+                for (Py_ssize_t z = 0; z < g.ow; z++, dy += c) {                                    \
+                    Py_ssize_t r0 = y * g.sh - g.pt, q0 = z * g.sw - g.pl;                          \
+                    Py_ssize_t r1 = r0 + g.kh < h ? r0 + g.kh : h, q1 = q0 + g.kw < w ? q0 + g.kw : w; \
+                    if (r0 < 0) r0 = 0;                                                             \
+                    if (q0 < 0) q0 = 0;                                                             \
+                    if (r0 >= r1 || q0 >= q1) continue;                                             \
+                    const T *x0 = x + ((b * h + r0) * w + q0) * c;                                  \
+                    for (Py_ssize_t k = 0; k < c; k++) best[k] = 0, bv[k] = x0[k];                  \
+                    int t = 0;                                                                      \
+                    for (Py_ssize_t r = r0; r < r1; r++)                                            \
+                        for (Py_ssize_t q = q0; q < q1; q++, t++) {                                 \
+                            const T *xv = x + ((b * h + r) * w + q) * c;                            \
+                            for (Py_ssize_t k = 0; k < c; k++) {                                    \
+                                T v = xv[k], m = bv[k];                                             \
+                                int take = v > m || (v != v && m == m);                             \
+                                bv[k] = take ? v : m;                                               \
+                                best[k] = take ? t : best[k];                                       \
+                            }                                                                       \
+                        }                                                                           \
+                    const Py_ssize_t span = q1 - q0;                                                \
+                    for (Py_ssize_t k = 0; k < c; k++) {                                            \
+                        Py_ssize_t r = r0 + best[k] / span, q = q0 + best[k] % span;                \
+                        out[((b * h + r) * w + q) * c + k] += dy[k];                                \
+                    }                                                                               \
+                }                                                                                   \
+    }
+
+/* max_pool_grad(x, dy, out, kh, kw, sh, sw, pt, pl, oh, ow): x and out [N, H, W, C], dy [N, OH, OW, C] */
+static PyObject *max_pool_grad(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 11) {
+        PyErr_SetString(PyExc_TypeError, "max_pool_grad(x, dy, out, kh, kw, sh, sw, pt, pl, oh, ow)");
+        return NULL;
+    }
+    Arrays a = {.n_views = 0};
+    Geom g;
+    if (!get_geom(args + 3, 8, &g)) return result(&a, 0);
+    Py_buffer probe;
+    if (!PyObject_CheckBuffer(args[0]) || PyObject_GetBuffer(args[0], &probe, PyBUF_ND) != 0) {
+        PyErr_Clear();
+        return result(&a, 0);
+    }
+    int ok = probe.ndim == 4;
+    Py_ssize_t xs[4] = {0, 0, 0, 0};
+    if (ok) memcpy(xs, probe.shape, sizeof xs);
+    PyBuffer_Release(&probe);
+    Py_ssize_t ys[4] = {xs[0], g.oh, g.ow, xs[3]};
+    if (!ok || !get_shaped(&a, args[0], 0, 4, xs) || !get_shaped(&a, args[1], 0, 4, ys) ||
+        !get_shaped(&a, args[2], 1, 4, xs) || !no_overlaps(&a))
+        return result(&a, 0);
+    Py_ssize_t n = xs[0], h = xs[1], w = xs[2], c = xs[3];
+    int *best = PyMem_RawMalloc((c > 0 ? c : 1) * sizeof(int));
+    double *vals = PyMem_RawMalloc((c > 0 ? c : 1) * sizeof(double));
+    if (best == NULL || vals == NULL) {
+        PyMem_RawFree(best);
+        PyMem_RawFree(vals);
+        PyErr_NoMemory();
+        return result(&a, 0);
+    }
+    Py_BEGIN_ALLOW_THREADS
+    if (a.kind == 'f') MAXPOOL_GRAD_LOOP(float) else MAXPOOL_GRAD_LOOP(double)
+    Py_END_ALLOW_THREADS
+    PyMem_RawFree(best);
+    PyMem_RawFree(vals);
+    return result(&a, 1);
+}
+
 /* ---- denormals: TF runs its kernels with denormals flushed to zero (FTZ + DAZ on x86, FZ on ARM) */
 
 #if defined(__x86_64__) || defined(_M_X64) || defined(__i386__)
@@ -425,6 +669,12 @@ static PyMethodDef methods[] = {
     {"relu", (PyCFunction)(void (*)(void))relu, METH_FASTCALL, "out = max(x, 0); False if not supported"},
     {"relu_grad", (PyCFunction)(void (*)(void))relu_grad, METH_FASTCALL,
      "out = g * (features > 0); False if not supported"},
+    {"im2col", (PyCFunction)(void (*)(void))im2col, METH_FASTCALL,
+     "im2col(x, cols, kh, kw, sh, sw, dh, dw, pt, pl, oh, ow): conv patches of NHWC x; False if not supported"},
+    {"col2im", (PyCFunction)(void (*)(void))col2im, METH_FASTCALL,
+     "col2im(cols, out, kh, kw, sh, sw, dh, dw, pt, pl, oh, ow): adjoint of im2col; False if not supported"},
+    {"max_pool_grad", (PyCFunction)(void (*)(void))max_pool_grad, METH_FASTCALL,
+     "max_pool_grad(x, dy, out, kh, kw, sh, sw, pt, pl, oh, ow): dy added at each window's first maximum"},
     {"flush_denormals", flush_denormals, METH_NOARGS,
      "Flush denormals to zero in this thread (as TF's kernels do); returns the previous bits"},
     {"restore_denormals", restore_denormals, METH_O, "Restore the bits flush_denormals returned"},
