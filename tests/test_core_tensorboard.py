@@ -20,7 +20,12 @@ def _write_run(logdir):
         y = tf.placeholder(tf.int32, [None], name="y")
         with tf.name_scope("dnn"):
             hidden = tf.layers.dense(x, 8, activation=tf.nn.relu, name="hidden")
-            logits = tf.layers.dense(hidden, 3, name="logits")
+            with tf.name_scope("conv"):      # a conv branch: Conv2D, MaxPool and their gradients in the graph
+                kernel = tf.get_variable("conv/kernel", [2, 2, 1, 2])
+                images = tf.reshape(x, [-1, 2, 2, 1])
+                conv = tf.nn.relu(tf.nn.conv2d(images, kernel, strides=[1, 1, 1, 1], padding="SAME"))
+                pooled = tf.reshape(tf.nn.max_pool(conv, [1, 2, 2, 1], [1, 2, 2, 1], "VALID"), [-1, 2])
+            logits = tf.layers.dense(hidden, 3, name="logits") + tf.reduce_sum(pooled, axis=1, keepdims=True)
         with tf.name_scope("loss"):
             loss = tf.reduce_mean(tf.nn.sparse_softmax_cross_entropy_with_logits(labels=y, logits=logits))
         with tf.name_scope("train"):
@@ -67,6 +72,15 @@ def test_graph_served_with_gradient_nodes_and_scopes(tensorboard):
     assert nodes["train/gradients/dnn/hidden/MatMul_grad/MatMul_1"].op == "MatMul"
     shapes = nodes["dnn/hidden/MatMul"].attr["_output_shapes"].list.shape[0]
     assert [d.size for d in shapes.dim] == [-1, 8]
+    conv = nodes["dnn/conv/Conv2D"]
+    assert conv.op == "Conv2D" and conv.input == ["dnn/conv/Reshape", "conv/kernel/read"]
+    assert list(conv.attr["strides"].list.i) == [1, 1, 1, 1] and conv.attr["padding"].s == b"SAME"
+    assert conv.attr["data_format"].s == b"NHWC" and list(conv.attr["dilations"].list.i) == [1, 1, 1, 1]
+    assert [d.size for d in conv.attr["_output_shapes"].list.shape[0].dim] == [-1, 2, 2, 2]
+    assert nodes["dnn/conv/MaxPool"].op == "MaxPool"
+    grad = "train/gradients/dnn/conv/Conv2D_grad/"
+    assert {nodes[n].op for n in nodes if n.startswith(grad)} >= {"Conv2DBackpropInput", "Conv2DBackpropFilter"}
+    assert nodes["train/gradients/dnn/conv/MaxPool_grad/MaxPoolGrad"].op == "MaxPoolGrad"
 
 
 def test_run_metadata_served(tensorboard):
