@@ -458,6 +458,26 @@ static int no_overlaps(Arrays *a) {
                 }                                                                                   \
     }
 
+/* The arguments of im2col and col2im: the image [N, H, W, C] at args[image], the columns [N, OH, OW, KH, KW, C] at
+ * the other of args[0], args[1], the geometry after them; fills dims with the image's shape. 0 when they do not fit
+ * (the caller answers False and the numpy path runs). */
+static int get_conv_args(Arrays *a, Geom *g, PyObject *const *args, int image, Py_ssize_t dims[4]) {
+    if (!get_geom(args + 2, 10, g)) return 0;
+    Py_buffer probe;
+    if (!PyObject_CheckBuffer(args[image]) || PyObject_GetBuffer(args[image], &probe, PyBUF_ND) != 0) {
+        PyErr_Clear();
+        return 0;
+    }
+    int ok = probe.ndim == 4;
+    if (ok) memcpy(dims, probe.shape, 4 * sizeof(Py_ssize_t));
+    PyBuffer_Release(&probe);
+    if (!ok) return 0;
+    Py_ssize_t cs[6] = {dims[0], g->oh, g->ow, g->kh, g->kw, dims[3]};
+    if (image == 0)
+        return get_shaped(a, args[0], 0, 4, dims) && get_shaped(a, args[1], 1, 6, cs) && no_overlaps(a);
+    return get_shaped(a, args[0], 0, 6, cs) && get_shaped(a, args[1], 1, 4, dims) && no_overlaps(a);
+}
+
 /* im2col(x, cols, kh, kw, sh, sw, dh, dw, pt, pl, oh, ow): cols[n, y, z, i, j, :] = x_padded[n, y*sh + i*dh,
  * z*sw + j*dw, :] (zero in the padding); x [N, H, W, C], cols [N, OH, OW, KH, KW, C] */
 static PyObject *im2col(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
@@ -467,19 +487,8 @@ static PyObject *im2col(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     }
     Arrays a = {.n_views = 0};
     Geom g;
-    if (!get_geom(args + 2, 10, &g)) return result(&a, 0);
-    Py_buffer probe;
-    if (!PyObject_CheckBuffer(args[0]) || PyObject_GetBuffer(args[0], &probe, PyBUF_ND) != 0) {
-        PyErr_Clear();
-        return result(&a, 0);
-    }
-    int ok = probe.ndim == 4;
-    Py_ssize_t xs[4] = {0, 0, 0, 0};
-    if (ok) memcpy(xs, probe.shape, sizeof xs);
-    PyBuffer_Release(&probe);
-    Py_ssize_t cs[6] = {xs[0], g.oh, g.ow, g.kh, g.kw, xs[3]};
-    if (!ok || !get_shaped(&a, args[0], 0, 4, xs) || !get_shaped(&a, args[1], 1, 6, cs) || !no_overlaps(&a))
-        return result(&a, 0);
+    Py_ssize_t xs[4];
+    if (!get_conv_args(&a, &g, args, 0, xs)) return result(&a, 0);
     Py_ssize_t n = xs[0], h = xs[1], w = xs[2], c = xs[3];
     Py_BEGIN_ALLOW_THREADS
     if (a.kind == 'f') IM2COL_LOOP(float) else IM2COL_LOOP(double)
@@ -522,19 +531,8 @@ static PyObject *col2im(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     }
     Arrays a = {.n_views = 0};
     Geom g;
-    if (!get_geom(args + 2, 10, &g)) return result(&a, 0);
-    Py_buffer probe;
-    if (!PyObject_CheckBuffer(args[1]) || PyObject_GetBuffer(args[1], &probe, PyBUF_ND) != 0) {
-        PyErr_Clear();
-        return result(&a, 0);
-    }
-    int ok = probe.ndim == 4;
-    Py_ssize_t os[4] = {0, 0, 0, 0};
-    if (ok) memcpy(os, probe.shape, sizeof os);
-    PyBuffer_Release(&probe);
-    Py_ssize_t cs[6] = {os[0], g.oh, g.ow, g.kh, g.kw, os[3]};
-    if (!ok || !get_shaped(&a, args[0], 0, 6, cs) || !get_shaped(&a, args[1], 1, 4, os) || !no_overlaps(&a))
-        return result(&a, 0);
+    Py_ssize_t os[4];
+    if (!get_conv_args(&a, &g, args, 1, os)) return result(&a, 0);
     Py_ssize_t n = os[0], h = os[1], w = os[2], c = os[3];
     Py_BEGIN_ALLOW_THREADS
     if (a.kind == 'f') COL2IM_LOOP(float) else COL2IM_LOOP(double)
