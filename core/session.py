@@ -200,11 +200,13 @@ class Session:
         if trace:
             plan.records = []
         old_mode = _flush_denormals() if _flush_denormals is not None else None
+        old_err = np.seterr(all="ignore")        # as TF: x / 0 is inf or nan, silently
         try:
             values = plan.fn(feeds)
         except Exception as e:  # noqa: BLE001 - re-raised with the failing node named
             raise self._op_error(plan, e) from e
         finally:
+            np.seterr(**old_err)
             if old_mode is not None:
                 _restore_denormals(old_mode)
         if trace:
