@@ -66,6 +66,9 @@ CASES = {
     "matmul_tab": (lambda tf, a, b: tf.matmul(a, b, transpose_a=True, transpose_b=True),
                    [rnd(4, 3), rnd(2, 4)], True),
     "reduce_sum_axis": (lambda tf, a: tf.reduce_sum(a, axis=1), [rnd(3, 4)], True),
+    "reduce_sum_leading": (lambda tf, a: tf.reduce_sum(a, axis=[1, 0]) + tf.reduce_sum(a, axis=[0, 1], keepdims=True),
+                           [rnd(3, 2, 4)], True),
+    "reduce_mean_leading": (lambda tf, a: tf.reduce_mean(a, axis=[0, 1, 2]), [rnd(2, 3, 2, 4)], True),
     "reduce_sum_keep": (lambda tf, a: tf.reduce_sum(a, axis=[0, 2], keepdims=True), [rnd(2, 3, 4)], False),
     "reduce_mean_all": (lambda tf, a: tf.reduce_mean(a), [rnd(3, 4)], True),
     "reduce_mean_dynamic": (lambda tf, a: tf.reduce_mean(a) + tf.reduce_mean(a, axis=1)[0] +

@@ -15,9 +15,22 @@ from .math_ops import cast, div_no_nan, equal, exp, log, not_equal, zeros_like
 # ---- reductions (axis is a Const input, like TF's reduction_indices)
 
 
+def _sum(x, axis=None, keepdims=False):
+    """``np.add.reduce``; a float sum over the leading axes of a C-contiguous array (a bias gradient, e.g. over
+    N, H, W of NHWC) is one BLAS matrix-vector product ``ones @ x.reshape(rows, -1)``, several times faster than
+    numpy's row-by-row reduction of short rows."""
+    if type(x) is np.ndarray and x.dtype.kind == "f" and x.ndim >= 2 and x.size and x.flags.c_contiguous \
+            and isinstance(axis, tuple) and 0 < len(axis) < x.ndim \
+            and tuple(sorted(a % x.ndim for a in axis)) == tuple(range(len(axis))):
+        rows = x.size // int(np.prod(x.shape[len(axis):]))
+        out = np.matmul(np.ones(rows, x.dtype), x.reshape(rows, -1)).reshape(x.shape[len(axis):])
+        return out.reshape((1,) * len(axis) + out.shape) if keepdims else out
+    return np.add.reduce(x, axis=axis, keepdims=keepdims)
+
+
 def _mean(x, axis, keepdims):
     """Sum / count; integer means truncate like TF's."""
-    total = np.add.reduce(x, axis=axis, keepdims=keepdims)
+    total = _sum(x, axis=axis, keepdims=keepdims)
     count = x.size // (total.size or 1)
     if x.dtype.kind in "iu":
         return np.asarray(np.trunc(total / max(count, 1)), dtype=x.dtype)
@@ -139,7 +152,7 @@ def _prod_grad(op, g):
     return [g * out / op.inputs[0], None]
 
 
-for _type, _np, _grad in (("Sum", np.add.reduce, _sum_grad), ("Mean", _mean, _mean_grad),
+for _type, _np, _grad in (("Sum", _sum, _sum_grad), ("Mean", _mean, _mean_grad),
                           ("Max", _identity_of(np.maximum), _minmax_grad), ("Min", _identity_of(np.minimum), _minmax_grad),
                           ("Prod", np.multiply.reduce, _prod_grad), ("All", np.logical_and.reduce, None),
                           ("Any", np.logical_or.reduce, None)):
