@@ -24,7 +24,8 @@ TENSORBOARD = [
         "allocation_description", "cost_graph", "config", "meta_graph", "saver")
 ] + ["tensorboard.plugins.text.plugin_data_pb2", "tensorboard.plugins.pr_curve.plugin_data_pb2",
      "tensorboard.plugins.hparams.api_pb2", "tensorboard.plugins.hparams.plugin_data_pb2",
-     "tensorboard.plugins.custom_scalar.layout_pb2"]
+     "tensorboard.plugins.custom_scalar.layout_pb2", "tensorboard.plugins.mesh.plugin_data_pb2",
+     "tensorboard.plugins.projector.projector_config_pb2"]
 # TensorBoard fields we leave out on purpose (they need large message trees we never write);
 # parsing keeps them as unknown fields, so nothing is lost on a round trip.
 OMITTED = {("GraphDef", "debug_info"), ("NodeDef", "experimental_type"), ("OpDef.ArgDef", "experimental_full_type"),
