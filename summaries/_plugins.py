@@ -16,6 +16,7 @@ from ._common import (as_array, as_numeric_array, check_int, check_tag, clean_ta
                       require_finite, single_value, string_tensor)
 
 __all__ = ["text", "pr_curve", "pr_curve_raw", "compute_pr_curve", "hparams", "custom_scalars",
+           "custom_scalars_multilinechart", "custom_scalars_marginchart", "PR_CURVE_MAX_THRESHOLDS",
            "HPARAMS_EXPERIMENT_TAG", "HPARAMS_SESSION_START_TAG", "HPARAMS_SESSION_END_TAG",
            "CUSTOM_SCALARS_TAG"]
 
@@ -24,6 +25,9 @@ HPARAMS_SESSION_START_TAG = "_hparams_/session_start_info"
 HPARAMS_SESSION_END_TAG = "_hparams_/session_end_info"
 CUSTOM_SCALARS_TAG = "custom_scalars__config__"
 _PR_MINIMUM_COUNT = 1e-7  # tensorboard.plugins.pr_curve.summary._MINIMUM_COUNT
+# Upper bound of num_thresholds: 6 x 10,000 float32 values (240 kB a step) is already more points than
+# TensorBoard's chart can show; a larger value is almost certainly a mistake (say, a sample count).
+PR_CURVE_MAX_THRESHOLDS = 10_000
 
 
 # ---------------------------------------------------------------------------------------------- text
@@ -62,6 +66,15 @@ def text(tag: str, text: Union[str, bytes, Sequence[str], np.ndarray]) -> summar
 
 # ----------------------------------------------------------------------------------------- pr curves
 
+def _check_num_thresholds(num_thresholds: Any) -> int:
+    """``num_thresholds`` as an int in [2, PR_CURVE_MAX_THRESHOLDS], checked before anything is allocated."""
+    num_thresholds = check_int(num_thresholds, "num_thresholds", minimum=2)
+    if num_thresholds > PR_CURVE_MAX_THRESHOLDS:
+        raise ValueError("num_thresholds must be <= %d, got %d (the curve is a [6, num_thresholds] tensor "
+                         "written at every step)" % (PR_CURVE_MAX_THRESHOLDS, num_thresholds))
+    return num_thresholds
+
+
 def _pr_metadata(num_thresholds: int) -> summary_pb2.SummaryMetadata:
     content = plugin_pr_curve_pb2.PrCurvePluginData(version=0, num_thresholds=num_thresholds)
     return plugin_metadata("pr_curves", content.SerializeToString())
@@ -97,11 +110,12 @@ def pr_curve(tag: str, labels: Any, predictions: Any, num_thresholds: int = 127,
 
     ``labels``: bool or 0/1 numbers; ``predictions``: floats in [0, 1] of the same shape;
     ``weights``: None, a number or an array broadcastable to ``labels``, finite and >= 0;
-    ``num_thresholds`` >= 2 (not capped at 127 as tensorboardX does). The tag gets no suffix
+    ``num_thresholds`` in [2, 10000] (ValueError outside; not silently capped at 127 as tensorboardX
+    does). The tag gets no suffix
     (tensorboardX/torch; TensorBoard's own ``pb`` appends ``/pr_curves``).
     """
     tag = clean_tag(tag)
-    num_thresholds = check_int(num_thresholds, "num_thresholds", minimum=2)
+    num_thresholds = _check_num_thresholds(num_thresholds)
     labels_array = as_numeric_array(labels, "labels")
     preds = as_numeric_array(predictions, "predictions")
     if labels_array.shape != preds.shape:
@@ -136,8 +150,10 @@ def pr_curve_raw(tag: str, true_positive_counts: Any, false_positive_counts: Any
                  false_negative_counts: Any, precision: Any, recall: Any,
                  num_thresholds: Optional[int] = None) -> summary_pb2.Summary:
     """Summary for the pr_curves plugin from precomputed rows (TensorBoard's ``raw_data_pb``):
-    six 1-D arrays of ``num_thresholds`` (default: their length, >= 2) finite numbers each."""
+    six 1-D arrays of ``num_thresholds`` (default: their length; 2 to 10000) finite numbers each."""
     tag = clean_tag(tag)
+    if num_thresholds is not None:
+        num_thresholds = _check_num_thresholds(num_thresholds)
     rows = []
     for name, row in (("true_positive_counts", true_positive_counts), ("false_positive_counts", false_positive_counts),
                       ("true_negative_counts", true_negative_counts), ("false_negative_counts", false_negative_counts),
@@ -149,8 +165,7 @@ def pr_curve_raw(tag: str, true_positive_counts: Any, false_positive_counts: Any
         rows.append(array)
     length = rows[0].size
     if num_thresholds is None:
-        num_thresholds = length
-    num_thresholds = check_int(num_thresholds, "num_thresholds", minimum=2)
+        num_thresholds = _check_num_thresholds(length)
     for name, array in zip(("true_positive_counts", "false_positive_counts", "true_negative_counts",
                             "false_negative_counts", "precision", "recall"), rows):
         if array.size != num_thresholds:
@@ -291,3 +306,32 @@ def custom_scalars(layout: Any) -> summary_pb2.Summary:
         raise TypeError("layout must be a dict or a Layout message, got %s" % type(layout).__name__)
     return single_value(CUSTOM_SCALARS_TAG, metadata=plugin_metadata("custom_scalars"),
                         tensor=string_tensor([serialized], ()))
+
+
+def _shorthand_layout(kind: str, tags: Any, category: Any, title: Any) -> summary_pb2.Summary:
+    check_tag(category, "category")
+    check_tag(title, "title")
+    if isinstance(tags, str) or not isinstance(tags, (list, tuple)) or not all(isinstance(t, str) for t in tags):
+        raise TypeError("tags must be a list of str, got %r" % (tags,))
+    if not tags:
+        raise ValueError("tags must name at least one scalar tag (or regex)")
+    if kind == "Margin" and len(tags) != 3:
+        raise ValueError("a margin chart takes exactly 3 tags [value, lower, upper], got %d: %r" % (len(tags), tags))
+    return custom_scalars({category: {title: [kind, list(tags)]}})
+
+
+def custom_scalars_multilinechart(tags: Sequence[str], category: str = "default",
+                                  title: str = "untitled") -> summary_pb2.Summary:
+    """The custom_scalars layout of one multiline chart: ``tags`` (scalar tags or regexes) drawn
+    together in chart ``title`` of category ``category`` (tensorboardX/torch
+    ``add_custom_scalars_multilinechart``: ``custom_scalars({category: {title: ['Multiline', tags]}})``).
+    Each call writes a whole layout of its own and TensorBoard reads one layout per run, so call it
+    (or :func:`custom_scalars`) once per run, as tensorboardX advises for ``add_custom_scalars``."""
+    return _shorthand_layout("Multiline", tags, category, title)
+
+
+def custom_scalars_marginchart(tags: Sequence[str], category: str = "default",
+                               title: str = "untitled") -> summary_pb2.Summary:
+    """The custom_scalars layout of one margin chart: ``tags`` is exactly ``[value, lower, upper]``
+    (tensorboardX/torch ``add_custom_scalars_marginchart``; a band between lower and upper around value)."""
+    return _shorthand_layout("Margin", tags, category, title)
