@@ -33,7 +33,8 @@ _EXPORTS = {
 }
 # pure summary builders (builders.py) are also reachable as tfevents.summaries.builders.<name>
 _BUILDERS = ("scalar", "histogram", "histogram_raw", "image", "images", "figure", "audio", "text", "pr_curve",
-             "pr_curve_raw", "hparams", "custom_scalars")
+             "pr_curve_raw", "hparams", "custom_scalars", "custom_scalars_multilinechart",
+             "custom_scalars_marginchart", "tensor", "mesh", "video", "image_with_boxes")
 _EXPORTS.update({name: "builders" for name in _BUILDERS})
 
 __all__ = sorted(_EXPORTS)

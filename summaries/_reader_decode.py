@@ -36,6 +36,8 @@ _NUMPY = {
     types_pb2.DT_UINT64: (np.uint64, "uint64_val"),
     types_pb2.DT_BOOL: (np.bool_, "bool_val"),
     types_pb2.DT_STRING: (np.object_, "string_val"),
+    types_pb2.DT_COMPLEX64: (np.complex64, "scomplex_val"),     # (real, imag) pairs in the repeated field
+    types_pb2.DT_COMPLEX128: (np.complex128, "dcomplex_val"),
 }
 _NUMERIC_KINDS = "biuf"
 _MAX_ELEMENTS = 1 << 28  # a forged shape must not make the reader allocate gigabytes
@@ -104,6 +106,9 @@ def tensor_to_ndarray(t: tensor_pb2.TensorProto) -> np.ndarray:
             array = np.asarray(raw, dtype=np.uint16).view(np.float16)
         elif t.dtype == types_pb2.DT_BFLOAT16:
             array = _bfloat16_to_float32(np.asarray(raw, dtype=np.uint16))
+        elif t.dtype in (types_pb2.DT_COMPLEX64, types_pb2.DT_COMPLEX128):
+            parts = np.asarray(raw, dtype=np.float32 if t.dtype == types_pb2.DT_COMPLEX64 else np.float64)
+            array = parts[:parts.size // 2 * 2].view(np_dtype)
         else:
             array = np.asarray(raw, dtype=np_dtype)
     if array.size == n:

@@ -14,7 +14,11 @@ audio                  Audio; ``Value.audio`` (16-bit PCM WAV)
 text                   Text; DT_STRING tensor, plugin ``text``
 pr_curve(_raw)         PR Curves; float32 [6, n] tensor, plugin ``pr_curves``
 hparams                HParams; three plugin ``hparams`` values
-custom_scalars         Custom Scalars layout; plugin ``custom_scalars``
+custom_scalars(_*)     Custom Scalars layout (also one multiline or margin chart); plugin ``custom_scalars``
+tensor                 any array as a TF2-style tensor (``add_tensor``)
+mesh                   Mesh; float tensors per component, plugin ``mesh``
+video                  Images; ``Value.image`` (animated GIF)
+image_with_boxes       Images; ``Value.image`` (PNG with the boxes drawn)
 =====================  ==================================================================
 """
 from __future__ import annotations
@@ -26,11 +30,17 @@ from tfevents.proto import summary_pb2
 from ._common import as_array, clean_tag, single_value
 from ._histogram import default_bucket_edges, histogram, histogram_raw
 from ._media import audio, figure, image, images
-from ._plugins import compute_pr_curve, custom_scalars, hparams, pr_curve, pr_curve_raw, text
+from ._boxes import image_with_boxes
+from ._mesh import mesh
+from ._plugins import (compute_pr_curve, custom_scalars, custom_scalars_marginchart, custom_scalars_multilinechart,
+                       hparams, pr_curve, pr_curve_raw, text)
+from ._tensors import tensor
+from ._video import video
 
 __all__ = [
     "scalar", "histogram", "histogram_raw", "default_bucket_edges", "image", "images", "figure", "audio",
     "text", "pr_curve", "pr_curve_raw", "compute_pr_curve", "hparams", "custom_scalars",
+    "custom_scalars_multilinechart", "custom_scalars_marginchart", "tensor", "mesh", "video", "image_with_boxes",
 ]
 
 

@@ -36,6 +36,7 @@ import time
 from typing import Any, Dict, Mapping, Optional, Sequence, Union
 
 from . import _event_bytes
+from ._writer_media import MediaMethods
 from ._tags import check_tag as _check_tag
 from ._tags import clean_tag as _clean_tag
 from .event_file_writer import EventFileWriter
@@ -120,7 +121,7 @@ def _default_logdir(comment: str) -> str:
     return os.path.join("runs", time.strftime("%b%d_%H-%M-%S") + "_" + socket.gethostname() + comment)
 
 
-class SummaryWriter:
+class SummaryWriter(MediaMethods):
     """Writes Events for TensorBoard to a new event file in ``logdir``.
 
     Args (TF1 ``FileWriter`` order; torch's names as keywords):
@@ -154,6 +155,7 @@ class SummaryWriter:
         self._scalar_packers: Dict[str, _event_bytes.ScalarPacker] = {}
         self._max_step = 0   # highest step logged in this run: where add_hparams puts its metrics
         self._sub_writers: Dict[str, EventFileWriter] = {}
+        self._scalar_records: Dict[str, list] = {}   # add_scalars' values, for export_scalars_to_json
         self._run_metadata_tags: set = set()
         # check the arguments before a file exists
         purge_step = None if purge_step is None else _as_step(purge_step)
@@ -194,15 +196,25 @@ class SummaryWriter:
         event.session_log.ParseFromString(_serialized(session_log, "session_log", "SessionLog"))
         self._file_writer.add_serialized_event(event.SerializeToString())
 
-    def add_graph(self, graph: Any = None, global_step: Optional[int] = None, graph_def: Any = None) -> None:
+    def add_graph(self, graph: Any = None, global_step: Any = None, graph_def: Any = None, *args: Any,
+                  **kwargs: Any) -> None:
         """Write a graph for TensorBoard's Graphs dashboard.
 
         ``graph``: anything with ``as_graph_def()`` (a tfevents.core or TensorFlow graph), or a
         GraphDef proto (ours, TensorBoard's, TensorFlow's) or its bytes. ``graph_def``: TF1's
-        older argument, used when ``graph`` is None.
+        older argument, used when ``graph`` is None. A ``torch.nn.Module`` takes torch's arguments instead,
+        ``add_graph(model, input_to_model=None, verbose=False, use_strict_trace=True)``: it is traced with
+        ``torch.jit.trace`` and written as ``torch.utils.tensorboard`` writes it.
         """
         from tfevents.proto import event_pb2
 
+        from ._writer_media import is_torch_module
+
+        if is_torch_module(graph):
+            positional = [a for a in (global_step, graph_def) + args if a is not None]
+            names = ("input_to_model", "verbose", "use_strict_trace")
+            self._add_torch_graph(graph, **dict(zip(names, positional)), **kwargs)
+            return
         data = self._graph_def_bytes(graph if graph is not None else graph_def)
         event = event_pb2.Event(wall_time=time.time(), step=_as_step(global_step), graph_def=data)
         self._file_writer.add_serialized_event(event.SerializeToString())
@@ -317,8 +329,12 @@ class SummaryWriter:
         packer = self._scalar_packers.get(main_tag) or self._scalar_packer(main_tag)
         for key, value in tag_scalar_dict.items():
             run = main_tag.replace("/", "_") + "_" + str(key)
-            payload = _event_bytes.scalar_event(wall, step, packer, _as_value(value, main_tag))
-            self._sub_writer(run).add_serialized_event(payload)
+            number = _as_value(value, main_tag)
+            payload = _event_bytes.scalar_event(wall, step, packer, number)
+            writer = self._sub_writer(run)
+            writer.add_serialized_event(payload)
+            self._scalar_records.setdefault(os.path.join(self._logdir, run), []).append(
+                [wall if walltime is None else walltime, global_step, number])
 
     def _sub_writer(self, run: str) -> EventFileWriter:
         """The writer of sub-run ``<logdir>/<run>``: no descriptor kept, served by the shared thread."""
@@ -444,6 +460,10 @@ class SummaryWriter:
             add(payload)
 
     # ------------------------------------------------------------------ helpers
+    @staticmethod
+    def _step_of(global_step: Any) -> int:
+        return _as_step(global_step)
+
     def _add_summary_proto(self, summary: Any, global_step: Optional[int], walltime: Optional[float]) -> None:
         self._add_summary_bytes(summary.SerializeToString(), global_step, walltime)
 
@@ -471,8 +491,8 @@ class SummaryWriter:
             except TypeError:
                 graph = graph.as_graph_def()
         elif type(graph).__module__.startswith("torch") or hasattr(graph, "forward"):
-            raise TypeError("add_graph takes a graph with as_graph_def() or a GraphDef; for a torch module "
-                            "use torch.utils.tensorboard.SummaryWriter.add_graph")
+            raise TypeError("add_graph takes a graph with as_graph_def(), a GraphDef or a torch.nn.Module, got %s"
+                            % type(graph).__name__)
         return _serialized(graph, "graph", "GraphDef")
 
     @staticmethod

@@ -63,7 +63,8 @@ def run_tf1(tf1, build):
 def test_every_builder_is_importable_from_builders_and_the_package():
     import tfevents.summaries as pkg
     for name in ("scalar", "histogram", "histogram_raw", "image", "images", "figure", "audio", "text",
-                 "pr_curve", "pr_curve_raw", "hparams", "custom_scalars"):
+                 "pr_curve", "pr_curve_raw", "hparams", "custom_scalars", "custom_scalars_multilinechart",
+                 "custom_scalars_marginchart", "tensor", "mesh", "video", "image_with_boxes"):
         assert callable(getattr(b, name))
     for name in pkg._BUILDERS:
         assert getattr(pkg, name) is getattr(b, name)
