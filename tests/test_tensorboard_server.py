@@ -25,6 +25,12 @@ def logdir(tmp_path_factory):
             w.add_scalar("eval/accuracy", value, step)
         w.add_histogram("weights", np.random.default_rng(0).normal(size=100), 0)
         w.add_text("notes", "hello", 0)
+        rng = np.random.default_rng(1)     # the tensorboardX-parity kinds, each served by its dashboard's plugin
+        w.add_video("clip", rng.integers(0, 255, (1, 3, 3, 8, 8), dtype=np.uint8), 2)
+        w.add_image_with_boxes("boxes", rng.random((3, 16, 16)), np.array([[1, 1, 9, 9]]), 2, labels=["x"])
+        w.add_mesh("cloud", rng.random((1, 5, 3)), faces=np.array([[[0, 1, 2], [2, 3, 4]]]), global_step=2)
+        w.add_custom_scalars_multilinechart(["loss", "eval/accuracy"], category="training", title="both")
+        w.add_embedding(rng.random((4, 3)), metadata=["a", "b", "c", "d"], global_step=2, tag="feat")
     return d
 
 
@@ -57,3 +63,36 @@ def test_tensorboard_serves_our_scalars(servers, load_fast):
     assert set(tags["."]) == {"loss", "eval/accuracy"}
     assert "weights" in server.json("/data/plugin/histograms/tags")["."]
     assert "notes/text_summary" in server.json("/data/plugin/text/tags")["."]
+
+
+@pytest.mark.parametrize("load_fast", ["false", "true"])
+def test_tensorboard_serves_video_boxes_mesh_custom_scalars_and_projector(servers, load_fast):
+    server = servers[load_fast]
+    images = server.wait_for("images", lambda: server.json("/data/plugin/images/tags")["."],
+                             done=lambda tags: {"clip", "boxes"} <= set(tags))
+    for tag, mime in (("clip", b"GIF8"), ("boxes", b"\x89PNG")):
+        (entry,) = server.json("/data/plugin/images/images", run=".", tag=tag, sample=0)
+        assert entry["step"] == 2
+        blob = server.get("/data/plugin/images/individualImage?" + entry["query"])
+        assert blob.startswith(mime), tag
+    meshes = server.wait_for("mesh tags", lambda: server.json("/data/plugin/mesh/tags")["."],
+                             done=lambda tags: "cloud" in tags)
+    assert meshes["cloud"] == {"samples": 1}
+    parts = server.json("/data/plugin/mesh/meshes", run=".", tag="cloud", sample=0)
+    # vertices [1, 5, 3] and faces [1, 2, 3]; components is the bitmask 1 << VERTEX | 1 << FACE
+    assert sorted((m["step"], m["content_type"], m["components"], m["data_shape"]) for m in parts) == [
+        (2, 1, 6, [1, 5, 3]), (2, 2, 6, [1, 2, 3])]
+    layout = server.wait_for("custom scalars layout", lambda: server.json("/data/plugin/custom_scalars/layout"),
+                             done=lambda lay: bool(lay))
+    (category,) = layout["category"]
+    assert category["title"] == "training" and category["chart"][0]["multiline"]["tag"] == ["loss", "eval/accuracy"]
+    runs = server.wait_for("projector runs", lambda: server.json("/data/plugin/projector/runs"),
+                           done=lambda r: "." in r)
+    info = server.json("/data/plugin/projector/info", run=runs[0])
+    (embedding,) = info["embeddings"]
+    assert (embedding["tensorName"], embedding["tensorPath"], embedding["tensorShape"]) == (
+        "feat:00002", "00002/feat/tensors.tsv", [4, 3])
+    tensor = server.get("/data/plugin/projector/tensor", run=runs[0], name=embedding["tensorName"])
+    assert np.frombuffer(tensor, np.float32).shape == (12,)
+    assert server.get("/data/plugin/projector/metadata", run=runs[0], name=embedding["tensorName"]) \
+        .decode().split() == ["a", "b", "c", "d"]
