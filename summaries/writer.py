@@ -210,10 +210,9 @@ class SummaryWriter(MediaMethods):
 
         from ._writer_media import is_torch_module
 
-        if is_torch_module(graph):
-            positional = [a for a in (global_step, graph_def) + args if a is not None]
-            names = ("input_to_model", "verbose", "use_strict_trace")
-            self._add_torch_graph(graph, **dict(zip(names, positional)), **kwargs)
+        if is_torch_module(graph):      # the positional arguments are torch's, each in its own place
+            torch_args = zip(("input_to_model", "verbose", "use_strict_trace"), (global_step, graph_def) + args)
+            self._add_torch_graph(graph, **{name: a for name, a in torch_args if a is not None}, **kwargs)
             return
         data = self._graph_def_bytes(graph if graph is not None else graph_def)
         event = event_pb2.Event(wall_time=time.time(), step=_as_step(global_step), graph_def=data)
