@@ -174,3 +174,12 @@ def check_case(tf1, case: Case) -> None:
                 numeric[idx] = (ours.objective_at(i, xp) - ours.objective_at(i, xm)) / (2 * case.eps)
             np.testing.assert_allclose(grads[i], numeric, rtol=case.num_rtol, atol=case.num_atol,
                                        err_msg="d/dx%d against central differences" % i)
+
+
+def check_raises_like_tf(tf1, build: Callable, error: type = ValueError) -> None:
+    """``build(tf)`` raises ``error`` while the graph is built, in TF1 and in core alike."""
+    import pytest
+    for tf in (tf1, core):
+        with tf.Graph().as_default():
+            with pytest.raises(error):
+                build(tf)

@@ -268,7 +268,7 @@ def test_graph_def_with_these_ops_imports_and_runs_in_tensorflow(tf1):
         with core.Session() as sess:
             ours = sess.run(outs, {p: x})
         graph_def = g.as_graph_def().SerializeToString()
-    with tf1.Graph().as_default() as tg:
+    with tf1.Graph().as_default():
         gd = tf1.GraphDef()
         gd.ParseFromString(graph_def)
         tf1.import_graph_def(gd, name="")

@@ -68,8 +68,8 @@ def test_tensorboard_serves_our_scalars(servers, load_fast):
 @pytest.mark.parametrize("load_fast", ["false", "true"])
 def test_tensorboard_serves_video_boxes_mesh_custom_scalars_and_projector(servers, load_fast):
     server = servers[load_fast]
-    images = server.wait_for("images", lambda: server.json("/data/plugin/images/tags")["."],
-                             done=lambda tags: {"clip", "boxes"} <= set(tags))
+    server.wait_for("images", lambda: server.json("/data/plugin/images/tags")["."],
+                    done=lambda tags: {"clip", "boxes"} <= set(tags))
     for tag, mime in (("clip", b"GIF8"), ("boxes", b"\x89PNG")):
         (entry,) = server.json("/data/plugin/images/images", run=".", tag=tag, sample=0)
         assert entry["step"] == 2

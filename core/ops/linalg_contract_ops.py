@@ -212,7 +212,7 @@ def einsum(equation: str, *inputs: Any, **kwargs: Any) -> Tensor:
     name = kwargs.pop("name", None)
     if kwargs:
         raise TypeError("Invalid keyword arguments for this function: %s" % ", ".join(sorted(kwargs)))
-    with name_scope(name, "einsum") as scope:
+    with name_scope(name, "einsum"):
         inputs = [convert_to_tensor(x) for x in inputs]
         ins, out = _einsum_parse(equation, len(inputs))
         return apply_op("Einsum", inputs, dict(equation=",".join(ins) + "->" + out, N=len(inputs)),
