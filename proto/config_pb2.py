@@ -12,29 +12,30 @@ _sym_db = _symbol_database.Default()
 
 
 from tfevents.proto import cost_graph_pb2 as tfevents_dot_proto_dot_cost__graph__pb2
+from tfevents.proto import debug_pb2 as tfevents_dot_proto_dot_debug__pb2
 from tfevents.proto import graph_pb2 as tfevents_dot_proto_dot_graph__pb2
 from tfevents.proto import step_stats_pb2 as tfevents_dot_proto_dot_step__stats__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1btfevents/proto/config.proto\x12\x08tfevents\x1a\x1ftfevents/proto/cost_graph.proto\x1a\x1atfevents/proto/graph.proto\x1a\x1ftfevents/proto/step_stats.proto\"\xaa\x04\n\nRunOptions\x12\x34\n\x0btrace_level\x18\x01 \x01(\x0e\x32\x1f.tfevents.RunOptions.TraceLevel\x12\x15\n\rtimeout_in_ms\x18\x02 \x01(\x03\x12\x1c\n\x14inter_op_thread_pool\x18\x03 \x01(\x05\x12\x1f\n\x17output_partition_graphs\x18\x05 \x01(\x08\x12*\n\"report_tensor_allocations_upon_oom\x18\x07 \x01(\x08\x12\x37\n\x0c\x65xperimental\x18\x08 \x01(\x0b\x32!.tfevents.RunOptions.Experimental\x1a\xd0\x01\n\x0c\x45xperimental\x12\x1c\n\x14\x63ollective_graph_key\x18\x01 \x01(\x03\x12\x1c\n\x14use_run_handler_pool\x18\x02 \x01(\x08\x12Y\n\x18run_handler_pool_options\x18\x03 \x01(\x0b\x32\x37.tfevents.RunOptions.Experimental.RunHandlerPoolOptions\x1a)\n\x15RunHandlerPoolOptions\x12\x10\n\x08priority\x18\x01 \x01(\x03\"R\n\nTraceLevel\x12\x0c\n\x08NO_TRACE\x10\x00\x12\x12\n\x0eSOFTWARE_TRACE\x10\x01\x12\x12\n\x0eHARDWARE_TRACE\x10\x02\x12\x0e\n\nFULL_TRACE\x10\x03J\x04\x08\x04\x10\x05\"\xae\x03\n\x0bRunMetadata\x12\'\n\nstep_stats\x18\x01 \x01(\x0b\x32\x13.tfevents.StepStats\x12*\n\ncost_graph\x18\x02 \x01(\x0b\x32\x16.tfevents.CostGraphDef\x12,\n\x10partition_graphs\x18\x03 \x03(\x0b\x32\x12.tfevents.GraphDef\x12=\n\x0f\x66unction_graphs\x18\x04 \x03(\x0b\x32$.tfevents.RunMetadata.FunctionGraphs\x12\x33\n\x10session_metadata\x18\x05 \x01(\x0b\x32\x19.tfevents.SessionMetadata\x1a\xa7\x01\n\x0e\x46unctionGraphs\x12,\n\x10partition_graphs\x18\x01 \x03(\x0b\x32\x12.tfevents.GraphDef\x12\x32\n\x16pre_optimization_graph\x18\x02 \x01(\x0b\x32\x12.tfevents.GraphDef\x12\x33\n\x17post_optimization_graph\x18\x03 \x01(\x0b\x32\x12.tfevents.GraphDef\"0\n\x0fSessionMetadata\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x0f\n\x07version\x18\x02 \x01(\x03\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1btfevents/proto/config.proto\x12\x08tfevents\x1a\x1ftfevents/proto/cost_graph.proto\x1a\x1atfevents/proto/debug.proto\x1a\x1atfevents/proto/graph.proto\x1a\x1ftfevents/proto/step_stats.proto\"\xd9\x04\n\nRunOptions\x12\x34\n\x0btrace_level\x18\x01 \x01(\x0e\x32\x1f.tfevents.RunOptions.TraceLevel\x12\x15\n\rtimeout_in_ms\x18\x02 \x01(\x03\x12\x1c\n\x14inter_op_thread_pool\x18\x03 \x01(\x05\x12\x1f\n\x17output_partition_graphs\x18\x05 \x01(\x08\x12-\n\rdebug_options\x18\x06 \x01(\x0b\x32\x16.tfevents.DebugOptions\x12*\n\"report_tensor_allocations_upon_oom\x18\x07 \x01(\x08\x12\x37\n\x0c\x65xperimental\x18\x08 \x01(\x0b\x32!.tfevents.RunOptions.Experimental\x1a\xd0\x01\n\x0c\x45xperimental\x12\x1c\n\x14\x63ollective_graph_key\x18\x01 \x01(\x03\x12\x1c\n\x14use_run_handler_pool\x18\x02 \x01(\x08\x12Y\n\x18run_handler_pool_options\x18\x03 \x01(\x0b\x32\x37.tfevents.RunOptions.Experimental.RunHandlerPoolOptions\x1a)\n\x15RunHandlerPoolOptions\x12\x10\n\x08priority\x18\x01 \x01(\x03\"R\n\nTraceLevel\x12\x0c\n\x08NO_TRACE\x10\x00\x12\x12\n\x0eSOFTWARE_TRACE\x10\x01\x12\x12\n\x0eHARDWARE_TRACE\x10\x02\x12\x0e\n\nFULL_TRACE\x10\x03J\x04\x08\x04\x10\x05\"\xae\x03\n\x0bRunMetadata\x12\'\n\nstep_stats\x18\x01 \x01(\x0b\x32\x13.tfevents.StepStats\x12*\n\ncost_graph\x18\x02 \x01(\x0b\x32\x16.tfevents.CostGraphDef\x12,\n\x10partition_graphs\x18\x03 \x03(\x0b\x32\x12.tfevents.GraphDef\x12=\n\x0f\x66unction_graphs\x18\x04 \x03(\x0b\x32$.tfevents.RunMetadata.FunctionGraphs\x12\x33\n\x10session_metadata\x18\x05 \x01(\x0b\x32\x19.tfevents.SessionMetadata\x1a\xa7\x01\n\x0e\x46unctionGraphs\x12,\n\x10partition_graphs\x18\x01 \x03(\x0b\x32\x12.tfevents.GraphDef\x12\x32\n\x16pre_optimization_graph\x18\x02 \x01(\x0b\x32\x12.tfevents.GraphDef\x12\x33\n\x17post_optimization_graph\x18\x03 \x01(\x0b\x32\x12.tfevents.GraphDef\"0\n\x0fSessionMetadata\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x0f\n\x07version\x18\x02 \x01(\x03\x62\x06proto3')
 
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, globals())
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'tfevents.proto.config_pb2', globals())
 if _descriptor._USE_C_DESCRIPTORS == False:
 
   DESCRIPTOR._options = None
-  _RUNOPTIONS._serialized_start=136
-  _RUNOPTIONS._serialized_end=690
-  _RUNOPTIONS_EXPERIMENTAL._serialized_start=392
-  _RUNOPTIONS_EXPERIMENTAL._serialized_end=600
-  _RUNOPTIONS_EXPERIMENTAL_RUNHANDLERPOOLOPTIONS._serialized_start=559
-  _RUNOPTIONS_EXPERIMENTAL_RUNHANDLERPOOLOPTIONS._serialized_end=600
-  _RUNOPTIONS_TRACELEVEL._serialized_start=602
-  _RUNOPTIONS_TRACELEVEL._serialized_end=684
-  _RUNMETADATA._serialized_start=693
-  _RUNMETADATA._serialized_end=1123
-  _RUNMETADATA_FUNCTIONGRAPHS._serialized_start=956
-  _RUNMETADATA_FUNCTIONGRAPHS._serialized_end=1123
-  _SESSIONMETADATA._serialized_start=1125
-  _SESSIONMETADATA._serialized_end=1173
+  _RUNOPTIONS._serialized_start=164
+  _RUNOPTIONS._serialized_end=765
+  _RUNOPTIONS_EXPERIMENTAL._serialized_start=467
+  _RUNOPTIONS_EXPERIMENTAL._serialized_end=675
+  _RUNOPTIONS_EXPERIMENTAL_RUNHANDLERPOOLOPTIONS._serialized_start=634
+  _RUNOPTIONS_EXPERIMENTAL_RUNHANDLERPOOLOPTIONS._serialized_end=675
+  _RUNOPTIONS_TRACELEVEL._serialized_start=677
+  _RUNOPTIONS_TRACELEVEL._serialized_end=759
+  _RUNMETADATA._serialized_start=768
+  _RUNMETADATA._serialized_end=1198
+  _RUNMETADATA_FUNCTIONGRAPHS._serialized_start=1031
+  _RUNMETADATA_FUNCTIONGRAPHS._serialized_end=1198
+  _SESSIONMETADATA._serialized_start=1200
+  _SESSIONMETADATA._serialized_end=1248
 # @@protoc_insertion_point(module_scope)

@@ -11,13 +11,15 @@ from google.protobuf import symbol_database as _symbol_database
 _sym_db = _symbol_database.Default()
 
 
+from tfevents.proto import full_type_pb2 as tfevents_dot_proto_dot_full__type__pb2
+from tfevents.proto import graph_debug_info_pb2 as tfevents_dot_proto_dot_graph__debug__info__pb2
 from tfevents.proto import resource_handle_pb2 as tfevents_dot_proto_dot_resource__handle__pb2
 from tfevents.proto import tensor_pb2 as tfevents_dot_proto_dot_tensor__pb2
 from tfevents.proto import tensor_shape_pb2 as tfevents_dot_proto_dot_tensor__shape__pb2
 from tfevents.proto import types_pb2 as tfevents_dot_proto_dot_types__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1atfevents/proto/graph.proto\x12\x08tfevents\x1a$tfevents/proto/resource_handle.proto\x1a\x1btfevents/proto/tensor.proto\x1a!tfevents/proto/tensor_shape.proto\x1a\x1atfevents/proto/types.proto\"\x97\x01\n\x08GraphDef\x12\x1f\n\x04node\x18\x01 \x03(\x0b\x32\x11.tfevents.NodeDef\x12&\n\x08versions\x18\x04 \x01(\x0b\x32\x14.tfevents.VersionDef\x12\x13\n\x07version\x18\x03 \x01(\x05\x42\x02\x18\x01\x12-\n\x07library\x18\x02 \x01(\x0b\x32\x1c.tfevents.FunctionDefLibrary\"\xcc\x02\n\x07NodeDef\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\n\n\x02op\x18\x02 \x01(\t\x12\r\n\x05input\x18\x03 \x03(\t\x12\x0e\n\x06\x64\x65vice\x18\x04 \x01(\t\x12)\n\x04\x61ttr\x18\x05 \x03(\x0b\x32\x1b.tfevents.NodeDef.AttrEntry\x12H\n\x17\x65xperimental_debug_info\x18\x06 \x01(\x0b\x32\'.tfevents.NodeDef.ExperimentalDebugInfo\x1a@\n\tAttrEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\"\n\x05value\x18\x02 \x01(\x0b\x32\x13.tfevents.AttrValue:\x02\x38\x01\x1aQ\n\x15\x45xperimentalDebugInfo\x12\x1b\n\x13original_node_names\x18\x01 \x03(\t\x12\x1b\n\x13original_func_names\x18\x02 \x03(\t\"\x94\x04\n\tAttrValue\x12\x0b\n\x01s\x18\x02 \x01(\x0cH\x00\x12\x0b\n\x01i\x18\x03 \x01(\x03H\x00\x12\x0b\n\x01\x66\x18\x04 \x01(\x02H\x00\x12\x0b\n\x01\x62\x18\x05 \x01(\x08H\x00\x12\"\n\x04type\x18\x06 \x01(\x0e\x32\x12.tfevents.DataTypeH\x00\x12+\n\x05shape\x18\x07 \x01(\x0b\x32\x1a.tfevents.TensorShapeProtoH\x00\x12\'\n\x06tensor\x18\x08 \x01(\x0b\x32\x15.tfevents.TensorProtoH\x00\x12-\n\x04list\x18\x01 \x01(\x0b\x32\x1d.tfevents.AttrValue.ListValueH\x00\x12&\n\x04\x66unc\x18\n \x01(\x0b\x32\x16.tfevents.NameAttrListH\x00\x12\x15\n\x0bplaceholder\x18\t \x01(\tH\x00\x1a\xe1\x01\n\tListValue\x12\t\n\x01s\x18\x02 \x03(\x0c\x12\r\n\x01i\x18\x03 \x03(\x03\x42\x02\x10\x01\x12\r\n\x01\x66\x18\x04 \x03(\x02\x42\x02\x10\x01\x12\r\n\x01\x62\x18\x05 \x03(\x08\x42\x02\x10\x01\x12$\n\x04type\x18\x06 \x03(\x0e\x32\x12.tfevents.DataTypeB\x02\x10\x01\x12)\n\x05shape\x18\x07 \x03(\x0b\x32\x1a.tfevents.TensorShapeProto\x12%\n\x06tensor\x18\x08 \x03(\x0b\x32\x15.tfevents.TensorProto\x12$\n\x04\x66unc\x18\t \x03(\x0b\x32\x16.tfevents.NameAttrListB\x07\n\x05value\"\x8e\x01\n\x0cNameAttrList\x12\x0c\n\x04name\x18\x01 \x01(\t\x12.\n\x04\x61ttr\x18\x02 \x03(\x0b\x32 .tfevents.NameAttrList.AttrEntry\x1a@\n\tAttrEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\"\n\x05value\x18\x02 \x01(\x0b\x32\x13.tfevents.AttrValue:\x02\x38\x01\"K\n\nVersionDef\x12\x10\n\x08producer\x18\x01 \x01(\x05\x12\x14\n\x0cmin_consumer\x18\x02 \x01(\x05\x12\x15\n\rbad_consumers\x18\x03 \x03(\x05\"\xa2\x01\n\x12\x46unctionDefLibrary\x12\'\n\x08\x66unction\x18\x01 \x03(\x0b\x32\x15.tfevents.FunctionDef\x12\'\n\x08gradient\x18\x02 \x03(\x0b\x32\x15.tfevents.GradientDef\x12:\n\x14registered_gradients\x18\x03 \x03(\x0b\x32\x1c.tfevents.RegisteredGradient\"\xa8\x06\n\x0b\x46unctionDef\x12\"\n\tsignature\x18\x01 \x01(\x0b\x32\x0f.tfevents.OpDef\x12-\n\x04\x61ttr\x18\x05 \x03(\x0b\x32\x1f.tfevents.FunctionDef.AttrEntry\x12\x34\n\x08\x61rg_attr\x18\x07 \x03(\x0b\x32\".tfevents.FunctionDef.ArgAttrEntry\x12N\n\x16resource_arg_unique_id\x18\x08 \x03(\x0b\x32..tfevents.FunctionDef.ResourceArgUniqueIdEntry\x12#\n\x08node_def\x18\x03 \x03(\x0b\x32\x11.tfevents.NodeDef\x12+\n\x03ret\x18\x04 \x03(\x0b\x32\x1e.tfevents.FunctionDef.RetEntry\x12:\n\x0b\x63ontrol_ret\x18\x06 \x03(\x0b\x32%.tfevents.FunctionDef.ControlRetEntry\x1a@\n\tAttrEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\"\n\x05value\x18\x02 \x01(\x0b\x32\x13.tfevents.AttrValue:\x02\x38\x01\x1a\x84\x01\n\x08\x41rgAttrs\x12\x36\n\x04\x61ttr\x18\x01 \x03(\x0b\x32(.tfevents.FunctionDef.ArgAttrs.AttrEntry\x1a@\n\tAttrEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\"\n\x05value\x18\x02 \x01(\x0b\x32\x13.tfevents.AttrValue:\x02\x38\x01\x1aN\n\x0c\x41rgAttrEntry\x12\x0b\n\x03key\x18\x01 \x01(\r\x12-\n\x05value\x18\x02 \x01(\x0b\x32\x1e.tfevents.FunctionDef.ArgAttrs:\x02\x38\x01\x1a:\n\x18ResourceArgUniqueIdEntry\x12\x0b\n\x03key\x18\x01 \x01(\r\x12\r\n\x05value\x18\x02 \x01(\r:\x02\x38\x01\x1a*\n\x08RetEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\x1a\x31\n\x0f\x43ontrolRetEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\";\n\x0bGradientDef\x12\x15\n\rfunction_name\x18\x01 \x01(\t\x12\x15\n\rgradient_func\x18\x02 \x01(\t\"G\n\x12RegisteredGradient\x12\x15\n\rgradient_func\x18\x01 \x01(\t\x12\x1a\n\x12registered_op_type\x18\x02 \x01(\t\"\xaa\x06\n\x05OpDef\x12\x0c\n\x04name\x18\x01 \x01(\t\x12)\n\tinput_arg\x18\x02 \x03(\x0b\x32\x16.tfevents.OpDef.ArgDef\x12*\n\noutput_arg\x18\x03 \x03(\x0b\x32\x16.tfevents.OpDef.ArgDef\x12\x16\n\x0e\x63ontrol_output\x18\x14 \x03(\t\x12%\n\x04\x61ttr\x18\x04 \x03(\x0b\x32\x17.tfevents.OpDef.AttrDef\x12,\n\x0b\x64\x65precation\x18\x08 \x01(\x0b\x32\x17.tfevents.OpDeprecation\x12\x0f\n\x07summary\x18\x05 \x01(\t\x12\x13\n\x0b\x64\x65scription\x18\x06 \x01(\t\x12\x16\n\x0eis_commutative\x18\x12 \x01(\x08\x12\x14\n\x0cis_aggregate\x18\x10 \x01(\x08\x12\x13\n\x0bis_stateful\x18\x11 \x01(\x08\x12\"\n\x1a\x61llows_uninitialized_input\x18\x13 \x01(\x08\x12$\n\x1cis_distributed_communication\x18\x15 \x01(\x08\x1a\xdf\x01\n\x06\x41rgDef\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x13\n\x0b\x64\x65scription\x18\x02 \x01(\t\x12 \n\x04type\x18\x03 \x01(\x0e\x32\x12.tfevents.DataType\x12\x11\n\ttype_attr\x18\x04 \x01(\t\x12\x13\n\x0bnumber_attr\x18\x05 \x01(\t\x12\x16\n\x0etype_list_attr\x18\x06 \x01(\t\x12@\n\x0bhandle_data\x18\x07 \x03(\x0b\x32+.tfevents.ResourceHandleProto.DtypeAndShape\x12\x0e\n\x06is_ref\x18\x10 \x01(\x08\x1a\xb9\x01\n\x07\x41ttrDef\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x0c\n\x04type\x18\x02 \x01(\t\x12*\n\rdefault_value\x18\x03 \x01(\x0b\x32\x13.tfevents.AttrValue\x12\x13\n\x0b\x64\x65scription\x18\x04 \x01(\t\x12\x13\n\x0bhas_minimum\x18\x05 \x01(\x08\x12\x0f\n\x07minimum\x18\x06 \x01(\x03\x12+\n\x0e\x61llowed_values\x18\x07 \x01(\x0b\x32\x13.tfevents.AttrValue\"5\n\rOpDeprecation\x12\x0f\n\x07version\x18\x01 \x01(\x05\x12\x13\n\x0b\x65xplanation\x18\x02 \x01(\t\"%\n\x06OpList\x12\x1b\n\x02op\x18\x01 \x03(\x0b\x32\x0f.tfevents.OpDefb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1atfevents/proto/graph.proto\x12\x08tfevents\x1a\x1etfevents/proto/full_type.proto\x1a%tfevents/proto/graph_debug_info.proto\x1a$tfevents/proto/resource_handle.proto\x1a\x1btfevents/proto/tensor.proto\x1a!tfevents/proto/tensor_shape.proto\x1a\x1atfevents/proto/types.proto\"\xc5\x01\n\x08GraphDef\x12\x1f\n\x04node\x18\x01 \x03(\x0b\x32\x11.tfevents.NodeDef\x12&\n\x08versions\x18\x04 \x01(\x0b\x32\x14.tfevents.VersionDef\x12\x13\n\x07version\x18\x03 \x01(\x05\x42\x02\x18\x01\x12-\n\x07library\x18\x02 \x01(\x0b\x32\x1c.tfevents.FunctionDefLibrary\x12,\n\ndebug_info\x18\x05 \x01(\x0b\x32\x18.tfevents.GraphDebugInfo\"\xfe\x02\n\x07NodeDef\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\n\n\x02op\x18\x02 \x01(\t\x12\r\n\x05input\x18\x03 \x03(\t\x12\x0e\n\x06\x64\x65vice\x18\x04 \x01(\t\x12)\n\x04\x61ttr\x18\x05 \x03(\x0b\x32\x1b.tfevents.NodeDef.AttrEntry\x12H\n\x17\x65xperimental_debug_info\x18\x06 \x01(\x0b\x32\'.tfevents.NodeDef.ExperimentalDebugInfo\x12\x30\n\x11\x65xperimental_type\x18\x07 \x01(\x0b\x32\x15.tfevents.FullTypeDef\x1a@\n\tAttrEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\"\n\x05value\x18\x02 \x01(\x0b\x32\x13.tfevents.AttrValue:\x02\x38\x01\x1aQ\n\x15\x45xperimentalDebugInfo\x12\x1b\n\x13original_node_names\x18\x01 \x03(\t\x12\x1b\n\x13original_func_names\x18\x02 \x03(\t\"\x94\x04\n\tAttrValue\x12\x0b\n\x01s\x18\x02 \x01(\x0cH\x00\x12\x0b\n\x01i\x18\x03 \x01(\x03H\x00\x12\x0b\n\x01\x66\x18\x04 \x01(\x02H\x00\x12\x0b\n\x01\x62\x18\x05 \x01(\x08H\x00\x12\"\n\x04type\x18\x06 \x01(\x0e\x32\x12.tfevents.DataTypeH\x00\x12+\n\x05shape\x18\x07 \x01(\x0b\x32\x1a.tfevents.TensorShapeProtoH\x00\x12\'\n\x06tensor\x18\x08 \x01(\x0b\x32\x15.tfevents.TensorProtoH\x00\x12-\n\x04list\x18\x01 \x01(\x0b\x32\x1d.tfevents.AttrValue.ListValueH\x00\x12&\n\x04\x66unc\x18\n \x01(\x0b\x32\x16.tfevents.NameAttrListH\x00\x12\x15\n\x0bplaceholder\x18\t \x01(\tH\x00\x1a\xe1\x01\n\tListValue\x12\t\n\x01s\x18\x02 \x03(\x0c\x12\r\n\x01i\x18\x03 \x03(\x03\x42\x02\x10\x01\x12\r\n\x01\x66\x18\x04 \x03(\x02\x42\x02\x10\x01\x12\r\n\x01\x62\x18\x05 \x03(\x08\x42\x02\x10\x01\x12$\n\x04type\x18\x06 \x03(\x0e\x32\x12.tfevents.DataTypeB\x02\x10\x01\x12)\n\x05shape\x18\x07 \x03(\x0b\x32\x1a.tfevents.TensorShapeProto\x12%\n\x06tensor\x18\x08 \x03(\x0b\x32\x15.tfevents.TensorProto\x12$\n\x04\x66unc\x18\t \x03(\x0b\x32\x16.tfevents.NameAttrListB\x07\n\x05value\"\x8e\x01\n\x0cNameAttrList\x12\x0c\n\x04name\x18\x01 \x01(\t\x12.\n\x04\x61ttr\x18\x02 \x03(\x0b\x32 .tfevents.NameAttrList.AttrEntry\x1a@\n\tAttrEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\"\n\x05value\x18\x02 \x01(\x0b\x32\x13.tfevents.AttrValue:\x02\x38\x01\"K\n\nVersionDef\x12\x10\n\x08producer\x18\x01 \x01(\x05\x12\x14\n\x0cmin_consumer\x18\x02 \x01(\x05\x12\x15\n\rbad_consumers\x18\x03 \x03(\x05\"\xa2\x01\n\x12\x46unctionDefLibrary\x12\'\n\x08\x66unction\x18\x01 \x03(\x0b\x32\x15.tfevents.FunctionDef\x12\'\n\x08gradient\x18\x02 \x03(\x0b\x32\x15.tfevents.GradientDef\x12:\n\x14registered_gradients\x18\x03 \x03(\x0b\x32\x1c.tfevents.RegisteredGradient\"\xa8\x06\n\x0b\x46unctionDef\x12\"\n\tsignature\x18\x01 \x01(\x0b\x32\x0f.tfevents.OpDef\x12-\n\x04\x61ttr\x18\x05 \x03(\x0b\x32\x1f.tfevents.FunctionDef.AttrEntry\x12\x34\n\x08\x61rg_attr\x18\x07 \x03(\x0b\x32\".tfevents.FunctionDef.ArgAttrEntry\x12N\n\x16resource_arg_unique_id\x18\x08 \x03(\x0b\x32..tfevents.FunctionDef.ResourceArgUniqueIdEntry\x12#\n\x08node_def\x18\x03 \x03(\x0b\x32\x11.tfevents.NodeDef\x12+\n\x03ret\x18\x04 \x03(\x0b\x32\x1e.tfevents.FunctionDef.RetEntry\x12:\n\x0b\x63ontrol_ret\x18\x06 \x03(\x0b\x32%.tfevents.FunctionDef.ControlRetEntry\x1a@\n\tAttrEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\"\n\x05value\x18\x02 \x01(\x0b\x32\x13.tfevents.AttrValue:\x02\x38\x01\x1a\x84\x01\n\x08\x41rgAttrs\x12\x36\n\x04\x61ttr\x18\x01 \x03(\x0b\x32(.tfevents.FunctionDef.ArgAttrs.AttrEntry\x1a@\n\tAttrEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\"\n\x05value\x18\x02 \x01(\x0b\x32\x13.tfevents.AttrValue:\x02\x38\x01\x1aN\n\x0c\x41rgAttrEntry\x12\x0b\n\x03key\x18\x01 \x01(\r\x12-\n\x05value\x18\x02 \x01(\x0b\x32\x1e.tfevents.FunctionDef.ArgAttrs:\x02\x38\x01\x1a:\n\x18ResourceArgUniqueIdEntry\x12\x0b\n\x03key\x18\x01 \x01(\r\x12\r\n\x05value\x18\x02 \x01(\r:\x02\x38\x01\x1a*\n\x08RetEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\x1a\x31\n\x0f\x43ontrolRetEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\";\n\x0bGradientDef\x12\x15\n\rfunction_name\x18\x01 \x01(\t\x12\x15\n\rgradient_func\x18\x02 \x01(\t\"G\n\x12RegisteredGradient\x12\x15\n\rgradient_func\x18\x01 \x01(\t\x12\x1a\n\x12registered_op_type\x18\x02 \x01(\t\"\xe1\x06\n\x05OpDef\x12\x0c\n\x04name\x18\x01 \x01(\t\x12)\n\tinput_arg\x18\x02 \x03(\x0b\x32\x16.tfevents.OpDef.ArgDef\x12*\n\noutput_arg\x18\x03 \x03(\x0b\x32\x16.tfevents.OpDef.ArgDef\x12\x16\n\x0e\x63ontrol_output\x18\x14 \x03(\t\x12%\n\x04\x61ttr\x18\x04 \x03(\x0b\x32\x17.tfevents.OpDef.AttrDef\x12,\n\x0b\x64\x65precation\x18\x08 \x01(\x0b\x32\x17.tfevents.OpDeprecation\x12\x0f\n\x07summary\x18\x05 \x01(\t\x12\x13\n\x0b\x64\x65scription\x18\x06 \x01(\t\x12\x16\n\x0eis_commutative\x18\x12 \x01(\x08\x12\x14\n\x0cis_aggregate\x18\x10 \x01(\x08\x12\x13\n\x0bis_stateful\x18\x11 \x01(\x08\x12\"\n\x1a\x61llows_uninitialized_input\x18\x13 \x01(\x08\x12$\n\x1cis_distributed_communication\x18\x15 \x01(\x08\x1a\x96\x02\n\x06\x41rgDef\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x13\n\x0b\x64\x65scription\x18\x02 \x01(\t\x12 \n\x04type\x18\x03 \x01(\x0e\x32\x12.tfevents.DataType\x12\x11\n\ttype_attr\x18\x04 \x01(\t\x12\x13\n\x0bnumber_attr\x18\x05 \x01(\t\x12\x16\n\x0etype_list_attr\x18\x06 \x01(\t\x12@\n\x0bhandle_data\x18\x07 \x03(\x0b\x32+.tfevents.ResourceHandleProto.DtypeAndShape\x12\x0e\n\x06is_ref\x18\x10 \x01(\x08\x12\x35\n\x16\x65xperimental_full_type\x18\x11 \x01(\x0b\x32\x15.tfevents.FullTypeDef\x1a\xb9\x01\n\x07\x41ttrDef\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x0c\n\x04type\x18\x02 \x01(\t\x12*\n\rdefault_value\x18\x03 \x01(\x0b\x32\x13.tfevents.AttrValue\x12\x13\n\x0b\x64\x65scription\x18\x04 \x01(\t\x12\x13\n\x0bhas_minimum\x18\x05 \x01(\x08\x12\x0f\n\x07minimum\x18\x06 \x01(\x03\x12+\n\x0e\x61llowed_values\x18\x07 \x01(\x0b\x32\x13.tfevents.AttrValue\"5\n\rOpDeprecation\x12\x0f\n\x07version\x18\x01 \x01(\x05\x12\x13\n\x0b\x65xplanation\x18\x02 \x01(\t\"%\n\x06OpList\x12\x1b\n\x02op\x18\x01 \x03(\x0b\x32\x0f.tfevents.OpDefb\x06proto3')
 
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, globals())
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'tfevents.proto.graph_pb2', globals())
@@ -50,54 +52,54 @@ if _descriptor._USE_C_DESCRIPTORS == False:
   _FUNCTIONDEF_RETENTRY._serialized_options = b'8\001'
   _FUNCTIONDEF_CONTROLRETENTRY._options = None
   _FUNCTIONDEF_CONTROLRETENTRY._serialized_options = b'8\001'
-  _GRAPHDEF._serialized_start=171
-  _GRAPHDEF._serialized_end=322
-  _NODEDEF._serialized_start=325
-  _NODEDEF._serialized_end=657
-  _NODEDEF_ATTRENTRY._serialized_start=510
-  _NODEDEF_ATTRENTRY._serialized_end=574
-  _NODEDEF_EXPERIMENTALDEBUGINFO._serialized_start=576
-  _NODEDEF_EXPERIMENTALDEBUGINFO._serialized_end=657
-  _ATTRVALUE._serialized_start=660
-  _ATTRVALUE._serialized_end=1192
-  _ATTRVALUE_LISTVALUE._serialized_start=958
-  _ATTRVALUE_LISTVALUE._serialized_end=1183
-  _NAMEATTRLIST._serialized_start=1195
-  _NAMEATTRLIST._serialized_end=1337
-  _NAMEATTRLIST_ATTRENTRY._serialized_start=510
-  _NAMEATTRLIST_ATTRENTRY._serialized_end=574
-  _VERSIONDEF._serialized_start=1339
-  _VERSIONDEF._serialized_end=1414
-  _FUNCTIONDEFLIBRARY._serialized_start=1417
-  _FUNCTIONDEFLIBRARY._serialized_end=1579
-  _FUNCTIONDEF._serialized_start=1582
-  _FUNCTIONDEF._serialized_end=2390
-  _FUNCTIONDEF_ATTRENTRY._serialized_start=510
-  _FUNCTIONDEF_ATTRENTRY._serialized_end=574
-  _FUNCTIONDEF_ARGATTRS._serialized_start=2023
-  _FUNCTIONDEF_ARGATTRS._serialized_end=2155
-  _FUNCTIONDEF_ARGATTRS_ATTRENTRY._serialized_start=510
-  _FUNCTIONDEF_ARGATTRS_ATTRENTRY._serialized_end=574
-  _FUNCTIONDEF_ARGATTRENTRY._serialized_start=2157
-  _FUNCTIONDEF_ARGATTRENTRY._serialized_end=2235
-  _FUNCTIONDEF_RESOURCEARGUNIQUEIDENTRY._serialized_start=2237
-  _FUNCTIONDEF_RESOURCEARGUNIQUEIDENTRY._serialized_end=2295
-  _FUNCTIONDEF_RETENTRY._serialized_start=2297
-  _FUNCTIONDEF_RETENTRY._serialized_end=2339
-  _FUNCTIONDEF_CONTROLRETENTRY._serialized_start=2341
-  _FUNCTIONDEF_CONTROLRETENTRY._serialized_end=2390
-  _GRADIENTDEF._serialized_start=2392
-  _GRADIENTDEF._serialized_end=2451
-  _REGISTEREDGRADIENT._serialized_start=2453
-  _REGISTEREDGRADIENT._serialized_end=2524
-  _OPDEF._serialized_start=2527
-  _OPDEF._serialized_end=3337
-  _OPDEF_ARGDEF._serialized_start=2926
-  _OPDEF_ARGDEF._serialized_end=3149
-  _OPDEF_ATTRDEF._serialized_start=3152
-  _OPDEF_ATTRDEF._serialized_end=3337
-  _OPDEPRECATION._serialized_start=3339
-  _OPDEPRECATION._serialized_end=3392
-  _OPLIST._serialized_start=3394
-  _OPLIST._serialized_end=3431
+  _GRAPHDEF._serialized_start=242
+  _GRAPHDEF._serialized_end=439
+  _NODEDEF._serialized_start=442
+  _NODEDEF._serialized_end=824
+  _NODEDEF_ATTRENTRY._serialized_start=677
+  _NODEDEF_ATTRENTRY._serialized_end=741
+  _NODEDEF_EXPERIMENTALDEBUGINFO._serialized_start=743
+  _NODEDEF_EXPERIMENTALDEBUGINFO._serialized_end=824
+  _ATTRVALUE._serialized_start=827
+  _ATTRVALUE._serialized_end=1359
+  _ATTRVALUE_LISTVALUE._serialized_start=1125
+  _ATTRVALUE_LISTVALUE._serialized_end=1350
+  _NAMEATTRLIST._serialized_start=1362
+  _NAMEATTRLIST._serialized_end=1504
+  _NAMEATTRLIST_ATTRENTRY._serialized_start=677
+  _NAMEATTRLIST_ATTRENTRY._serialized_end=741
+  _VERSIONDEF._serialized_start=1506
+  _VERSIONDEF._serialized_end=1581
+  _FUNCTIONDEFLIBRARY._serialized_start=1584
+  _FUNCTIONDEFLIBRARY._serialized_end=1746
+  _FUNCTIONDEF._serialized_start=1749
+  _FUNCTIONDEF._serialized_end=2557
+  _FUNCTIONDEF_ATTRENTRY._serialized_start=677
+  _FUNCTIONDEF_ATTRENTRY._serialized_end=741
+  _FUNCTIONDEF_ARGATTRS._serialized_start=2190
+  _FUNCTIONDEF_ARGATTRS._serialized_end=2322
+  _FUNCTIONDEF_ARGATTRS_ATTRENTRY._serialized_start=677
+  _FUNCTIONDEF_ARGATTRS_ATTRENTRY._serialized_end=741
+  _FUNCTIONDEF_ARGATTRENTRY._serialized_start=2324
+  _FUNCTIONDEF_ARGATTRENTRY._serialized_end=2402
+  _FUNCTIONDEF_RESOURCEARGUNIQUEIDENTRY._serialized_start=2404
+  _FUNCTIONDEF_RESOURCEARGUNIQUEIDENTRY._serialized_end=2462
+  _FUNCTIONDEF_RETENTRY._serialized_start=2464
+  _FUNCTIONDEF_RETENTRY._serialized_end=2506
+  _FUNCTIONDEF_CONTROLRETENTRY._serialized_start=2508
+  _FUNCTIONDEF_CONTROLRETENTRY._serialized_end=2557
+  _GRADIENTDEF._serialized_start=2559
+  _GRADIENTDEF._serialized_end=2618
+  _REGISTEREDGRADIENT._serialized_start=2620
+  _REGISTEREDGRADIENT._serialized_end=2691
+  _OPDEF._serialized_start=2694
+  _OPDEF._serialized_end=3559
+  _OPDEF_ARGDEF._serialized_start=3093
+  _OPDEF_ARGDEF._serialized_end=3371
+  _OPDEF_ATTRDEF._serialized_start=3374
+  _OPDEF_ATTRDEF._serialized_end=3559
+  _OPDEPRECATION._serialized_start=3561
+  _OPDEPRECATION._serialized_end=3614
+  _OPLIST._serialized_start=3616
+  _OPLIST._serialized_end=3653
 # @@protoc_insertion_point(module_scope)

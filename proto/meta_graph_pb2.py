@@ -13,12 +13,14 @@ _sym_db = _symbol_database.Default()
 
 from google.protobuf import any_pb2 as google_dot_protobuf_dot_any__pb2
 from tfevents.proto import graph_pb2 as tfevents_dot_proto_dot_graph__pb2
+from tfevents.proto import saved_object_graph_pb2 as tfevents_dot_proto_dot_saved__object__graph__pb2
+from tfevents.proto import struct_pb2 as tfevents_dot_proto_dot_struct__pb2
 from tfevents.proto import tensor_pb2 as tfevents_dot_proto_dot_tensor__pb2
 from tfevents.proto import tensor_shape_pb2 as tfevents_dot_proto_dot_tensor__shape__pb2
 from tfevents.proto import types_pb2 as tfevents_dot_proto_dot_types__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1ftfevents/proto/meta_graph.proto\x12\x08tfevents\x1a\x19google/protobuf/any.proto\x1a\x1atfevents/proto/graph.proto\x1a\x1btfevents/proto/tensor.proto\x1a!tfevents/proto/tensor_shape.proto\x1a\x1atfevents/proto/types.proto\"\xdc\x06\n\x0cMetaGraphDef\x12\x39\n\rmeta_info_def\x18\x01 \x01(\x0b\x32\".tfevents.MetaGraphDef.MetaInfoDef\x12%\n\tgraph_def\x18\x02 \x01(\x0b\x32\x12.tfevents.GraphDef\x12%\n\tsaver_def\x18\x03 \x01(\x0b\x32\x12.tfevents.SaverDef\x12\x41\n\x0e\x63ollection_def\x18\x04 \x03(\x0b\x32).tfevents.MetaGraphDef.CollectionDefEntry\x12?\n\rsignature_def\x18\x05 \x03(\x0b\x32(.tfevents.MetaGraphDef.SignatureDefEntry\x12.\n\x0e\x61sset_file_def\x18\x06 \x03(\x0b\x32\x16.tfevents.AssetFileDef\x1a\xf2\x02\n\x0bMetaInfoDef\x12\x1a\n\x12meta_graph_version\x18\x01 \x01(\t\x12*\n\x10stripped_op_list\x18\x02 \x01(\x0b\x32\x10.tfevents.OpList\x12&\n\x08\x61ny_info\x18\x03 \x01(\x0b\x32\x14.google.protobuf.Any\x12\x0c\n\x04tags\x18\x04 \x03(\t\x12\x1a\n\x12tensorflow_version\x18\x05 \x01(\t\x12\x1e\n\x16tensorflow_git_version\x18\x06 \x01(\t\x12\x1e\n\x16stripped_default_attrs\x18\x07 \x01(\x08\x12Q\n\x10\x66unction_aliases\x18\x08 \x03(\x0b\x32\x37.tfevents.MetaGraphDef.MetaInfoDef.FunctionAliasesEntry\x1a\x36\n\x14\x46unctionAliasesEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\x1aM\n\x12\x43ollectionDefEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12&\n\x05value\x18\x02 \x01(\x0b\x32\x17.tfevents.CollectionDef:\x02\x38\x01\x1aK\n\x11SignatureDefEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12%\n\x05value\x18\x02 \x01(\x0b\x32\x16.tfevents.SignatureDef:\x02\x38\x01\"\xd5\x03\n\rCollectionDef\x12\x35\n\tnode_list\x18\x01 \x01(\x0b\x32 .tfevents.CollectionDef.NodeListH\x00\x12\x37\n\nbytes_list\x18\x02 \x01(\x0b\x32!.tfevents.CollectionDef.BytesListH\x00\x12\x37\n\nint64_list\x18\x03 \x01(\x0b\x32!.tfevents.CollectionDef.Int64ListH\x00\x12\x37\n\nfloat_list\x18\x04 \x01(\x0b\x32!.tfevents.CollectionDef.FloatListH\x00\x12\x33\n\x08\x61ny_list\x18\x05 \x01(\x0b\x32\x1f.tfevents.CollectionDef.AnyListH\x00\x1a\x19\n\x08NodeList\x12\r\n\x05value\x18\x01 \x03(\t\x1a\x1a\n\tBytesList\x12\r\n\x05value\x18\x01 \x03(\x0c\x1a\x1e\n\tInt64List\x12\x11\n\x05value\x18\x01 \x03(\x03\x42\x02\x10\x01\x1a\x1e\n\tFloatList\x12\x11\n\x05value\x18\x01 \x03(\x02\x42\x02\x10\x01\x1a.\n\x07\x41nyList\x12#\n\x05value\x18\x01 \x03(\x0b\x32\x14.google.protobuf.AnyB\x06\n\x04kind\"\x9a\x02\n\nTensorInfo\x12\x0e\n\x04name\x18\x01 \x01(\tH\x00\x12\x34\n\ncoo_sparse\x18\x04 \x01(\x0b\x32\x1e.tfevents.TensorInfo.CooSparseH\x00\x12!\n\x05\x64type\x18\x02 \x01(\x0e\x32\x12.tfevents.DataType\x12\x30\n\x0ctensor_shape\x18\x03 \x01(\x0b\x32\x1a.tfevents.TensorShapeProto\x1a\x65\n\tCooSparse\x12\x1a\n\x12values_tensor_name\x18\x01 \x01(\t\x12\x1b\n\x13indices_tensor_name\x18\x02 \x01(\t\x12\x1f\n\x17\x64\x65nse_shape_tensor_name\x18\x03 \x01(\tB\n\n\x08\x65ncoding\"\x98\x03\n\x0cSignatureDef\x12\x32\n\x06inputs\x18\x01 \x03(\x0b\x32\".tfevents.SignatureDef.InputsEntry\x12\x34\n\x07outputs\x18\x02 \x03(\x0b\x32#.tfevents.SignatureDef.OutputsEntry\x12\x13\n\x0bmethod_name\x18\x03 \x01(\t\x12\x36\n\x08\x64\x65\x66\x61ults\x18\x04 \x03(\x0b\x32$.tfevents.SignatureDef.DefaultsEntry\x1a\x43\n\x0bInputsEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12#\n\x05value\x18\x02 \x01(\x0b\x32\x14.tfevents.TensorInfo:\x02\x38\x01\x1a\x44\n\x0cOutputsEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12#\n\x05value\x18\x02 \x01(\x0b\x32\x14.tfevents.TensorInfo:\x02\x38\x01\x1a\x46\n\rDefaultsEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12$\n\x05value\x18\x02 \x01(\x0b\x32\x15.tfevents.TensorProto:\x02\x38\x01\"K\n\x0c\x41ssetFileDef\x12)\n\x0btensor_info\x18\x01 \x01(\x0b\x32\x14.tfevents.TensorInfo\x12\x10\n\x08\x66ilename\x18\x02 \x01(\t\"\x9c\x02\n\x08SaverDef\x12\x1c\n\x14\x66ilename_tensor_name\x18\x01 \x01(\t\x12\x18\n\x10save_tensor_name\x18\x02 \x01(\t\x12\x17\n\x0frestore_op_name\x18\x03 \x01(\t\x12\x13\n\x0bmax_to_keep\x18\x04 \x01(\x05\x12\x0f\n\x07sharded\x18\x05 \x01(\x08\x12%\n\x1dkeep_checkpoint_every_n_hours\x18\x06 \x01(\x02\x12;\n\x07version\x18\x07 \x01(\x0e\x32*.tfevents.SaverDef.CheckpointFormatVersion\"5\n\x17\x43heckpointFormatVersion\x12\n\n\x06LEGACY\x10\x00\x12\x06\n\x02V1\x10\x01\x12\x06\n\x02V2\x10\x02\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1ftfevents/proto/meta_graph.proto\x12\x08tfevents\x1a\x19google/protobuf/any.proto\x1a\x1atfevents/proto/graph.proto\x1a\'tfevents/proto/saved_object_graph.proto\x1a\x1btfevents/proto/struct.proto\x1a\x1btfevents/proto/tensor.proto\x1a!tfevents/proto/tensor_shape.proto\x1a\x1atfevents/proto/types.proto\"\x92\x07\n\x0cMetaGraphDef\x12\x39\n\rmeta_info_def\x18\x01 \x01(\x0b\x32\".tfevents.MetaGraphDef.MetaInfoDef\x12%\n\tgraph_def\x18\x02 \x01(\x0b\x32\x12.tfevents.GraphDef\x12%\n\tsaver_def\x18\x03 \x01(\x0b\x32\x12.tfevents.SaverDef\x12\x41\n\x0e\x63ollection_def\x18\x04 \x03(\x0b\x32).tfevents.MetaGraphDef.CollectionDefEntry\x12?\n\rsignature_def\x18\x05 \x03(\x0b\x32(.tfevents.MetaGraphDef.SignatureDefEntry\x12.\n\x0e\x61sset_file_def\x18\x06 \x03(\x0b\x32\x16.tfevents.AssetFileDef\x12\x34\n\x10object_graph_def\x18\x07 \x01(\x0b\x32\x1a.tfevents.SavedObjectGraph\x1a\xf2\x02\n\x0bMetaInfoDef\x12\x1a\n\x12meta_graph_version\x18\x01 \x01(\t\x12*\n\x10stripped_op_list\x18\x02 \x01(\x0b\x32\x10.tfevents.OpList\x12&\n\x08\x61ny_info\x18\x03 \x01(\x0b\x32\x14.google.protobuf.Any\x12\x0c\n\x04tags\x18\x04 \x03(\t\x12\x1a\n\x12tensorflow_version\x18\x05 \x01(\t\x12\x1e\n\x16tensorflow_git_version\x18\x06 \x01(\t\x12\x1e\n\x16stripped_default_attrs\x18\x07 \x01(\x08\x12Q\n\x10\x66unction_aliases\x18\x08 \x03(\x0b\x32\x37.tfevents.MetaGraphDef.MetaInfoDef.FunctionAliasesEntry\x1a\x36\n\x14\x46unctionAliasesEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\x1aM\n\x12\x43ollectionDefEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12&\n\x05value\x18\x02 \x01(\x0b\x32\x17.tfevents.CollectionDef:\x02\x38\x01\x1aK\n\x11SignatureDefEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12%\n\x05value\x18\x02 \x01(\x0b\x32\x16.tfevents.SignatureDef:\x02\x38\x01\"\xd5\x03\n\rCollectionDef\x12\x35\n\tnode_list\x18\x01 \x01(\x0b\x32 .tfevents.CollectionDef.NodeListH\x00\x12\x37\n\nbytes_list\x18\x02 \x01(\x0b\x32!.tfevents.CollectionDef.BytesListH\x00\x12\x37\n\nint64_list\x18\x03 \x01(\x0b\x32!.tfevents.CollectionDef.Int64ListH\x00\x12\x37\n\nfloat_list\x18\x04 \x01(\x0b\x32!.tfevents.CollectionDef.FloatListH\x00\x12\x33\n\x08\x61ny_list\x18\x05 \x01(\x0b\x32\x1f.tfevents.CollectionDef.AnyListH\x00\x1a\x19\n\x08NodeList\x12\r\n\x05value\x18\x01 \x03(\t\x1a\x1a\n\tBytesList\x12\r\n\x05value\x18\x01 \x03(\x0c\x1a\x1e\n\tInt64List\x12\x11\n\x05value\x18\x01 \x03(\x03\x42\x02\x10\x01\x1a\x1e\n\tFloatList\x12\x11\n\x05value\x18\x01 \x03(\x02\x42\x02\x10\x01\x1a.\n\x07\x41nyList\x12#\n\x05value\x18\x01 \x03(\x0b\x32\x14.google.protobuf.AnyB\x06\n\x04kind\"\xc5\x03\n\nTensorInfo\x12\x0e\n\x04name\x18\x01 \x01(\tH\x00\x12\x34\n\ncoo_sparse\x18\x04 \x01(\x0b\x32\x1e.tfevents.TensorInfo.CooSparseH\x00\x12@\n\x10\x63omposite_tensor\x18\x05 \x01(\x0b\x32$.tfevents.TensorInfo.CompositeTensorH\x00\x12!\n\x05\x64type\x18\x02 \x01(\x0e\x32\x12.tfevents.DataType\x12\x30\n\x0ctensor_shape\x18\x03 \x01(\x0b\x32\x1a.tfevents.TensorShapeProto\x1a\x65\n\tCooSparse\x12\x1a\n\x12values_tensor_name\x18\x01 \x01(\t\x12\x1b\n\x13indices_tensor_name\x18\x02 \x01(\t\x12\x1f\n\x17\x64\x65nse_shape_tensor_name\x18\x03 \x01(\t\x1ag\n\x0f\x43ompositeTensor\x12*\n\ttype_spec\x18\x01 \x01(\x0b\x32\x17.tfevents.TypeSpecProto\x12(\n\ncomponents\x18\x02 \x03(\x0b\x32\x14.tfevents.TensorInfoB\n\n\x08\x65ncoding\"\x98\x03\n\x0cSignatureDef\x12\x32\n\x06inputs\x18\x01 \x03(\x0b\x32\".tfevents.SignatureDef.InputsEntry\x12\x34\n\x07outputs\x18\x02 \x03(\x0b\x32#.tfevents.SignatureDef.OutputsEntry\x12\x13\n\x0bmethod_name\x18\x03 \x01(\t\x12\x36\n\x08\x64\x65\x66\x61ults\x18\x04 \x03(\x0b\x32$.tfevents.SignatureDef.DefaultsEntry\x1a\x43\n\x0bInputsEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12#\n\x05value\x18\x02 \x01(\x0b\x32\x14.tfevents.TensorInfo:\x02\x38\x01\x1a\x44\n\x0cOutputsEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12#\n\x05value\x18\x02 \x01(\x0b\x32\x14.tfevents.TensorInfo:\x02\x38\x01\x1a\x46\n\rDefaultsEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12$\n\x05value\x18\x02 \x01(\x0b\x32\x15.tfevents.TensorProto:\x02\x38\x01\"K\n\x0c\x41ssetFileDef\x12)\n\x0btensor_info\x18\x01 \x01(\x0b\x32\x14.tfevents.TensorInfo\x12\x10\n\x08\x66ilename\x18\x02 \x01(\t\"\x9c\x02\n\x08SaverDef\x12\x1c\n\x14\x66ilename_tensor_name\x18\x01 \x01(\t\x12\x18\n\x10save_tensor_name\x18\x02 \x01(\t\x12\x17\n\x0frestore_op_name\x18\x03 \x01(\t\x12\x13\n\x0bmax_to_keep\x18\x04 \x01(\x05\x12\x0f\n\x07sharded\x18\x05 \x01(\x08\x12%\n\x1dkeep_checkpoint_every_n_hours\x18\x06 \x01(\x02\x12;\n\x07version\x18\x07 \x01(\x0e\x32*.tfevents.SaverDef.CheckpointFormatVersion\"5\n\x17\x43heckpointFormatVersion\x12\n\n\x06LEGACY\x10\x00\x12\x06\n\x02V1\x10\x01\x12\x06\n\x02V2\x10\x02\x62\x06proto3')
 
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, globals())
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'tfevents.proto.meta_graph_pb2', globals())
@@ -41,44 +43,46 @@ if _descriptor._USE_C_DESCRIPTORS == False:
   _SIGNATUREDEF_OUTPUTSENTRY._serialized_options = b'8\001'
   _SIGNATUREDEF_DEFAULTSENTRY._options = None
   _SIGNATUREDEF_DEFAULTSENTRY._serialized_options = b'8\001'
-  _METAGRAPHDEF._serialized_start=193
-  _METAGRAPHDEF._serialized_end=1053
-  _METAGRAPHDEF_METAINFODEF._serialized_start=527
-  _METAGRAPHDEF_METAINFODEF._serialized_end=897
-  _METAGRAPHDEF_METAINFODEF_FUNCTIONALIASESENTRY._serialized_start=843
-  _METAGRAPHDEF_METAINFODEF_FUNCTIONALIASESENTRY._serialized_end=897
-  _METAGRAPHDEF_COLLECTIONDEFENTRY._serialized_start=899
-  _METAGRAPHDEF_COLLECTIONDEFENTRY._serialized_end=976
-  _METAGRAPHDEF_SIGNATUREDEFENTRY._serialized_start=978
-  _METAGRAPHDEF_SIGNATUREDEFENTRY._serialized_end=1053
-  _COLLECTIONDEF._serialized_start=1056
-  _COLLECTIONDEF._serialized_end=1525
-  _COLLECTIONDEF_NODELIST._serialized_start=1352
-  _COLLECTIONDEF_NODELIST._serialized_end=1377
-  _COLLECTIONDEF_BYTESLIST._serialized_start=1379
-  _COLLECTIONDEF_BYTESLIST._serialized_end=1405
-  _COLLECTIONDEF_INT64LIST._serialized_start=1407
-  _COLLECTIONDEF_INT64LIST._serialized_end=1437
-  _COLLECTIONDEF_FLOATLIST._serialized_start=1439
-  _COLLECTIONDEF_FLOATLIST._serialized_end=1469
-  _COLLECTIONDEF_ANYLIST._serialized_start=1471
-  _COLLECTIONDEF_ANYLIST._serialized_end=1517
-  _TENSORINFO._serialized_start=1528
-  _TENSORINFO._serialized_end=1810
-  _TENSORINFO_COOSPARSE._serialized_start=1697
-  _TENSORINFO_COOSPARSE._serialized_end=1798
-  _SIGNATUREDEF._serialized_start=1813
-  _SIGNATUREDEF._serialized_end=2221
-  _SIGNATUREDEF_INPUTSENTRY._serialized_start=2012
-  _SIGNATUREDEF_INPUTSENTRY._serialized_end=2079
-  _SIGNATUREDEF_OUTPUTSENTRY._serialized_start=2081
-  _SIGNATUREDEF_OUTPUTSENTRY._serialized_end=2149
-  _SIGNATUREDEF_DEFAULTSENTRY._serialized_start=2151
-  _SIGNATUREDEF_DEFAULTSENTRY._serialized_end=2221
-  _ASSETFILEDEF._serialized_start=2223
-  _ASSETFILEDEF._serialized_end=2298
-  _SAVERDEF._serialized_start=2301
-  _SAVERDEF._serialized_end=2585
-  _SAVERDEF_CHECKPOINTFORMATVERSION._serialized_start=2532
-  _SAVERDEF_CHECKPOINTFORMATVERSION._serialized_end=2585
+  _METAGRAPHDEF._serialized_start=263
+  _METAGRAPHDEF._serialized_end=1177
+  _METAGRAPHDEF_METAINFODEF._serialized_start=651
+  _METAGRAPHDEF_METAINFODEF._serialized_end=1021
+  _METAGRAPHDEF_METAINFODEF_FUNCTIONALIASESENTRY._serialized_start=967
+  _METAGRAPHDEF_METAINFODEF_FUNCTIONALIASESENTRY._serialized_end=1021
+  _METAGRAPHDEF_COLLECTIONDEFENTRY._serialized_start=1023
+  _METAGRAPHDEF_COLLECTIONDEFENTRY._serialized_end=1100
+  _METAGRAPHDEF_SIGNATUREDEFENTRY._serialized_start=1102
+  _METAGRAPHDEF_SIGNATUREDEFENTRY._serialized_end=1177
+  _COLLECTIONDEF._serialized_start=1180
+  _COLLECTIONDEF._serialized_end=1649
+  _COLLECTIONDEF_NODELIST._serialized_start=1476
+  _COLLECTIONDEF_NODELIST._serialized_end=1501
+  _COLLECTIONDEF_BYTESLIST._serialized_start=1503
+  _COLLECTIONDEF_BYTESLIST._serialized_end=1529
+  _COLLECTIONDEF_INT64LIST._serialized_start=1531
+  _COLLECTIONDEF_INT64LIST._serialized_end=1561
+  _COLLECTIONDEF_FLOATLIST._serialized_start=1563
+  _COLLECTIONDEF_FLOATLIST._serialized_end=1593
+  _COLLECTIONDEF_ANYLIST._serialized_start=1595
+  _COLLECTIONDEF_ANYLIST._serialized_end=1641
+  _TENSORINFO._serialized_start=1652
+  _TENSORINFO._serialized_end=2105
+  _TENSORINFO_COOSPARSE._serialized_start=1887
+  _TENSORINFO_COOSPARSE._serialized_end=1988
+  _TENSORINFO_COMPOSITETENSOR._serialized_start=1990
+  _TENSORINFO_COMPOSITETENSOR._serialized_end=2093
+  _SIGNATUREDEF._serialized_start=2108
+  _SIGNATUREDEF._serialized_end=2516
+  _SIGNATUREDEF_INPUTSENTRY._serialized_start=2307
+  _SIGNATUREDEF_INPUTSENTRY._serialized_end=2374
+  _SIGNATUREDEF_OUTPUTSENTRY._serialized_start=2376
+  _SIGNATUREDEF_OUTPUTSENTRY._serialized_end=2444
+  _SIGNATUREDEF_DEFAULTSENTRY._serialized_start=2446
+  _SIGNATUREDEF_DEFAULTSENTRY._serialized_end=2516
+  _ASSETFILEDEF._serialized_start=2518
+  _ASSETFILEDEF._serialized_end=2593
+  _SAVERDEF._serialized_start=2596
+  _SAVERDEF._serialized_end=2880
+  _SAVERDEF_CHECKPOINTFORMATVERSION._serialized_start=2827
+  _SAVERDEF_CHECKPOINTFORMATVERSION._serialized_end=2880
 # @@protoc_insertion_point(module_scope)

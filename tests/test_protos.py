@@ -20,16 +20,21 @@ OURS = sorted(p[:-len(".proto")] for p in os.listdir(PROTO_DIR) if p.endswith(".
 TENSORBOARD = [
     "tensorboard.compat.proto.%s_pb2" % m for m in (
         "types", "tensor_shape", "resource_handle", "tensor", "summary", "histogram", "event", "graph", "node_def",
-        "attr_value", "versions", "function", "op_def", "step_stats", "tensor_description",
-        "allocation_description", "cost_graph", "config", "meta_graph", "saver")
+        "attr_value", "versions", "function", "op_def", "full_type", "graph_debug_info", "step_stats",
+        "tensor_description", "allocation_description", "cost_graph", "config", "debug", "meta_graph", "saver",
+        "struct", "variable", "trackable_object_graph", "saved_object_graph")
 ] + ["tensorboard.plugins.text.plugin_data_pb2", "tensorboard.plugins.pr_curve.plugin_data_pb2",
      "tensorboard.plugins.hparams.api_pb2", "tensorboard.plugins.hparams.plugin_data_pb2",
      "tensorboard.plugins.custom_scalar.layout_pb2", "tensorboard.plugins.mesh.plugin_data_pb2",
      "tensorboard.plugins.projector.projector_config_pb2"]
-# TensorBoard fields we leave out on purpose (they need large message trees we never write);
-# parsing keeps them as unknown fields, so nothing is lost on a round trip.
-OMITTED = {("GraphDef", "debug_info"), ("NodeDef", "experimental_type"), ("OpDef.ArgDef", "experimental_full_type"),
-           ("RunOptions", "debug_options"), ("MetaGraphDef", "object_graph_def"), ("TensorInfo", "composite_tensor")}
+# The transitive comparison starts here: (TensorBoard module, message), and every message of the plugin modules.
+ROOTS = [("tensorboard.compat.proto.event_pb2", "Event"), ("tensorboard.compat.proto.graph_pb2", "GraphDef"),
+         ("tensorboard.compat.proto.meta_graph_pb2", "MetaGraphDef"),
+         ("tensorboard.compat.proto.config_pb2", "RunMetadata"), ("tensorboard.compat.proto.config_pb2", "RunOptions")]
+PLUGIN_MODULES = TENSORBOARD[-7:]
+# TensorBoard's proto package -> ours (the plugins' own packages fold into ours; well-known types stay).
+PACKAGES = {"tensorboard": "tfevents", "tensorboard.hparams": "tfevents.hparams", "tensorboard.mesh": "tfevents",
+            "tensorboard.projector": "tfevents", "google.protobuf": "google.protobuf"}
 
 
 def is_repeated(field):
@@ -43,19 +48,68 @@ def our_modules():
     return [importlib.import_module("tfevents.proto.%s_pb2" % m) for m in OURS]
 
 
+def our_name(descriptor):
+    """The full name our counterpart of a TensorBoard message or enum descriptor has."""
+    package = descriptor.file.package
+    assert package in PACKAGES, "TensorBoard proto package %s has no counterpart here" % package
+    return PACKAGES[package] + descriptor.full_name[len(package):]
+
+
 def messages(module):
-    """{name without package: descriptor} for every message of a module, nested ones included."""
+    """{full name: descriptor} for every message of a module, nested ones and map entries included."""
     out = {}
 
-    def walk(d, prefix):
-        if d.GetOptions().map_entry:
-            return
-        out[prefix + d.name] = d
+    def walk(d):
+        out[d.full_name] = d
         for n in d.nested_types:
-            walk(n, prefix + d.name + ".")
+            walk(n)
     for d in module.DESCRIPTOR.message_types_by_name.values():
-        walk(d, "")
+        walk(d)
     return out
+
+
+def field_differences(theirs, ours):
+    """How our message descriptor differs from TensorBoard's, field by field (empty when equal)."""
+    diffs = []
+    if ours.GetOptions().map_entry != theirs.GetOptions().map_entry:
+        diffs.append("map entry or not")
+    for t in theirs.fields:
+        f = ours.fields_by_number.get(t.number)
+        where = "%s field %d (%s)" % (theirs.full_name, t.number, t.name)
+        if f is None:
+            diffs.append("%s is missing here" % where)
+            continue
+        if (f.name, f.type, is_repeated(f)) != (t.name, t.type, is_repeated(t)):
+            diffs.append("%s: name, type or repeated differs: ours %s" % (where, (f.name, f.type, is_repeated(f))))
+        if hasattr(t, "has_presence") and f.has_presence != t.has_presence:
+            diffs.append("%s: presence (proto2 / optional) differs" % where)
+        oneof = [None if x.containing_oneof is None else x.containing_oneof.name for x in (f, t)]
+        if oneof[0] != oneof[1]:
+            diffs.append("%s: oneof differs: ours %s, theirs %s" % (where, oneof[0], oneof[1]))
+        if t.message_type is not None and (f.message_type is None or
+                                           f.message_type.full_name != our_name(t.message_type)):
+            diffs.append("%s: message type %s is not our %s" % (where, f.message_type and f.message_type.full_name,
+                                                                 our_name(t.message_type)))
+        if t.enum_type is not None:
+            if f.enum_type is None or f.enum_type.full_name != our_name(t.enum_type):
+                diffs.append("%s: enum type is not our %s" % (where, our_name(t.enum_type)))
+            elif {v.number: v.name for v in f.enum_type.values} != {v.number: v.name for v in t.enum_type.values}:
+                diffs.append("%s: values of enum %s differ" % (where, t.enum_type.full_name))
+    for f in ours.fields:
+        if f.number not in theirs.fields_by_number:
+            diffs.append("%s.%s = %d is not a TensorBoard field" % (ours.full_name, f.name, f.number))
+    return diffs
+
+
+def reachable(roots):
+    """Every message descriptor reachable from `roots` through message fields (map entries included)."""
+    found, stack = {}, list(roots)
+    while stack:
+        d = stack.pop()
+        if d.full_name not in found:
+            found[d.full_name] = d
+            stack.extend(f.message_type for f in d.fields if f.message_type is not None)
+    return found
 
 
 def test_every_module_imports_and_round_trips_an_event():
@@ -72,28 +126,49 @@ def test_every_module_imports_and_round_trips_an_event():
 
 @pytest.fixture(scope="module")
 def tensorboard_messages():
+    """{our full name: TensorBoard's descriptor} for every message of TensorBoard's modules we mirror."""
     pytest.importorskip("tensorboard")
     found = {}
     for name in TENSORBOARD:
-        found.update(messages(importlib.import_module(name)))
+        found.update({our_name(d): d for d in messages(importlib.import_module(name)).values()})
     return found
 
 
-def test_descriptors_match_tensorboard(tensorboard_messages):
+def test_our_messages_match_tensorboard(tensorboard_messages):
     for module in our_modules():
         for name, ours in messages(module).items():
             theirs = tensorboard_messages.get(name)
             assert theirs is not None, "%s has no TensorBoard counterpart" % name
-            for f in ours.fields:
-                t = theirs.fields_by_number.get(f.number)
-                assert t is not None, "%s.%s = %d is not a TensorBoard field" % (name, f.name, f.number)
-                assert (t.name, t.type) == (f.name, f.type), "%s field %d differs" % (name, f.number)
-                assert is_repeated(t) == is_repeated(f), "%s field %d: repeated or not" % (name, f.number)
-                if f.enum_type is not None:
-                    assert {v.number: v.name for v in f.enum_type.values} == \
-                        {v.number: v.name for v in t.enum_type.values}, "enum of %s.%s" % (name, f.name)
-            missing = {(name, t.name) for t in theirs.fields if t.number not in ours.fields_by_number}
-            assert missing <= OMITTED, "fields of TensorBoard's %s missing here: %s" % (name, missing - OMITTED)
+            diffs = field_differences(theirs, ours)
+            assert not diffs, "\n".join(diffs)
+
+
+def test_every_message_reachable_in_tensorboard_is_here_field_by_field():
+    """Walk TensorBoard's messages from Event, GraphDef, MetaGraphDef, RunMetadata, RunOptions and the plugins'."""
+    pytest.importorskip("tensorboard")
+    from google.protobuf import descriptor_pool
+    our_modules()
+    roots = [getattr(importlib.import_module(m), n).DESCRIPTOR for m, n in ROOTS]
+    for m in PLUGIN_MODULES:
+        roots.extend(importlib.import_module(m).DESCRIPTOR.message_types_by_name.values())
+    theirs = reachable(roots)
+    # the walk really goes down to the leaves of the trees this issue is about
+    for deep in ("tensorboard.FullTypeDef", "tensorboard.GraphDebugInfo.FileLineCol", "tensorboard.DebugTensorWatch",
+                 "tensorboard.TypeSpecProto", "tensorboard.SavedVariable", "tensorboard.hparams.ColParams",
+                 "tensorboard.TrackableObjectGraph.TrackableObject.SlotVariableReference",
+                 "tensorboard.projector.SpriteMetadata", "tensorboard.mesh.MeshPluginData"):
+        assert deep in theirs, deep
+    pool = descriptor_pool.Default()
+    missing, diffs = [], []
+    for name, d in sorted(theirs.items()):
+        try:
+            ours = pool.FindMessageTypeByName(our_name(d))
+        except KeyError:
+            missing.append(name)
+            continue
+        diffs.extend(field_differences(d, ours))
+    assert missing == [], "TensorBoard messages with no counterpart here: %s" % ", ".join(missing)
+    assert not diffs, "\n".join(diffs)
 
 
 def _protoc_available():
@@ -201,7 +276,7 @@ def test_our_message_parses_with_tensorboard(tensorboard_messages, module, name,
     from google.protobuf import text_format
     ours = fill(getattr(importlib.import_module("tfevents.proto.%s_pb2" % module), name)(), choice=choice)
     wire = ours.SerializeToString(deterministic=True)
-    theirs = _class(tensorboard_messages[name]).FromString(wire)
+    theirs = _class(tensorboard_messages[ours.DESCRIPTOR.full_name]).FromString(wire)
     assert text_format.MessageToString(theirs) == text_format.MessageToString(ours)
     assert theirs.SerializeToString(deterministic=True) == wire
 
@@ -212,7 +287,7 @@ def test_tensorboard_message_parses_with_ours(tensorboard_messages, module, name
     from google.protobuf import text_format
     our_class = getattr(importlib.import_module("tfevents.proto.%s_pb2" % module), name)
     # fill TensorBoard's message through ours' shape (same field names), then compare
-    theirs = _class(tensorboard_messages[name]).FromString(
+    theirs = _class(tensorboard_messages[our_class.DESCRIPTOR.full_name]).FromString(
         fill(our_class(), choice=choice).SerializeToString())
     ours = our_class.FromString(theirs.SerializeToString(deterministic=True))
     assert text_format.MessageToString(ours) == text_format.MessageToString(theirs)
