@@ -29,7 +29,8 @@ _EXPORTS = {
     # the offline reader (reader.py)
     "read_scalars": "reader", "load_logdir": "reader",
     **{name: "reader" for name in ("Logdir", "ScalarSeries", "HistogramSeries", "ImageRecord", "AudioRecord",
-                                   "TextRecord", "PrCurveRecord", "TensorRecord", "HParamsRecord", "ReadWarning")},
+                                   "TextRecord", "PrCurveRecord", "TensorRecord", "HParamsRecord", "VideoRecord",
+                                   "MeshRecord", "EmbeddingRecord", "ReadWarning")},
 }
 # pure summary builders (builders.py) are also reachable as tfevents.summaries.builders.<name>
 _BUILDERS = ("scalar", "histogram", "histogram_raw", "image", "images", "figure", "audio", "text", "pr_curve",

@@ -71,6 +71,17 @@ def _bfloat16_to_float32(bits: np.ndarray) -> np.ndarray:
     return (bits.astype(np.uint32) << 16).view(np.float32)
 
 
+def _half_values(raw: np.ndarray, dtype: int) -> np.ndarray:
+    """``half_val`` as float16 (DT_HALF) or float32 (DT_BFLOAT16 widened). TensorFlow stores the 16-bit
+    patterns; torch.utils.tensorboard's ``add_tensor`` stores each value's float32 bit pattern (its
+    ``half_to_int``), recognisable by values outside 0..0xFFFF (only denormals below 1e-40 would not be)."""
+    if raw.size and (raw.min() < 0 or raw.max() > 0xFFFF):
+        as_float32 = raw.astype(np.int32).view(np.float32)
+        return as_float32.astype(np.float16) if dtype == types_pb2.DT_HALF else as_float32
+    bits = raw.astype(np.uint16)
+    return bits.view(np.float16) if dtype == types_pb2.DT_HALF else _bfloat16_to_float32(bits)
+
+
 def tensor_to_ndarray(t: tensor_pb2.TensorProto) -> np.ndarray:
     """A TensorProto as a numpy array (like ``tf.make_ndarray``); strings come back as bytes objects.
 
@@ -102,10 +113,8 @@ def tensor_to_ndarray(t: tensor_pb2.TensorProto) -> np.ndarray:
             array = np.frombuffer(t.tensor_content, dtype=np.dtype(np_dtype).newbyteorder("<")).astype(np_dtype)
     else:
         raw = getattr(t, field_name)
-        if t.dtype == types_pb2.DT_HALF:
-            array = np.asarray(raw, dtype=np.uint16).view(np.float16)
-        elif t.dtype == types_pb2.DT_BFLOAT16:
-            array = _bfloat16_to_float32(np.asarray(raw, dtype=np.uint16))
+        if t.dtype in (types_pb2.DT_HALF, types_pb2.DT_BFLOAT16):
+            array = _half_values(np.asarray(raw, dtype=np.int64), t.dtype)
         elif t.dtype in (types_pb2.DT_COMPLEX64, types_pb2.DT_COMPLEX128):
             parts = np.asarray(raw, dtype=np.float32 if t.dtype == types_pb2.DT_COMPLEX64 else np.float64)
             array = parts[:parts.size // 2 * 2].view(np_dtype)

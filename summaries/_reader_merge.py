@@ -3,30 +3,35 @@
 Files of a run are read in name order; a point's order key is ``file index << 40 | byte offset``.
 A tag's kind comes from the first metadata its run holds for it, as in TensorBoard: old-style
 values (histo, image, audio) keep their own kind; tensor values go by the plugin name (scalars,
-histograms, images, audio, text, pr_curves, hparams; anything else is a plain tensor).
+histograms, images, audio, text, pr_curves, hparams, mesh; anything else is a plain tensor).
+Images whose encoded data is a GIF are videos (tensorboardX/torch ``add_video``). Mesh tensors are
+regrouped by the mesh name in their MeshPluginData into one MeshRecord per step. A tensor of one
+element travels with the scalar columns until its kind is known; when it turns out not to be a scalar,
+its record is read again (``reread``) so it keeps its dtype and shape.
 """
 from __future__ import annotations
 
 import io
+import json
 from collections import defaultdict
-from typing import Dict, List, Optional, Sequence
+from typing import Callable, Dict, List, Optional, Sequence
 
 import numpy as np
 
 from google.protobuf.message import DecodeError
 
-from tfevents.proto import event_pb2, plugin_hparams_pb2, summary_pb2
+from tfevents.proto import event_pb2, plugin_hparams_pb2, plugin_mesh_pb2, summary_pb2
 
 from . import restarts as _restarts
 from ._reader_decode import FileRows, Problem, tensor_to_ndarray
-from ._reader_types import (AudioRecord, HistogramSeries, HParamsRecord, ImageRecord, PrCurveRecord, ScalarSeries,
-                           TensorRecord, TextRecord)
+from ._reader_types import (AudioRecord, HistogramSeries, HParamsRecord, ImageRecord, MeshRecord, PrCurveRecord,
+                            ScalarSeries, TensorRecord, TextRecord, VideoRecord)
 
 __all__ = ["merge_run", "RunData"]
 
 _KEY_SHIFT = 40
 _TENSOR_KINDS = {"histograms": "histograms", "images": "images", "audio": "audio", "text": "text",
-                 "pr_curves": "pr_curves", "hparams": "hparams", "scalars": "scalars"}
+                 "pr_curves": "pr_curves", "hparams": "hparams", "scalars": "scalars", "mesh": "meshes"}
 _OLD_STYLE = {"histo": "histograms", "image": "images", "audio": "audio"}
 _STATUS = {v.number: v.name for v in event_pb2.SessionLog.SessionStatus.DESCRIPTOR.values}
 
@@ -43,6 +48,8 @@ class RunData:
         self.text: Dict[str, list] = {}
         self.pr_curves: Dict[str, list] = {}
         self.tensors: Dict[str, list] = {}
+        self.videos: Dict[str, list] = {}
+        self.meshes: Dict[str, list] = {}   # mesh name -> [MeshRecord] by step
         self.hparams: Optional[HParamsRecord] = None
         self.graph: Optional[bytes] = None
         self.run_metadata: Dict[str, bytes] = {}
@@ -70,8 +77,21 @@ def _scalar_rows_kind(meta: Optional[summary_pb2.SummaryMetadata]) -> str:
     return "scalars" if plugin in ("", "scalars") else _TENSOR_KINDS.get(plugin, "tensors")
 
 
-def merge_run(run: str, files: Sequence[FileRows], mode: str, kinds: Optional[frozenset]) -> RunData:
+def _series_kinds(kinds: Optional[frozenset]) -> Optional[frozenset]:
+    """The value kinds to keep for the record kinds asked for (videos come from image values)."""
+    if kinds is None or "videos" not in kinds:
+        return kinds
+    return kinds | {"images"}
+
+
+def merge_run(run: str, files: Sequence[FileRows], mode: str, kinds: Optional[frozenset],
+              reread: Optional[Callable[[str, List[int]], List[bytes]]] = None) -> RunData:
+    """One run's RunData from its files' rows. ``reread(path, offsets)`` returns the payloads of the
+    records at ``offsets`` of ``path``: one-element tensors that are not scalars are read again through
+    it to keep their dtype and shape (without it they stay float64 0-d values)."""
     out = RunData(run)
+    wanted = kinds
+    kinds = _series_kinds(kinds)
     out.files = [f.path for f in files]
     # -- gather, with run-wide order keys
     first_meta: Dict[str, tuple] = {}
@@ -160,6 +180,7 @@ def merge_run(run: str, files: Sequence[FileRows], mode: str, kinds: Optional[fr
                                     % (what, total, p.step, tags)))
 
     # -- build the records
+    mesh_parts = []
     for (kind, tag), s in series.items():
         keep = masks[(kind, tag)]
         if kind == "scalars":
@@ -170,11 +191,19 @@ def merge_run(run: str, files: Sequence[FileRows], mode: str, kinds: Optional[fr
                 out.scalars[tag] = ScalarSeries(s.steps[keep], s.wall_times[keep], values[keep])
             continue
         items = [it for it, k in zip(payloads[(kind, tag)], keep) if k]
+        if reread is not None and kind in ("tensors", "meshes") and any(it[3] == "scalar" for it in items):
+            items = _reread_tensors(tag, items, files, reread)
         built = _build(kind, tag, items, metas.get(tag), out, files)
         if kind == "hparams":
             out.hparams = _merge_hparams(out.hparams, built)
+        elif kind == "meshes":
+            mesh_parts.extend(built)
+        elif kind == "images":
+            _split_videos(tag, built, out, wanted)
         else:
             getattr(out, kind)[tag] = built
+    if mesh_parts:
+        _group_meshes(mesh_parts, out)
     if kinds is None or "hparams" in kinds:
         # hparams live in the metadata (tensorboardX and torch write values without a value field)
         for tag in sorted(metas, key=lambda t: first_meta[t][0]):
@@ -312,6 +341,107 @@ def _tensors(tag, items, meta) -> list:
     return out
 
 
+_MESH = plugin_mesh_pb2.MeshPluginData
+_GIF = (b"GIF87a", b"GIF89a")
+
+
+def _split_videos(tag: str, records: list, out: RunData, wanted: Optional[frozenset]) -> None:
+    """Image records of ``tag`` into ``out.images`` and, for GIF data, ``out.videos``."""
+    videos = [VideoRecord(r.step, r.wall_time, r.width, r.height, r.data, sample=r.sample)
+              for r in records if bytes(r.data[:6]) in _GIF]
+    images = [r for r in records if bytes(r.data[:6]) not in _GIF] if videos else records
+    if (images or not videos) and (wanted is None or "images" in wanted):
+        out.images[tag] = images
+    if videos and (wanted is None or "videos" in wanted):
+        out.videos[tag] = videos
+    if videos and not images:  # the tag's restart notes belong to its videos
+        for notes in (out.out_of_order, out.purged):
+            if ("images", tag) in notes:
+                notes[("videos", tag)] = notes.pop(("images", tag))
+
+
+def _reread_tensors(tag: str, items: list, files, reread) -> list:
+    """``items`` with each one-element tensor that went through the scalar columns read again as its
+    TensorProto (dtype and shape kept); an item whose record cannot be read again is left as it is."""
+    by_file = defaultdict(list)
+    for i, it in enumerate(items):
+        if it[3] == "scalar":
+            by_file[it[0] >> _KEY_SHIFT].append(i)
+    items = list(items)
+    for index, positions in by_file.items():
+        try:
+            blobs = reread(files[index].path, [items[i][0] & ((1 << _KEY_SHIFT) - 1) for i in positions])
+        except (OSError, ValueError):
+            continue
+        for i, blob in zip(positions, blobs):
+            try:
+                event = event_pb2.Event.FromString(blob)
+            except DecodeError:
+                continue
+            for value in event.summary.value:
+                if value.WhichOneof("value") == "tensor" and (value.tag or value.node_name) == tag:
+                    key, step, wall, _, _ = items[i]
+                    items[i] = (key, step, wall, "tensor", value.tensor)
+                    break
+    return items
+
+
+def _mesh_parts(tag, items, meta) -> list:
+    """``(name, tag, key, step, wall, content_type, array, json_config)`` per value of one mesh component tag."""
+    if meta is None or meta.plugin_data.plugin_name != "mesh":
+        raise ValueError("mesh tag %r has no mesh plugin metadata" % tag)
+    data = _MESH.FromString(meta.plugin_data.content)
+    if data.content_type not in (_MESH.VERTEX, _MESH.FACE, _MESH.COLOR):
+        raise ValueError("mesh tag %r has content type %d, not VERTEX, FACE or COLOR" % (tag, data.content_type))
+    out = []
+    for key, step, wall, what, p in items:
+        array = tensor_to_ndarray(p) if what == "tensor" else np.asarray(p)
+        if array.ndim != 3 or array.shape[2] != 3 or array.dtype.kind not in "biuf":
+            raise ValueError("mesh %r %s tensor has shape %s and dtype %s, not numbers of shape [batch, count, 3]"
+                             % (data.name or tag, _MESH.ContentType.Name(data.content_type), array.shape,
+                                array.dtype))
+        out.append((data.name or tag, tag, key, step, wall, data.content_type, array, data.json_config))
+    return out
+
+
+def _mesh_config(text: str) -> dict:
+    try:
+        config = json.loads(text) if text else None
+    except ValueError:
+        return {}
+    return config if isinstance(config, dict) else {}  # tensorboardX writes 'null' for no configuration
+
+
+def _group_meshes(parts: list, out: RunData) -> None:
+    """MeshRecords by mesh name and step, as TensorBoard's mesh plugin pairs the components (the last
+    value of a component at a step wins); a step without vertices has no record."""
+    by_name: Dict[str, Dict[int, dict]] = defaultdict(dict)
+    tag_names = {}
+    for name, tag, key, step, wall, content_type, array, json_config in parts:
+        tag_names[tag] = name
+        slot = by_name[name].setdefault(step, {})
+        if content_type not in slot or slot[content_type][0] < key:
+            slot[content_type] = (key, wall, array, json_config)
+    for name, steps in by_name.items():
+        records = []
+        for step in sorted(steps):
+            slot = steps[step]
+            if _MESH.VERTEX not in slot:
+                continue
+            _, wall, vertices, json_config = slot[_MESH.VERTEX]
+            faces, colors = slot.get(_MESH.FACE), slot.get(_MESH.COLOR)
+            records.append(MeshRecord(step, wall, vertices.astype(np.float32),
+                                      None if faces is None else faces[2].astype(np.int32),
+                                      None if colors is None else colors[2].astype(np.uint8),
+                                      _mesh_config(json_config)))
+        out.meshes[name] = records
+    for notes in (out.out_of_order, out.purged):
+        for kind, tag in [k for k in notes if k[0] == "meshes" and k[1] in tag_names]:
+            n = notes.pop((kind, tag))
+            target = (kind, tag_names[tag])
+            notes[target] = max(notes.get(target, 0), n)
+
+
 def _hparams(tag, items, meta) -> HParamsRecord:
     record = HParamsRecord()
     if meta is None or not meta.plugin_data.content:
@@ -347,4 +477,4 @@ def _merge_hparams(a: Optional[HParamsRecord], b: HParamsRecord) -> HParamsRecor
 
 
 _BUILDERS = {"histograms": _histograms, "images": _images, "audio": _audio, "text": _text,
-             "pr_curves": _pr_curves, "tensors": _tensors, "hparams": _hparams}
+             "pr_curves": _pr_curves, "tensors": _tensors, "hparams": _hparams, "meshes": _mesh_parts}

@@ -8,7 +8,7 @@ from typing import Any, Dict, List, Optional, Union
 import numpy as np
 
 __all__ = ["ScalarSeries", "HistogramSeries", "ImageRecord", "AudioRecord", "TextRecord", "PrCurveRecord",
-           "TensorRecord", "HParamsRecord"]
+           "TensorRecord", "HParamsRecord", "VideoRecord", "MeshRecord", "EmbeddingRecord"]
 
 
 @dataclass
@@ -150,11 +150,126 @@ class PrCurveRecord:
 
 @dataclass
 class TensorRecord:
-    """A tensor summary of a plugin the reader has no special type for."""
+    """A tensor summary of a plugin the reader has no special type for (``add_tensor``, unknown plugins):
+    ``value`` keeps the stored dtype and shape (strings as bytes objects, bfloat16 widened to float32)."""
 
     step: int
     wall_time: float
     value: np.ndarray
+
+
+@dataclass
+class VideoRecord:
+    """One video: an image summary whose encoded data is a GIF (tensorboardX/torch ``add_video``; the
+    batch of clips tiled into one grid per frame). Every GIF goes to ``Logdir.videos``, a single-frame
+    one too (an ``add_video`` of one frame writes one), since ``add_image`` never writes GIFs.
+    ``data`` is the GIF; frames are decoded on demand."""
+
+    step: int
+    wall_time: float
+    width: int
+    height: int
+    data: bytes
+    sample: int = 0
+
+    def _gif(self):
+        from PIL import Image
+        return Image.open(io.BytesIO(self.data))
+
+    def frames(self) -> np.ndarray:
+        """The frames as uint8 ``[T, H, W, 3]`` RGB, each fully composited (Pillow). A gray or RGBA video
+        comes back as RGB, as the GIF holds it; consecutive identical frames are one GIF frame (Pillow
+        merges them when writing, summing their durations: see :attr:`durations`)."""
+        from PIL import ImageSequence
+        with self._gif() as gif:
+            return np.stack([np.asarray(f.convert("RGB"), dtype=np.uint8) for f in ImageSequence.Iterator(gif)])
+
+    @property
+    def num_frames(self) -> int:
+        """The GIF's frame count."""
+        with self._gif() as gif:
+            return int(getattr(gif, "n_frames", 1))
+
+    @property
+    def durations(self) -> List[int]:
+        """Each frame's display time in milliseconds (GIF stores whole centiseconds)."""
+        from PIL import ImageSequence
+        with self._gif() as gif:
+            return [int(f.info.get("duration", 0) or 0) for f in ImageSequence.Iterator(gif)]
+
+    @property
+    def fps(self) -> Optional[float]:
+        """Frames per second, ``1000 / shortest frame duration`` (merged identical frames last a multiple of
+        it); None when the GIF gives no duration. GIF timing has 10 ms steps, so fps=30 reads back as 33.3."""
+        positive = [d for d in self.durations if d > 0]
+        return 1000.0 / min(positive) if positive else None
+
+
+@dataclass
+class MeshRecord:
+    """One mesh or point cloud at one step, regrouped from the ``<name>_VERTEX/_FACE/_COLOR`` tensors by
+    the name in their MeshPluginData (as TensorBoard's mesh plugin does; tensorboardX tags them
+    ``<name>_1/_2/_3``). ``vertices`` float32 ``[B, N, 3]``; ``faces`` int32 ``[B, F, 3]`` vertex indices or
+    None (a point cloud); ``colors`` uint8 ``[B, N, 3]`` RGB or None; ``config`` the scene's JSON
+    configuration (``{}`` when none was given). B is the number of samples."""
+
+    step: int
+    wall_time: float
+    vertices: np.ndarray
+    faces: Optional[np.ndarray] = None
+    colors: Optional[np.ndarray] = None
+    config: Dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class EmbeddingRecord:
+    """One embedding of a run's ``projector_config.pbtxt`` (TensorBoard's Projector; tensorboardX/torch
+    ``add_embedding``, ``tensorboard.plugins.projector.visualize_embeddings``). Files are read on demand,
+    through the filesystem the logdir was read with.
+
+    ``tensor_name`` as TensorBoard names it (a trailing ``:0`` dropped; the tensor file's base name when
+    the config gives none); ``tensor_shape`` from the config, else None (see :attr:`shape`); the paths are
+    resolved against the config's directory as TensorBoard resolves them (None when not given);
+    ``single_image_dim`` the (width, height) of one sprite cell. An entry without ``tensor_path`` names a
+    tensor in ``model_checkpoint_path``, which the reader does not load: its :meth:`matrix` raises.
+    """
+
+    tensor_name: str
+    config_path: str
+    tensor_shape: Optional[tuple] = None
+    tensor_path: Optional[str] = None
+    metadata_path: Optional[str] = None
+    sprite_path: Optional[str] = None
+    single_image_dim: Optional[tuple] = None
+    model_checkpoint_path: str = ""
+    fs: Any = field(default=None, repr=False, compare=False)  # fsspec filesystem, None for local files
+
+    def matrix(self) -> np.ndarray:
+        """The embedding as float32 ``[N, D]``: the TSV tensor file (blank lines skipped), or, when the
+        file is not UTF-8 text, raw little-endian float32 of ``tensor_shape`` (TensorBoard's binary form).
+        ValueError when the tensor lives only in a checkpoint or the file is malformed; OSError when it
+        cannot be read."""
+        from ._reader_projector import read_matrix
+        return read_matrix(self)
+
+    def metadata(self) -> tuple:
+        """``(header, rows)`` of the metadata file by TensorBoard's rule: a first line holding a tab is the
+        header row, else the file is one column of labels, named ``label``; blank lines are skipped.
+        ``([], [])`` when the embedding has no metadata."""
+        from ._reader_projector import read_metadata
+        return read_metadata(self)
+
+    def sprite(self) -> Optional[np.ndarray]:
+        """The sprite image as uint8 ``[H, W, C]`` (Pillow), or None when the embedding has none."""
+        if self.sprite_path is None:
+            return None
+        from ._reader_projector import read_bytes
+        return ImageRecord(0, 0.0, 0, 0, 0, read_bytes(self, self.sprite_path)).decode()
+
+    @property
+    def shape(self) -> tuple:
+        """``tensor_shape`` when the config gives it, else the shape of :meth:`matrix`."""
+        return tuple(self.tensor_shape) if self.tensor_shape else self.matrix().shape
 
 
 @dataclass

@@ -5,6 +5,9 @@
     from tfevents.summaries import load_logdir, read_scalars
     logdir = load_logdir("runs/")                 # every run, every kind
     s = logdir.scalars[("train", "loss")]          # ScalarSeries: .step, .wall_time, .value
+    logdir.videos[("train", "rollout")][0].frames()    # VideoRecord: GIF frames [T, H, W, 3]
+    logdir.meshes[("train", "cloud")][0].vertices      # MeshRecord: vertices, faces, colors, config
+    logdir.embeddings[("train", "emb:00003")].matrix() # EmbeddingRecord: matrix, metadata, sprite
     df = logdir.to_pandas()                        # run, tag, step, wall_time, value
     read_scalars("s3://bucket/runs", tags="loss")  # {(run, tag): ScalarSeries}
 
@@ -18,10 +21,17 @@ at the next intact record. ``on_error`` says what else happens: ``'warn'`` (a Re
 problem), ``'raise'`` (CorruptedRecordError on the first corrupted record) or ``'skip'``; either
 way, ``Logdir.problems`` lists every problem, including points purged by restarts
 (``restarts=``: see :mod:`tfevents.summaries.restarts`).
+
+Record kinds beyond the columns: images whose data is a GIF are ``videos``; mesh plugin tensors are
+``meshes`` keyed by the mesh name (not the ``<name>_VERTEX`` tags); ``embeddings`` come from each run
+directory's ``projector_config.pbtxt`` (and the logdir's own, as run ``.``), keyed by tensor name (the
+``tags=`` regex applies to it); tensors of other plugins are ``tensors`` with their dtype and shape.
 """
 from __future__ import annotations
 
+import functools
 import os
+import posixpath
 import re
 import warnings
 from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
@@ -32,15 +42,15 @@ from . import restarts as _restarts
 from ._reader_decode import Problem
 from ._reader_merge import RunData, merge_run
 from ._reader_scan import ReadWarning, report, scan_file
-from ._reader_types import (AudioRecord, HistogramSeries, HParamsRecord, ImageRecord, PrCurveRecord, ScalarSeries,
-                            TensorRecord, TextRecord)
+from ._reader_types import (AudioRecord, EmbeddingRecord, HistogramSeries, HParamsRecord, ImageRecord, MeshRecord,
+                            PrCurveRecord, ScalarSeries, TensorRecord, TextRecord, VideoRecord)
 
 __all__ = ["load_logdir", "read_scalars", "Logdir", "Problem", "ReadWarning", "ScalarSeries", "HistogramSeries",
-           "ImageRecord", "AudioRecord", "TextRecord", "PrCurveRecord", "TensorRecord", "HParamsRecord", "KINDS",
-           "list_runs"]
+           "ImageRecord", "AudioRecord", "TextRecord", "PrCurveRecord", "TensorRecord", "HParamsRecord", "VideoRecord",
+           "MeshRecord", "EmbeddingRecord", "KINDS", "list_runs"]
 
 KINDS = frozenset({"scalars", "histograms", "images", "audio", "text", "pr_curves", "hparams", "graphs",
-                   "run_metadata", "session_logs", "tensors"})
+                   "run_metadata", "session_logs", "tensors", "videos", "meshes", "embeddings"})
 # Bytes of event files per worker process: the C scanner reads ~50 MB in 0.1-0.2 s, about what
 # starting a worker and sending its columns back costs, so smaller shares are read in-process.
 _BYTES_PER_WORKER = 64 << 20
@@ -60,6 +70,9 @@ class Logdir:
     text: Dict[Tuple[str, str], List[TextRecord]] = field(default_factory=dict)
     pr_curves: Dict[Tuple[str, str], List[PrCurveRecord]] = field(default_factory=dict)
     tensors: Dict[Tuple[str, str], List[TensorRecord]] = field(default_factory=dict)
+    videos: Dict[Tuple[str, str], List[VideoRecord]] = field(default_factory=dict)
+    meshes: Dict[Tuple[str, str], List[MeshRecord]] = field(default_factory=dict)        # (run, mesh name)
+    embeddings: Dict[Tuple[str, str], EmbeddingRecord] = field(default_factory=dict)    # (run, tensor name)
     hparams: Dict[str, HParamsRecord] = field(default_factory=dict)
     graphs: Dict[str, bytes] = field(default_factory=dict)
     run_metadata: Dict[Tuple[str, str], bytes] = field(default_factory=dict)
@@ -70,11 +83,11 @@ class Logdir:
     purged: Dict[Tuple[str, str, str], int] = field(default_factory=dict)        # (run, kind, tag) -> points
     restarts: str = "tensorboard"
 
-    _SERIES_KINDS = ("scalars", "histograms", "images", "audio", "text", "pr_curves", "tensors")
+    _SERIES_KINDS = ("scalars", "histograms", "images", "audio", "text", "pr_curves", "tensors", "videos", "meshes")
 
     def tags(self, kind: Optional[str] = None) -> Dict[str, List[Tuple[str, str]]]:
-        """``{kind: sorted [(run, tag)]}`` for the series kinds (or just ``kind``)."""
-        kinds = [kind] if kind else self._SERIES_KINDS
+        """``{kind: sorted [(run, tag)]}`` for the series kinds and embeddings (or just ``kind``)."""
+        kinds = [kind] if kind else self._SERIES_KINDS + ("embeddings",)
         return {k: sorted(getattr(self, k)) for k in kinds if getattr(self, k)}
 
     def to_pandas(self, pivot: bool = False):
@@ -247,12 +260,54 @@ def load_logdir(path: PathLike, tags: Optional[str] = None, runs: Optional[str] 
         for r in rows:
             for problem in r.problems:
                 report(problem, on_error)
-        data = merge_run(run, rows, mode, kinds)
+        data = merge_run(run, rows, mode, kinds, reread=functools.partial(_reread, fs))
         for problem in data.problems:
             if problem.kind == "purged" and on_error == "warn":
                 warnings.warn(str(problem), ReadWarning, stacklevel=2)
         logdir._add_run(data)
+    if kinds is None or "embeddings" in kinds:
+        for problem in _load_embeddings(logdir, fs, path, groups, tags, runs):
+            if on_error != "skip":
+                warnings.warn(str(problem), ReadWarning, stacklevel=2)
     return logdir
+
+
+def _reread(fs, path: str, offsets: List[int]) -> List[bytes]:
+    """The payloads of the records at ``offsets`` of one event file (already checked when scanned)."""
+    from .record import HEADER_SIZE
+    out = []
+    with (fs.open(path, "rb") if fs is not None else open(path, "rb")) as f:
+        for offset in offsets:
+            f.seek(offset)
+            header = f.read(HEADER_SIZE)
+            if len(header) < HEADER_SIZE:
+                raise ValueError("%s ends before the record at offset %d" % (path, offset))
+            out.append(f.read(int.from_bytes(header[:8], "little")))
+    return out
+
+
+def _load_embeddings(logdir: Logdir, fs, path, groups, tags, runs) -> List[Problem]:
+    """``logdir.embeddings`` from the projector config of every run directory, and of the logdir itself
+    (run ``.``) when it is a directory without event files of its own, as TensorBoard's projector looks."""
+    from ._reader_projector import load_embeddings
+    dirs = [(run, (posixpath if fs is not None else os.path).dirname(files[0])) for run, files in groups if files]
+    if not any(run == "." for run, _ in dirs) and (runs is None or re.search(runs, ".")):
+        root = os.fspath(path)
+        if fs is not None:
+            root = fs._strip_protocol(root).rstrip("/") or "/"
+            if fs.isdir(root):
+                dirs.append((".", root))
+        elif os.path.isdir(root):
+            dirs.append((".", root))
+    accept = re.compile(tags).search if tags is not None else None
+    found_problems: List[Problem] = []
+    for run, directory in sorted(dirs):
+        found, problems = load_embeddings(fs, directory, accept)
+        for name, record in found.items():
+            logdir.embeddings[(run, name)] = record
+        found_problems.extend(problems)
+    logdir.problems.extend(found_problems)
+    return found_problems
 
 
 def read_scalars(path: PathLike, tags: Optional[str] = None, runs: Optional[str] = None, *,

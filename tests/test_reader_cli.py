@@ -106,3 +106,43 @@ def test_progress_bar_reports_bytes(logdir):
     quiet = io.StringIO()
     ProgressBar(quiet)(1, 10)  # not a terminal, small: no bar
     assert quiet.getvalue() == ""
+
+
+def test_inspect_lists_videos_meshes_embeddings_and_tensors(tmp_path, capsys):
+    torch = pytest.importorskip("torch")
+    tensorboardX = pytest.importorskip("tensorboardX")
+    from torch.utils.tensorboard import SummaryWriter as TorchWriter
+
+    from tfevents.summaries import SummaryWriter
+    rng = np.random.default_rng(0)
+    with SummaryWriter(str(tmp_path / "ours")) as w:
+        for step in (1, 2):
+            w.add_video("clip", rng.integers(0, 256, (2, 4, 3, 8, 8)).astype(np.uint8), step, fps=5)
+        w.add_mesh("pyramid", rng.normal(size=(1, 4, 3)), colors=np.zeros((1, 4, 3)),
+                   faces=np.array([[[0, 1, 2], [0, 1, 3], [0, 2, 3], [1, 2, 3]]]), global_step=3)
+    tw = tensorboardX.SummaryWriter(str(tmp_path / "tbx"))
+    tw.add_embedding(rng.normal(size=(30, 5)), metadata=["g%d" % (i // 10) for i in range(30)], tag="words",
+                     global_step=1)
+    tw.add_mesh("cloud", rng.normal(size=(1, 50, 3)), global_step=1)
+    tw.close()
+    with TorchWriter(str(tmp_path / "torch")) as pw:
+        pw.add_embedding(torch.randn(40, 3), metadata=[[i, "p%d" % i] for i in range(40)],
+                         metadata_header=["value", "name"], tag="numeric")
+        pw.add_tensor("t", torch.zeros(2, 3, dtype=torch.float16), 4)
+    assert main(["inspect", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    lines = {tuple(line.split()[:2]): line for line in out.splitlines() if line.startswith("  ")}
+    assert lines[("videos", "clip")].split()[2:4] == ["2", "1..2"]
+    assert "16x8, 4 frames, 5 fps" in lines[("videos", "clip")]
+    assert "vertices 1x4x3, faces 1x4x3, colors" in lines[("meshes", "pyramid")]
+    assert lines[("meshes", "cloud")].rstrip().endswith("vertices 1x50x3")
+    assert lines[("embeddings", "words:00001")].split()[2:4] == ["1", "-"]
+    assert "30x5, metadata label" in lines[("embeddings", "words:00001")]
+    assert "40x3, metadata value, name" in lines[("embeddings", "numeric:00000")]
+    assert "float16 [2, 3]" in lines[("tensors", "t")]
+    assert main(["inspect", str(tmp_path), "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    rows = {(r["run"], r["kind"], r["tag"]): r for r in doc["series"]}
+    assert rows[("tbx", "embeddings", "words:00001")]["shape"] == "30x5, metadata label"
+    assert rows[("ours", "meshes", "pyramid")]["count"] == 1 and rows[("ours", "videos", "clip")]["count"] == 2
+    assert ("tbx", "tensors", "cloud_1") not in rows  # mesh components are not tensors

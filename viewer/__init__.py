@@ -21,6 +21,7 @@ _EXPORTS = {
     "plot_scalars": "scalars", "scalar_figures": "scalars",
     "plot_distributions": "histograms", "plot_histograms": "histograms", "distribution": "histograms",
     "plot_images": "media", "plot_pr_curves": "media",
+    "plot_embedding": "projections", "plot_mesh": "projections", "pca_2d": "projections",
     "hparams_table": "hparams", "plot_parallel_coordinates": "hparams",
     "summarize_graph": "graphs", "graph_summaries": "graphs", "plot_graph_summary": "graphs",
     "markdown_to_safe_html": "safe_html", "text_to_safe_html": "safe_html",

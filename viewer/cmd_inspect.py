@@ -1,5 +1,6 @@
 """``tfevents inspect PATH``: per run and tag, the kind, count, step and wall-time ranges, steps
 that go back, points dropped by restarts, and every corrupted or truncated record with its offset.
+Tensors, videos, meshes and embeddings also show their shapes (of the last step).
 
 Corrupt records are reported on stderr (file, offset) and reading goes on (``--on-error``).
 Long loads show a progress bar on stderr when it is a terminal (``--progress`` forces it).
@@ -105,8 +106,48 @@ def _time(t: float) -> str:
     return time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(t)) if t == t else "nan"
 
 
+def _shape(dims) -> str:
+    return "x".join(str(int(d)) for d in dims)
+
+
+def describe(kind: str, value) -> str:
+    """The shape facts of a record (the last of a list) of kinds tensors, videos, meshes, embeddings; ''."""
+    rec = value[-1] if isinstance(value, list) and value else value
+    if isinstance(value, list) and not value:
+        return ""
+    try:
+        if kind == "tensors":
+            return "%s %s" % (rec.value.dtype, list(rec.value.shape))
+        if kind == "videos":
+            fps = rec.fps
+            return "%dx%d, %d frame%s%s" % (rec.width, rec.height, rec.num_frames, "" if rec.num_frames == 1 else "s",
+                                             ", %.3g fps" % fps if fps else "")
+        if kind == "meshes":
+            parts = ["vertices %s" % _shape(rec.vertices.shape)]
+            if rec.faces is not None:
+                parts.append("faces %s" % _shape(rec.faces.shape))
+            if rec.colors is not None:
+                parts.append("colors")
+            return ", ".join(parts)
+        if kind == "embeddings":
+            if rec.tensor_path is None:
+                where = "in checkpoint %s" % (rec.model_checkpoint_path or "(not named)")
+                return where if not rec.tensor_shape else "%s %s" % (_shape(rec.tensor_shape), where)
+            parts = [_shape(rec.shape)]
+            if rec.metadata_path is not None:
+                header = rec.metadata()[0]
+                parts.append("metadata %s" % ", ".join(header))
+            if rec.sprite_path is not None:
+                dim = rec.single_image_dim
+                parts.append("sprite" + (" %s cells" % _shape(dim) if dim else ""))
+            return ", ".join(parts)
+    except (OSError, ValueError) as err:
+        return "unreadable: %s" % err
+    return ""
+
+
 def series_rows(logdir):
-    """One dict per (run, kind, tag) with the facts inspect prints."""
+    """One dict per (run, kind, tag) with the facts inspect prints (embeddings: one row each, no steps)."""
     import numpy as np
     rows = []
     for kind in logdir._SERIES_KINDS:
@@ -123,7 +164,12 @@ def series_rows(logdir):
                 row.update(first_step=int(steps.min()), last_step=int(steps.max()),
                            first_wall_time=float(np.nanmin(walls)) if np.isfinite(walls).any() else None,
                            last_wall_time=float(np.nanmax(walls)) if np.isfinite(walls).any() else None)
+            if kind in ("tensors", "videos", "meshes"):
+                row["shape"] = describe(kind, value)
             rows.append(row)
+    for (run, name), rec in sorted(getattr(logdir, "embeddings", {}).items()):
+        rows.append({"run": run, "kind": "embeddings", "tag": name, "count": 1, "out_of_order": 0, "purged": 0,
+                     "shape": describe("embeddings", rec)})
     return rows
 
 
@@ -143,13 +189,13 @@ def run(args) -> int:
         sys.stdout.write("\n")
         return 0
     out = sys.stdout
-    if not logdir.runs:
+    if not logdir.runs and not rows:
         print("no event files under %s" % logdir.path, file=out)
         return 1
     by_run = {}
     for row in rows:
         by_run.setdefault(row["run"], []).append(row)
-    for run_name in logdir.runs:
+    for run_name in list(logdir.runs) + sorted(set(by_run) - set(logdir.runs)):
         files = logdir.files.get(run_name, [])
         print("run %s  (%d file%s)" % (printable(run_name), len(files), "" if len(files) == 1 else "s"), file=out)
         series = by_run.get(run_name, [])
@@ -158,10 +204,10 @@ def run(args) -> int:
             print("  %-10s %-*s %8s  %-21s %-41s %s" % ("kind", width, "tag", "count", "steps", "wall time (UTC)",
                                                        "notes"), file=out)
             for r in series:
-                steps = "%d..%d" % (r["first_step"], r["last_step"]) if r["count"] else "-"
+                steps = "%d..%d" % (r["first_step"], r["last_step"]) if "first_step" in r else "-"
                 walls = ("%s .. %s" % (_time(r["first_wall_time"]), _time(r["last_wall_time"]))
                          if r.get("first_wall_time") is not None else "-")
-                notes = []
+                notes = [r["shape"]] if r.get("shape") else []
                 if r["out_of_order"]:
                     notes.append("%d step(s) go back" % r["out_of_order"])
                 if r["purged"]:

@@ -64,9 +64,12 @@ def render_report(source: Any, *, tags: Optional[str] = None, runs: Optional[str
         ("Distributions", _histograms(logdir, tags, runs, "distribution")),
         ("Histograms", _histograms(logdir, tags, runs, "ridge")),
         ("Images", _images(logdir, tags, runs, max_images, image_steps)),
+        ("Videos", _videos(logdir, tags, runs, max_images, image_steps)),
         ("Audio", _audio(logdir, tags, runs)),
         ("Text", _text(logdir, tags, runs)),
         ("PR curves", _pr_curves(logdir, tags, runs)),
+        ("Embeddings", _embeddings(logdir, tags, runs)),
+        ("Meshes", _meshes(logdir, tags, runs)),
         ("HParams", _hparams(logdir, runs)),
         ("Graphs", _graphs(logdir, runs)),
     ]
@@ -169,6 +172,44 @@ def _images(logdir, tags, runs, max_images, steps) -> str:
             out.append('<h3>%s <small>(%s)</small></h3><div>%s</div>' % (escape(tag), escape(run),
                                                                           "".join(thumbs)))
     return "".join(out)
+
+
+def _videos(logdir, tags, runs, max_videos, steps) -> str:
+    """Each video's GIF inline (``data:image/gif``): the browser plays it, no script needed."""
+    from .media import data_uri, pick_steps
+    chosen = sources.select(dict(getattr(logdir, "videos", {}) or {}), tags, runs)
+    out = []
+    for (run, tag), recs in chosen.items():
+        clips = ['<div class="thumb"><img alt="%s step %d" src="%s" width="%d">step %d</div>'
+                 % (escape(tag), rec.step, data_uri(bytes(rec.data), "image/gif"),
+                    _thumb_width(int(rec.width or 0)), rec.step)
+                 for rec in pick_steps(list(recs), steps, max_videos)]
+        if clips:
+            out.append('<h3>%s <small>(%s)</small></h3><div>%s</div>' % (escape(tag), escape(run), "".join(clips)))
+    return "".join(out)
+
+
+def _embeddings(logdir, tags, runs) -> str:
+    """A PCA scatter per embedding, or why it cannot be drawn (a checkpoint tensor, an unreadable file)."""
+    from .projections import plot_embedding
+    chosen = sources.select(dict(getattr(logdir, "embeddings", {}) or {}), tags, runs)
+    cards = []
+    for (run, name), rec in chosen.items():
+        title = "%s (%s)" % (name, run)
+        try:
+            cards.append(_img(plot_embedding(rec, title=title), "embedding PCA " + title))
+        except (OSError, ValueError) as err:
+            cards.append('<b>%s</b><p class="empty">not drawn: %s</p>' % (escape(title), escape(str(err))))
+    return _cards(cards) if cards else ""
+
+
+def _meshes(logdir, tags, runs) -> str:
+    """The latest step of each mesh, rendered in 3-D."""
+    from .projections import plot_mesh
+    chosen = sources.select(dict(getattr(logdir, "meshes", {}) or {}), tags, runs)
+    cards = [_img(plot_mesh(recs[-1], title="%s (%s)" % (name, run)), "mesh %s (%s)" % (name, run))
+             for (run, name), recs in chosen.items() if recs]
+    return _cards(cards) if cards else ""
 
 
 def _thumb_width(width: int) -> int:
