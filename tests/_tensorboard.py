@@ -105,6 +105,13 @@ class TensorBoardServer:
     def json(self, route: str, **params):
         return json.loads(self.get(route, **params).decode())
 
+    def post_json(self, route: str, body: dict):
+        """``POST route`` with a JSON body (the hparams plugin's API), the answer decoded."""
+        request = urllib.request.Request("http://127.0.0.1:%d%s" % (self.port, route), data=json.dumps(body).encode(),
+                                         headers={"Content-Type": "application/json", "X-XSRF-Protected": "1"})
+        with urllib.request.urlopen(request, timeout=self.request_timeout) as response:
+            return json.loads(response.read().decode())
+
     def log(self) -> str:
         """The tail of the server's output."""
         with open(self.log_path, "rb") as f:

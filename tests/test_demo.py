@@ -70,7 +70,8 @@ def test_scalars_read_by_tensorboard_equal_what_was_logged(demo, accumulators):
     steps_per_epoch = SMALL["n_train"] // SMALL["batch_size"]
     total = SMALL["epochs"] * steps_per_epoch
     for run in ("train", "test"):
-        tags = {"loss", "accuracy", "learning_rate", "gradient_norm"} | ({"accuracy_ema"} if run == "test" else set())
+        tags = {"loss", "accuracy", "learning_rate", "gradient_norm"} | (
+            {"accuracy_ema", "accuracy_interval/lower", "accuracy_interval/upper"} if run == "test" else set())
         assert set(accumulators[run].Tags()["scalars"]) == tags
         for tag in tags:
             logged = demo.scalars[(run, tag)]
@@ -242,7 +243,9 @@ def test_cli_writes_runs_report_and_says_how_to_open_tensorboard(tmp_path):
                            "--epochs", "2", "--train-size", "128", "--test-size", "64", "--optimizer", "adam"],
                           capture_output=True, text=True, timeout=300, cwd=str(tmp_path))
     assert proc.returncode == 0, proc.stderr[-3000:]
-    assert sorted(os.listdir(logdir)) == ["graph.pb", "graph.pbtxt", "report.html", "test", "train"]
+    files = sorted(os.listdir(logdir))
+    assert files[1:] == ["graph.pb", "graph.pbtxt", "report.html", "test", "train"]
+    assert files[0].startswith("events.out.tfevents.")      # the HParams session
     report = (logdir / "report.html").read_text()
     for needle in ("weights/hidden1/kernel", "confusion_matrix", "gradient_norm", "accuracy_ema"):
         assert needle in report, needle
@@ -263,7 +266,36 @@ def test_cli_cnn(tmp_path):
     assert ("train", FILTERS_TAG) in load_logdir(str(logdir)).images
 
 
+def test_cli_sweep_writes_one_hparams_session_per_learning_rate(tmp_path):
+    from tfevents.core.demo import METRICS
+    from tfevents.summaries import load_logdir
+    logdir = tmp_path / "sweep"
+    proc = subprocess.run([sys.executable, "-m", "tfevents.viewer.cli", "demo", "--logdir", str(logdir), "--sweep",
+                           "0.02,0.2", "--epochs", "1", "--train-size", "128", "--test-size", "64", "--no-report",
+                           "-q"], capture_output=True, text=True, timeout=300, cwd=str(tmp_path))
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert sorted(os.listdir(logdir)) == ["lr_0.02", "lr_0.2"]
+    assert "learning rate 0.02: test accuracy" in proc.stdout and "learning rate 0.2: test accuracy" in proc.stdout
+    read = load_logdir(str(logdir))
+    assert sorted(read.hparams) == ["lr_0.02", "lr_0.2"]
+    for run, rate in (("lr_0.02", 0.02), ("lr_0.2", 0.2)):
+        record = read.hparams[run]
+        assert record.hparams["learning_rate"] == pytest.approx(rate) and record.status == "STATUS_SUCCESS"
+        assert sorted(record.metrics) == sorted(METRICS)
+        assert read.scalars[(run, "hparam/test_accuracy")].value[-1] == read.scalars[(run + "/test", "accuracy")].value[-1]
+
+
+def test_wilson_interval_equals_scipys():
+    from scipy.stats import binomtest
+    from tfevents.core.demo import wilson_interval
+    for k, n in ((0, 64), (30, 64), (64, 64), (917, 1024)):
+        ci = binomtest(k, n).proportion_ci(confidence_level=0.95, method="wilson")
+        assert wilson_interval(k / n, n) == pytest.approx((ci.low, ci.high), abs=1e-4)   # z = 1.96 vs 1.95996...
+
+
 @pytest.mark.parametrize("args, message", [
+    (["--sweep", "0.1,-1"], "must be positive"),
+    (["--sweep", "0.1,0.1"], "names a learning rate twice"),
     (["--optimizer", "nadam"], "invalid choice: 'nadam'"),
     (["--epochs", "0"], "must be at least 1"),
     (["--train-size", "32", "--batch-size", "64"], "batch_size (64) is larger than n_train (32)"),

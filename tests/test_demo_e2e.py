@@ -15,6 +15,8 @@ from _tensorboard import TensorBoardServer
 from tfevents.core.demo import DemoConfig, run_demo
 
 CONFIG = dict(epochs=2, n_train=256, n_test=128, batch_size=64, log_every=2)    # 4 steps per epoch
+SWEEP_CONFIG = dict(epochs=1, n_train=128, n_test=64, batch_size=64, log_every=2)
+SWEEP_RATES = (0.01, 0.1)
 EXAMPLES_WITH_GRAPHS = ("adam_graph", "mlp_clip_by_value")                      # the programs that log a graph
 TIMEOUT = 120.0
 
@@ -39,7 +41,14 @@ def logdir(tmp_path_factory, example_runs):
 
 
 @pytest.fixture(scope="module")
-def servers(logdir, tmp_path_factory):
+def sweep(logdir):
+    """``sweep/lr_<rate>/{train,test}``: ``tfevents demo --sweep`` with two learning rates, beside the demo."""
+    from tfevents.core.demo import run_sweep
+    return run_sweep(DemoConfig(logdir=os.path.join(logdir[0], "sweep"), **SWEEP_CONFIG), SWEEP_RATES, progress=None)
+
+
+@pytest.fixture(scope="module")
+def servers(logdir, sweep, tmp_path_factory):
     """Both TensorBoard servers on the logdir, started together; stopped by PID afterwards."""
     logs = tmp_path_factory.mktemp("tb_logs")
     with contextlib.ExitStack() as stack:
@@ -131,6 +140,80 @@ def test_tensorboard_serves_what_the_demo_logged(logdir, servers, load_fast):
         graph = text_format.Parse(server.get("/data/plugin/graphs/graph", run=run).decode(), graph_pb2.GraphDef())
         names = {n.name for n in graph.node}
         assert any(n.startswith("gradients/") or "/gradients/" in n for n in names), (name, sorted(names)[:20])
+
+
+@pytest.mark.parametrize("load_fast", ["false", "true"])
+def test_tensorboard_serves_the_demo_hparams_pr_curves_custom_scalars_and_projector(logdir, sweep, servers,
+                                                                                     load_fast):
+    from tfevents.core import demo as demo_module
+    from tfevents.summaries import load_logdir
+    root, result, example_runs = logdir
+    server = servers[load_fast]
+    _loaded(server, result, example_runs)
+    ours = load_logdir(os.path.join(root, "demo"))
+    evaluations = [0] + [CONFIG["n_train"] // CONFIG["batch_size"] * (e + 1) for e in range(CONFIG["epochs"])]
+
+    # HParams: the demo's directory is one session, and each trial of the sweep one more, with their
+    # hyperparameters and final metrics
+    experiment = server.wait_for("the hparams experiment", lambda: server.post_json(
+        "/data/plugin/hparams/experiment", {"experimentName": ""}), done=lambda e: e.get("hparamInfos"))
+    assert {h["name"] for h in experiment["hparamInfos"]} == set(demo_module.hparams_of(result.config))
+    assert {m["name"]["tag"] for m in experiment["metricInfos"]} == set(demo_module.METRICS)
+    groups = server.post_json("/data/plugin/hparams/session_groups", {
+        "experimentName": "", "allowedStatuses": ["STATUS_SUCCESS"], "colParams": [], "startIndex": 0,
+        "sliceSize": 10})["sessionGroups"]
+    assert sorted(g["name"] for g in groups) == ["demo", "sweep/lr_0.01", "sweep/lr_0.1"]
+    for trial in [result] + sweep:
+        (group,) = [g for g in groups if os.path.join(root, g["name"]) == trial.logdir]
+        assert group["hparams"]["optimizer"] == "momentum"
+        assert group["hparams"]["learning_rate"] == pytest.approx(trial.config.initial_learning_rate())
+        assert {m["name"]["tag"]: m["value"] for m in group["metricValues"]} == {
+            tag: pytest.approx(value, rel=1e-6) for tag, value in trial.metrics.items()}
+    assert [t.config.initial_learning_rate() for t in sweep] == list(SWEEP_RATES)
+    assert result.metrics["hparam/test_accuracy"] == pytest.approx(result.scalars[("test", "accuracy")][-1][1])
+
+    # PR Curves: one per class at every evaluation, the points the reader reads from the same files
+    pr_tags = server.json("/data/plugin/pr_curves/tags")["demo/test"]
+    assert set(pr_tags) == {demo_module.PR_CURVE_TAG % k for k in range(10)}
+    for k in (0, 9):
+        tag = demo_module.PR_CURVE_TAG % k
+        entries = server.json("/data/plugin/pr_curves/pr_curves", run="demo/test", tag=tag)["demo/test"]
+        assert [e["step"] for e in entries] == evaluations
+        record = ours.pr_curves[("test", tag)][-1]     # TensorBoard trims the thresholds no example reaches
+        kept = len(entries[-1]["precision"])
+        assert 1 < kept <= 127 and (record.data[0, kept:] + record.data[1, kept:] == 0).all()
+        np.testing.assert_allclose(entries[-1]["precision"], record.precision[:kept], rtol=1e-6)
+        np.testing.assert_allclose(entries[-1]["recall"], record.recall[:kept], rtol=1e-6)
+
+    # Custom Scalars: the layout, and the margin chart's bounds around the test accuracy
+    layout = server.json("/data/plugin/custom_scalars/layout")
+    charts = {c["title"]: c for c in layout["category"][0]["chart"]}
+    assert charts["loss"]["multiline"]["tag"] == ["^loss$"]
+    series = charts["test accuracy, 95% interval"]["margin"]["series"][0]
+    assert (series["lower"], series["upper"]) == demo_module.INTERVAL_TAGS
+    accuracy = server.json("/data/plugin/scalars/scalars", run="demo/test", tag="accuracy")
+    lower = server.json("/data/plugin/scalars/scalars", run="demo/test", tag=series["lower"])
+    upper = server.json("/data/plugin/scalars/scalars", run="demo/test", tag=series["upper"])
+    assert [r[1] for r in lower] == [r[1] for r in accuracy] == evaluations
+    assert all(lo[2] < acc[2] < up[2] or acc[2] in (0.0, 1.0) for lo, acc, up in zip(lower, accuracy, upper))
+
+    # Projector: the test set's last hidden layer, its labels and predictions, its images as sprites
+    runs = server.json("/data/plugin/projector/runs")
+    assert sorted(runs) == ["demo/test", "sweep/lr_0.01/test", "sweep/lr_0.1/test"]
+    (embedding,) = server.json("/data/plugin/projector/info", run="demo/test")["embeddings"]
+    n, units = CONFIG["n_test"], demo_module.LAYERS[-1]
+    assert embedding["tensorShape"] == [n, units]
+    name = embedding["tensorName"]
+    tensor = np.frombuffer(server.get("/data/plugin/projector/tensor", run="demo/test", name=name), np.float32)
+    assert tensor.shape == (n * units,) and (tensor >= 0).all() and tensor.any()     # relu activations
+    metadata = server.get("/data/plugin/projector/metadata", run="demo/test", name=name).decode().splitlines()
+    labels = demo_module.synthetic_mnist(CONFIG["n_test"], result.config.seed + 1)[1]
+    assert metadata[0] == "label\tprediction"
+    assert [row.split("\t")[0] for row in metadata[1:]] == [str(label) for label in labels]
+    from PIL import Image
+    sprite = Image.open(io.BytesIO(server.get("/data/plugin/projector/sprite_image", run="demo/test", name=name)))
+    side = int(np.ceil(np.sqrt(n))) * 28
+    assert sprite.size == (side, side) and embedding["sprite"]["singleImageDim"] == [28, 28]
 
 
 # ------------------------------------------------------------------ the dashboards in headless Chromium
@@ -232,6 +315,55 @@ def test_dashboards_in_headless_chromium(logdir, servers, tmp_path):
             shot = page.screenshot()
             (tmp_path / ("graph_%s.png" % run.replace("/", "_"))).write_bytes(shot)
             assert _not_blank(shot) > 10, run
+
+
+PROJECTOR_STATE = """
+// the projector's text and its WebGL canvas's box in the page (it lives in an iframe, inside shadow roots)
+const texts = [], canvases = [];
+function walk(node, dx, dy) {
+  if (node.nodeType === Node.TEXT_NODE) { texts.push(node.textContent); return; }
+  if (node.tagName === 'CANVAS') {
+    const r = node.getBoundingClientRect();
+    if (r.width > 100 && r.height > 100) canvases.push([r.left + dx, r.top + dy, r.width, r.height]);
+  }
+  if (node.tagName === 'IFRAME' && node.contentDocument) {
+    const r = node.getBoundingClientRect();
+    walk(node.contentDocument, dx + r.left, dy + r.top);
+  }
+  if (node.shadowRoot) walk(node.shadowRoot, dx, dy);
+  for (const child of node.childNodes) walk(child, dx, dy);
+}
+walk(document, 0, 0);
+return [texts.join(' ').replace(/\\s+/g, ' '), canvases];
+"""
+
+
+def test_projector_in_headless_chromium(logdir, servers, tmp_path):
+    """TensorBoard's Projector tab on the demo's logdir: it names the embedding, counts its points and draws them."""
+    chromium, tools = _browser_tools()
+    from tfevents.core.demo import EMBEDDING_TAG, LAYERS
+    from PIL import Image
+    root, result, example_runs = logdir
+    server = servers["false"]
+    _loaded(server, result, example_runs)
+    blank = tmp_path / "blank.html"
+    blank.write_text("<!DOCTYPE html><title>blank</title>")
+    # the first run of its menu is shown: the demo's test set or a sweep trial's
+    points = {"Points: %d" % c["n_test"] for c in (CONFIG, SWEEP_CONFIG)}
+    wanted = ("Dimension: %d" % LAYERS[-1], EMBEDDING_TAG, "label")
+    with chromium.open_page(str(blank), tools) as page:
+        page._call("POST", "/url", {"url": server.url + "#projector"})
+        state = _wait(page, "the projector showing one of %s, %s and a canvas" % (points, wanted), lambda: (
+            lambda st: st if all(w in st[0] for w in wanted) and any(p in st[0] for p in points) and st[1]
+            else False)(page.js(PROJECTOR_STATE)))
+        time.sleep(3)     # let the points and their sprites draw
+        shot = page.screenshot()
+        (tmp_path / "projector.png").write_bytes(shot)
+    image = np.asarray(Image.open(io.BytesIO(shot)).convert("L"), dtype=np.float64)
+    x, y, w, h = (int(v) for v in max(state[1], key=lambda box: box[2] * box[3]))   # CSS px = screenshot px
+    plot = image[y:y + h, x:x + w]
+    assert plot.size and plot.std() > 10, "the projector's canvas is blank"
+    assert (plot < 128).mean() > 0.01     # dark sprite pixels over the white background
 
 
 def _top_level_scopes(graph_def):

@@ -12,6 +12,7 @@ from _tensorboard import TensorBoardServer
 TIMEOUT = 60.0
 LOSS = [(0, 2.5), (1, 1.25), (3, 0.3), (10, -0.125)]
 ACCURACY = [(0, 0.1), (5, 0.9)]
+SPRITES = np.random.default_rng(2).integers(0, 256, (4, 3, 8, 8), dtype=np.uint8)   # 4 thumbnails, 8 x 8 pixels
 
 
 @pytest.fixture(scope="module")
@@ -30,7 +31,8 @@ def logdir(tmp_path_factory):
         w.add_image_with_boxes("boxes", rng.random((3, 16, 16)), np.array([[1, 1, 9, 9]]), 2, labels=["x"])
         w.add_mesh("cloud", rng.random((1, 5, 3)), faces=np.array([[[0, 1, 2], [2, 3, 4]]]), global_step=2)
         w.add_custom_scalars_multilinechart(["loss", "eval/accuracy"], category="training", title="both")
-        w.add_embedding(rng.random((4, 3)), metadata=["a", "b", "c", "d"], global_step=2, tag="feat")
+        w.add_embedding(rng.random((4, 3)), metadata=["a", "b", "c", "d"], global_step=2, tag="feat",
+                        label_img=SPRITES)
     return d
 
 
@@ -96,3 +98,13 @@ def test_tensorboard_serves_video_boxes_mesh_custom_scalars_and_projector(server
     assert np.frombuffer(tensor, np.float32).shape == (12,)
     assert server.get("/data/plugin/projector/metadata", run=runs[0], name=embedding["tensorName"]) \
         .decode().split() == ["a", "b", "c", "d"]
+    # the sprite: the thumbnails in a 2 x 2 grid, each one as given, served as the PNG written
+    assert embedding["sprite"]["singleImageDim"] == [8, 8]
+    from PIL import Image
+    import io
+    sprite = np.asarray(Image.open(io.BytesIO(server.get("/data/plugin/projector/sprite_image", run=runs[0],
+                                                           name=embedding["tensorName"]))).convert("RGB"))
+    assert sprite.shape == (16, 16, 3)
+    for i in range(4):
+        r, c = divmod(i, 2)
+        np.testing.assert_array_equal(sprite[8 * r:8 * r + 8, 8 * c:8 * c + 8], SPRITES[i].transpose(1, 2, 0))

@@ -6,6 +6,7 @@ import argparse
 import os
 import shutil
 import sys
+from typing import List
 
 # The demo's matrices are small (batch x 784 x 300): one BLAS thread is faster than a pool, and much faster on
 # a busy machine, where a pool's threads spin against each other. Only effective before numpy is imported,
@@ -36,7 +37,7 @@ def _positive_float(text: str) -> float:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from tfevents.core.demo import MODELS, DemoConfig, OPTIMIZERS   # light: the graph is built only by run()
+    from tfevents.core.demo import MODELS, SWEEP_FACTORS, DemoConfig, OPTIMIZERS   # light: no graph is built here
 
     d = DemoConfig()
     parser.add_argument("--logdir", default=d.logdir, help="where the runs train/ and test/ go (default %(default)s)")
@@ -63,6 +64,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--log-every", type=_positive_int, default=d.log_every,
                         help="training scalars every N steps (default %(default)s)")
     parser.add_argument("--seed", type=int, default=d.seed, help="data and initialization seed (default %(default)s)")
+    parser.add_argument("--sweep", nargs="?", const="default", default=None, metavar="RATES",
+                        help="train one trial per learning rate, each under LOGDIR/lr_<rate>, for TensorBoard's "
+                             "HParams table: RATES is a comma-separated list (default: the initial learning rate "
+                             "times %s)" % ", ".join("%g" % f for f in SWEEP_FACTORS))
     parser.add_argument("--no-report", action="store_true", help="do not write LOGDIR/report.html")
     parser.add_argument("-q", "--quiet", action="store_true", help="no progress bars")
 
@@ -78,8 +83,21 @@ def _tensorboard_command() -> str:
     return "%s -m tensorboard.main" % os.path.basename(sys.executable)
 
 
+def _learning_rates(text: str, config) -> List[float]:
+    from tfevents.core.demo import sweep_learning_rates
+
+    if text == "default":
+        return sweep_learning_rates(config)
+    rates = []
+    for item in text.split(","):
+        rates.append(_positive_float(item.strip()))
+    if len(set(rates)) != len(rates):
+        raise argparse.ArgumentTypeError("--sweep names a learning rate twice: %s" % text)
+    return rates
+
+
 def run(args) -> int:
-    from tfevents.core.demo import DemoConfig, run_demo
+    from tfevents.core.demo import DemoConfig, run_demo, run_sweep
 
     config = DemoConfig(logdir=args.logdir, model=args.model, epochs=args.epochs, optimizer=args.optimizer,
                         learning_rate=args.learning_rate, batch_size=args.batch_size, n_train=args.train_size,
@@ -87,28 +105,34 @@ def run(args) -> int:
                         ema_decay=args.ema_decay, log_every=args.log_every, seed=args.seed)
     try:
         config.check()
-    except ValueError as e:
+        rates = None if args.sweep is None else _learning_rates(args.sweep, config)
+    except (ValueError, argparse.ArgumentTypeError) as e:
         print("tfevents demo: %s" % e, file=sys.stderr)
         return 2
     if os.path.exists(config.logdir) and not os.path.isdir(config.logdir):
         print("tfevents demo: --logdir %s exists and is not a directory" % config.logdir, file=sys.stderr)
         return 2
     network = "CNN" if config.model == "cnn" else "MLP 784-300-100-10"
-    print("training %s with %s for %d epochs; logging to %s"
-          % (network, config.optimizer, config.epochs, config.logdir), file=sys.stderr, flush=True)
-    result = run_demo(config, progress=None if args.quiet else sys.stderr)
-    test = dict(result.scalars[("test", "accuracy")])
-    print("test accuracy %.4f (moving-average weights %.4f) after %d steps in %.1f s; checkpoint %s"
-          % (test[result.steps], dict(result.scalars[("test", "accuracy_ema")])[result.steps], result.steps,
-             result.seconds, result.checkpoint_path))
+    print("training %s with %s for %d epochs; logging to %s%s"
+          % (network, config.optimizer, config.epochs, config.logdir,
+             "" if rates is None else " (learning rates %s)" % ", ".join("%g" % r for r in rates)),
+          file=sys.stderr, flush=True)
+    progress = None if args.quiet else sys.stderr
+    results = [run_demo(config, progress)] if rates is None else run_sweep(config, rates, progress)
+    for result in results:
+        print("%stest accuracy %.4f (moving-average weights %.4f) after %d steps in %.1f s; checkpoint %s"
+              % ("" if rates is None else "learning rate %g: " % result.config.initial_learning_rate(),
+                 result.metrics["hparam/test_accuracy"], result.metrics["hparam/test_accuracy_ema"], result.steps,
+                 result.seconds, result.checkpoint_path))
+    logdir = os.path.abspath(config.logdir)
     if not args.no_report:
         import matplotlib
         matplotlib.use("Agg")
         from .report import write_report
-        report = write_report(result.logdir, os.path.join(result.logdir, "report.html"),
+        report = write_report(logdir, os.path.join(logdir, "report.html"),
                               title="tfevents demo: %s" % config.logdir)
         print("report: %s" % report)
-    print("graph dumps: %s" % ", ".join(result.graph_files))
+    print("graph dumps: %s" % ", ".join(f for r in results for f in r.graph_files))
     print("to look at the runs in TensorBoard:\n    %s --logdir %s\nthen open http://localhost:6006"
           % (_tensorboard_command(), config.logdir))
     return 0
