@@ -45,7 +45,7 @@ from .variable_scope import (AUTO_REUSE, VariableScope, get_local_variable, get_
 from .initializers import (constant_initializer, glorot_normal_initializer, glorot_uniform_initializer,
                            ones_initializer, random_normal_initializer, random_uniform_initializer,
                            truncated_normal_initializer, variance_scaling_initializer, zeros_initializer)
-from .control_flow import cond, group, no_op, tuple_ as tuple, with_dependencies  # noqa: A004
+from .control_flow import case, cond, group, no_op, tuple_ as tuple, while_loop, with_dependencies  # noqa: A004
 from .gradients import AggregationMethod, gradients, hessians
 from .session import InteractiveSession, Session, get_default_session
 

@@ -69,12 +69,13 @@ int64 = DType("int64", np.int64, types_pb2.DT_INT64)
 uint8 = DType("uint8", np.uint8, types_pb2.DT_UINT8)
 bool = DType("bool", np.bool_, types_pb2.DT_BOOL)  # noqa: A001 - TF's public name
 string = DType("string", np.object_, types_pb2.DT_STRING)
+resource = DType("resource", np.object_, types_pb2.DT_RESOURCE)   # handles: stacks, TensorArrays
 
-_ALL = (float16, float32, float64, int32, int64, uint8, bool, string)
+_ALL = (float16, float32, float64, int32, int64, uint8, bool, string, resource)
 _BY_NAME = {d.name: d for d in _ALL}
 _BY_NAME.update(half=float16, double=float64, float=float32)
 _BY_ENUM = {d.as_datatype_enum: d for d in _ALL}
-_BY_NP = {np.dtype(d.as_numpy_dtype): d for d in _ALL if d is not string}
+_BY_NP = {np.dtype(d.as_numpy_dtype): d for d in _ALL if d not in (string, resource)}
 
 
 def as_dtype(value: Any) -> DType:

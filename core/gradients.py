@@ -8,6 +8,8 @@ inside the ``gradients/<op name>_grad`` name scope.
 from __future__ import annotations
 
 from collections import deque
+
+import numpy as np
 from typing import Any, Optional, Sequence
 
 from .graph import Operation, Tensor, get_default_graph, name_scope
@@ -64,6 +66,8 @@ def gradients(ys: Any, xs: Any, grad_ys: Any = None, name: str = "gradients",
 
     with graph.as_default(), name_scope(name):
         between = _ops_between(graph, [x.op for x in xs], [y.op for y in ys])
+        from .control_flow.while_grad import LoopGradients, is_loop_switch
+        loops = LoopGradients.maybe_create(between)    # adds every Exit of a loop on the path
         pending = {}
         for op in between:
             for t in op.inputs:
@@ -71,22 +75,42 @@ def gradients(ys: Any, xs: Any, grad_ys: Any = None, name: str = "gradients",
                     pending[t.op] = pending.get(t.op, 0) + 1
         grads: dict = {}
         for i, (y, gy) in enumerate(zip(ys, grad_ys)):
-            if gy is None:
+            if gy is None:                        # TF's names: Shape (a Const when static), grad_ys_<i>
                 from .ops import array_ops
                 from .registry import constant
-                gy = array_ops.fill(array_ops.shape(y), constant(1, dtype=y.dtype, name="grad_ys_%d" % i))
+                shape = (constant(np.array(y.shape.as_list(), np.int32), name="Shape")
+                         if y.shape.is_fully_defined() else array_ops.shape(y))
+                with name_scope("grad_ys_%d" % i) as scope:
+                    gy = array_ops.fill(shape, constant(1, dtype=y.dtype), name=scope)
             grads.setdefault(y, []).append(convert_to_tensor(gy, dtype=y.dtype) if not isinstance(
                 gy, (Tensor, IndexedSlices)) else gy)
-        ready = deque(op for op in _unique(y.op for y in ys) if pending.get(op, 0) == 0 and op in between)
+        to_ops = _unique(y.op for y in ys)
+        ready = deque(op for op in to_ops if pending.get(op, 0) == 0 and op in between)
+        if loops is not None:
+            for y in loops.process_unused_exits(pending, set(ready)):
+                if y.dtype.is_floating:
+                    grads[y] = [loops.zeros_like_for_exit(y)]
+                ready.append(y.op)
         while ready:
             op = ready.popleft()
+            if loops is not None:
+                loops.enter(op, before=True)
             out_grads = [_aggregate(grads.get(t, []), aggregation_method) for t in op.outputs]
             for t, g in zip(op.outputs, out_grads):
                 if g is not None:
                     grads[t] = [g]
+            if loops is not None:
+                loops.exit(op, before=True)
+                loops.enter(op, before=False)
+            if op.type in ("Switch", "RefSwitch") and not is_loop_switch(op) and any(g is not None
+                                                                                   for g in out_grads):
+                from .control_flow.cond_grad import zeros_like_outside_loop   # the untaken side: zeros
+                zeros = loops.zeros_like if loops is not None else zeros_like_outside_loop
+                out_grads = [g if g is not None or not t.dtype.is_floating else zeros(op, i)
+                             for i, (t, g) in enumerate(zip(op.outputs, out_grads))]
             in_grads = None
             if (op not in stop_ops and op.opdef.grad is not None and any(g is not None for g in out_grads)
-                    and any(t.op in between for t in op.inputs)):
+                    and (op.type == "Exit" or any(t.op in between for t in op.inputs))):
                 with name_scope(op.name + "_grad"):
                     in_grads = op.opdef.grad(op, *out_grads)
                 if isinstance(in_grads, (Tensor, IndexedSlices)):
@@ -95,19 +119,53 @@ def gradients(ys: Any, xs: Any, grad_ys: Any = None, name: str = "gradients",
                     raise ValueError("Num gradients %d generated for op %s do not match num inputs %d"
                                      % (len(in_grads), op.name, len(op.inputs)))
             for i, t in enumerate(op.inputs):
+                g = in_grads[i] if in_grads is not None else None
+                if g is not None and t.dtype.is_floating and t.op in between:
+                    grads.setdefault(t, []).append(g)
+            if loops is not None:
+                loops.exit(op, before=False)
+            for t in op.inputs:
                 if t.op not in between:
                     continue
-                g = in_grads[i] if in_grads is not None else None
-                if g is not None and t.dtype.is_floating:
-                    grads.setdefault(t, []).append(g)
                 pending[t.op] -= 1
-                if pending[t.op] == 0:
+                is_ready = pending[t.op] == 0
+                if loops is not None and not is_ready:
+                    is_ready = pending[t.op] > 0 and is_loop_switch(t.op)
+                if not is_ready:
+                    continue
+                if loops is not None and t.op.type == "Exit":
+                    _defer_exit(loops, t.op, grads, ready)
+                else:
                     ready.append(t.op)
+        if loops is not None:
+            loops.post_processing()
         result = []
         for x in xs:
             g = _aggregate(grads.get(x, []), aggregation_method)
             result.append(g)
         return result
+
+
+def _defer_exit(loops, exit_op, grads: dict, ready: deque) -> None:
+    """An Exit whose gradients are all in waits for its loop's other Exits; then those with a gradient go, and
+    the others with zeros (or all without, when none has one)."""
+    state = loops.grad_state_of(exit_op, before=False)
+    y = exit_op.outputs[0]
+    state.deferred_exits.append(y)
+    state.pending_exits_count -= 1
+    if state.pending_exits_count != 0:
+        return
+    with_grads = False
+    for d in state.deferred_exits:
+        if any(g is not None for g in grads.get(d, [])):
+            with_grads = True
+            ready.append(d.op)
+        else:
+            state.unused_exits.append(d)
+    for u in state.unused_exits:
+        if with_grads and u.dtype.is_floating:
+            grads[u] = [loops.zeros_like_for_exit(u)]
+        ready.append(u.op)
 
 
 def _unique(items) -> list:

@@ -224,7 +224,7 @@ class Operation:
     """A node: ``type`` (the TF op name), ``inputs``, ``control_inputs``, ``outputs``, ``attrs``, ``device``."""
 
     __slots__ = ("graph", "name", "type", "inputs", "control_inputs", "outputs", "attrs", "device",
-                 "opdef", "_id", "__weakref__")
+                 "opdef", "_id", "_control_flow_context", "__weakref__")
 
     def __init__(self, graph, name, op_type, inputs, attrs, opdef, control_inputs, device):
         self.graph = graph
@@ -237,6 +237,7 @@ class Operation:
         self.device = device or ""
         self.outputs: list = []
         self._id = len(graph._ops)
+        self._control_flow_context = graph._control_flow_context   # the cond/while context it was made in
 
     @property
     def node_def(self):
@@ -258,6 +259,23 @@ class Operation:
     def _add_control_inputs(self, ops: Iterable["Operation"]) -> None:
         for op in ops:
             self._add_control_input(op)
+
+    def _remove_all_control_inputs(self) -> None:
+        self.control_inputs = []
+        self.graph._edges_version += 1
+
+    def _update_input(self, index: int, tensor: "Tensor") -> None:
+        """Replace input ``index`` (control flow rewires inputs through Switch/Enter, and loops close their
+        back edges this way)."""
+        self.inputs[index] = tensor
+        self.graph._version += 1
+        self.graph._edges_version += 1
+
+    def _get_control_flow_context(self):
+        return self._control_flow_context
+
+    def _set_control_flow_context(self, ctx) -> None:
+        self._control_flow_context = ctx
 
     def values(self) -> tuple:
         return tuple(self.outputs)
@@ -287,6 +305,29 @@ class Graph:
         self.seed: Optional[int] = None
         self._var_store = None           # variable_scope's store, created lazily
         self._var_scope = None
+        self._control_flow_context = None   # the innermost cond/while context being built
+        self._unfetchable: set = set()      # ops inside a cond branch or loop frame
+        self._unfeedable: set = set()
+
+    # ---- control flow contexts
+    def _get_control_flow_context(self):
+        return self._control_flow_context
+
+    def _set_control_flow_context(self, ctx) -> None:
+        self._control_flow_context = ctx
+
+    def prevent_fetching(self, op: "Operation") -> None:
+        self._unfetchable.add(op)
+
+    def prevent_feeding(self, tensor: "Tensor") -> None:
+        self._unfeedable.add(tensor)
+
+    def is_fetchable(self, tensor_or_op: Any) -> bool:
+        op = tensor_or_op.op if isinstance(tensor_or_op, Tensor) else tensor_or_op
+        return op not in self._unfetchable
+
+    def is_feedable(self, tensor: "Tensor") -> bool:
+        return tensor not in self._unfeedable
 
     # ---- naming
     def unique_name(self, name: str, mark_as_used: bool = True) -> str:
@@ -330,12 +371,14 @@ class Graph:
     # ---- control dependencies and devices
     @contextlib.contextmanager
     def control_dependencies(self, control_inputs: Optional[Iterable[Any]]) -> Iterator[None]:
-        if control_inputs is None:
+        if control_inputs is None:       # as TF: also leaves any cond/while context
             saved, self._control_stack = self._control_stack, []
+            saved_context, self._control_flow_context = self._control_flow_context, None
             try:
                 yield
             finally:
                 self._control_stack = saved
+                self._control_flow_context = saved_context
             return
         ops = []
         for c in control_inputs:

@@ -189,6 +189,10 @@ def create_op(op_type: str, inputs: Sequence[Any], attrs: Optional[dict] = None,
     except Exception:
         graph._remove_last_op(op)      # an op whose shapes or dtypes are invalid is not left in the graph
         raise
+    context = op._control_flow_context
+    if context is not None:            # inside a cond branch or a loop: route the inputs through Switch/Enter
+        with graph.name_scope(op.name + "/"):
+            context.add_op(op)
     return op
 
 

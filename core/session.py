@@ -20,7 +20,7 @@ from typing import Any, Optional
 
 import numpy as np
 
-from . import errors
+from . import errors, frames
 from .graph import Operation, Tensor, get_default_graph
 from .ops import load_kernels
 from .ops.state_ops import VariableSlot
@@ -215,13 +215,13 @@ class Session:
             return values[0]
         return _rebuild(fetches, iter(values))
 
-    def _op_error(self, plan: _Plan, e: Exception) -> Exception:
+    def _op_error(self, plan: _Plan, e: Exception, filename: str = "<tfevents plan>") -> Exception:
         if isinstance(e, errors.OpError):
             return e
         op = None
         tb = e.__traceback__
         while tb is not None:
-            if tb.tb_frame.f_code.co_filename == "<tfevents plan>":
+            if tb.tb_frame.f_code.co_filename == filename:
                 op = plan.line_ops.get(tb.tb_lineno, op)
             tb = tb.tb_next
         if op is None:
@@ -258,6 +258,10 @@ class Session:
         flat: list = []
         _flatten(fetches, flat)
         elements = [self._element(f) for f in flat]
+        for e in elements:
+            if isinstance(e, (Tensor, Operation)) and not self._graph.is_fetchable(e):
+                raise ValueError("Operation %r has been marked as not fetchable." % (e if isinstance(e, Operation)
+                                                                                     else e.op).name)
         fed = []
         for k in feed_keys:
             t = self._element(k)
@@ -282,13 +286,21 @@ class Session:
                 parts.append(("tensor", len(fetch_tensors)))
                 fetch_tensors.append(e)
 
-        order = _schedule(self._needed_ops(fetch_tensors, targets, fed_set))
+        units, owner = frames.group_frames(self._needed_ops(fetch_tensors, targets, fed_set), None, self)
+        order = _schedule(units, owner)
         for op in order:
             if op.type == "Placeholder":
                 op.opdef.bind(op, self)()          # raises: the placeholder is needed but not fed
 
         return _generate(self, order, fed, fetch_tensors, parts, trace, single=not isinstance(
-            fetches, (list, tuple, dict)))
+            fetches, (list, tuple, dict)), owner=owner)
+
+    def _compile_level(self, fed: list, fetch_tensors: list, frame: Any, allow_dead: bool):
+        """The raw plan ``fn(feed values) -> fetched values`` of one loop frame's iteration (frames.py)."""
+        units, owner = frames.group_frames(self._needed_ops(fetch_tensors, [], set(fed)), frame, self)
+        return _generate(self, _schedule(units, owner), fed, fetch_tensors,
+                         [("tensor", i) for i in range(len(fetch_tensors))], False, single=False, owner=owner,
+                         raw_only=True, filename="<tfevents loop %s>" % frame.name)
 
     def _needed_ops(self, fetch_tensors: list, targets: list, fed: set) -> list:
         needed, stack = set(), [t.op for t in fetch_tensors if t not in fed] + list(targets)
@@ -306,12 +318,17 @@ class Session:
         return needed
 
 
-def _schedule(needed: set) -> list:
-    """Topological order of ``needed`` (data and control edges); pure ops before mutating ones when ready."""
+def _schedule(needed, owner: Optional[dict] = None) -> list:
+    """Topological order of ``needed`` (data and control edges); pure ops before mutating ones when ready.
+    ``owner`` maps the ops inside a loop region to the region (frames.py)."""
+    needed = set(needed)
+    owner = owner or {}
     indegree, consumers = {}, {}
     for op in needed:
-        deps = {t.op for i, t in enumerate(op.inputs) if t.op in needed and i not in op.opdef.ref_inputs}
-        deps.update(c for c in op.control_inputs if c in needed)
+        deps = {owner.get(t.op, t.op) for i, t in enumerate(op.inputs) if i not in op.opdef.ref_inputs}
+        deps.update(owner.get(c, c) for c in op.control_inputs)
+        deps &= needed
+        deps.discard(op)
         indegree[op] = len(deps)
         for d in deps:
             consumers.setdefault(d, []).append(op)
@@ -360,10 +377,21 @@ def _accepts(fn, name: str) -> bool:
 
 
 def _generate(session: Session, order: list, fed: list, fetch_tensors: list, parts: list, trace: bool,
-              single: bool) -> _Plan:
+              single: bool, owner: Optional[dict] = None, raw_only: bool = False,
+              filename: str = "<tfevents plan>") -> _Plan:
     plan = _Plan()
     names: dict = {}           # Tensor -> expression (local variable or global constant)
-    ns: dict = {"_copy": np.array}
+    ns: dict = {"_copy": np.array, "_D": frames.DEAD, "_D2": (frames.DEAD, frames.DEAD),
+                "_switch": frames.switch, "_merge": frames.merge}
+    owner = owner or {}
+    # ops downstream of a Switch may see dead values (frames.py): they check their inputs before running
+    tainted: dict = {}         # unit -> its index k (its flag d<k> is true when it did not run)
+    for k, op in enumerate(order):
+        refs = op.opdef.ref_inputs
+        if (op.type in frames.SWITCH_TYPES
+                or any(owner.get(t.op, t.op) in tainted for i, t in enumerate(op.inputs) if i not in refs)
+                or any(owner.get(c, c) in tainted for c in op.control_inputs)):
+            tainted[op] = k
     lines = ["def plan(feeds):"]
     line_ops: dict = {}
     fetched = set(fetch_tensors)
@@ -393,12 +421,12 @@ def _generate(session: Session, order: list, fed: list, fetch_tensors: list, par
     for k, op in enumerate(order):
         opdef = op.opdef
         # constant folding: Const nodes, and pure ops whose inputs are all constants
-        if op.type == "Const":
+        if op.type == "Const" and op not in tainted:
             name = "c%d" % k
             ns[name] = op.attrs["value"]
             names.setdefault(op.outputs[0], name)
             continue
-        folded = _fold(op, names, ns, fed_set)
+        folded = _fold(op, names, ns, fed_set) if op not in tainted else None
         if folded is not None:
             for t, value in zip(op.outputs, folded):
                 name = "c%d_%d" % (k, t.value_index)
@@ -418,18 +446,20 @@ def _generate(session: Session, order: list, fed: list, fetch_tensors: list, par
         if opdef.inplace is not None and op.inputs and _reusable(op.inputs[0], op, names, fetched, readers):
             ns[fn_name] = opdef.inplace
         outs = []
-        for t in op.outputs:
+        for j, t in enumerate(op.outputs):
             if t in fed_set:
                 outs.append("_")
             else:
-                var = "v%d_%d" % (k, t.value_index)
+                var = "v%d_%d" % (k, j)
                 names[t] = var
                 outs.append(var)
         call = "%s(%s)" % (fn_name, ", ".join(args))
         if trace:
             lines.append("    _t0 = _now()")
             trace_ops.append(op)
-        if not outs:
+        if op in tainted:
+            _dead_aware_lines(lines, op, k, call, args, outs, tainted, owner, names, ns)
+        elif not outs:
             lines.append("    " + call)
         elif len(outs) == 1:
             lines.append("    %s = %s" % (outs[0], call))
@@ -455,7 +485,10 @@ def _generate(session: Session, order: list, fed: list, fetch_tensors: list, par
         results.append(expr)
     lines.append("    return (%s)" % "".join(r + ", " for r in results))
     source = "\n".join(lines)
-    code = compile(source, "<tfevents plan>", "exec")
+    if _DUMP_PLANS:
+        print("\n".join(line + ("    # %s (%s)" % (line_ops[i + 1].name, line_ops[i + 1].type)
+                                 if i + 1 in line_ops else "") for i, line in enumerate(lines)))
+    code = compile(source, filename, "exec")
     exec(code, ns)  # noqa: S102 - our own generated straight-line code
     raw = ns["plan"]
     plan.line_ops = line_ops
@@ -464,6 +497,19 @@ def _generate(session: Session, order: list, fed: list, fetch_tensors: list, par
     plan.feed_checks = [_feed_check(t) for t in fed]
     plan.single = single and len(parts) == 1 and parts[0] is not None and parts[0][0] == "tensor"
     plan.n_out = len(results)
+    if raw_only:
+        plan.fn = raw
+        return plan
+    if tainted and any(not names[t].startswith("c") for t in fetch_tensors):
+        def raw_fn(feeds, _raw=raw):
+            values = _raw(feeds)
+            for i, v in enumerate(values):
+                if v is frames.DEAD:
+                    raise errors.InvalidArgumentError(
+                        None, "Retval[%d] does not have value: %s is on a branch that was not taken"
+                        % (i, fetch_tensors[i].name))
+            return values
+        raw = raw_fn
 
     needs_assembly = any(p is None or p[0] == "slices" for p in parts)
     if not needs_assembly:
@@ -486,6 +532,36 @@ def _generate(session: Session, order: list, fed: list, fetch_tensors: list, par
     return plan
 
 
+def _dead_aware_lines(lines: list, op: Any, k: int, call: str, args: list, outs: list, tainted: dict,
+                      owner: dict, names: dict, ns: dict) -> None:
+    """The lines running ``op`` only when no input and no control input is dead (``d<k>``: it did not run);
+    a Switch forwards to one side, a Merge its first live input."""
+    refs = op.opdef.ref_inputs
+    dead_inputs = ["%s is _D" % a for i, (a, t) in enumerate(zip(args, op.inputs))
+                   if i not in refs and owner.get(t.op, t.op) in tainted]
+    dead_controls = ["d%d" % tainted[owner.get(c, c)] for c in op.control_inputs if owner.get(c, c) in tainted]
+    if op.type == "Merge":
+        lines.append("    %s = _D2 if (%s) else _merge(%s)" % (", ".join(outs), " or ".join(dead_controls) or "False",
+                                                              ", ".join(args)))
+        lines.append("    d%d = %s is _D" % (k, outs[0] if outs[0] != "_" else "_"))
+        return
+    if op.type == "ControlTrigger":      # as TF's executor: a trigger fires even after dead inputs
+        dead_inputs = dead_controls = []
+    lines.append("    d%d = %s" % (k, " or ".join(dead_inputs + dead_controls) or "False"))
+    if op.type in frames.SWITCH_TYPES:
+        lines.append("    %s = _D2 if d%d else _switch(%s)" % (", ".join(outs), k, ", ".join(args)))
+    elif op.type == "Const" and not op.inputs:
+        name = "c%d" % k
+        ns[name] = op.attrs["value"]
+        lines.append("    %s = _D if d%d else %s" % (outs[0], k, name))
+    elif not outs:
+        lines.append("    if not d%d: %s" % (k, call))
+    elif len(outs) == 1:
+        lines.append("    %s = _D if d%d else %s" % (outs[0], k, call))
+    else:
+        lines.append("    %s = (_D,) * %d if d%d else %s" % (", ".join(outs), len(outs), k, call))
+
+
 def _reusable(t: Tensor, op: Operation, names: dict, fetched: set, readers: dict) -> bool:
     """Whether ``op`` may overwrite ``t``'s buffer: a fresh temporary of this step (not fed, folded or fetched)
     that no other op reads (so no view of it can be alive either)."""
@@ -494,7 +570,9 @@ def _reusable(t: Tensor, op: Operation, names: dict, fetched: set, readers: dict
             and readers.get(t) == 1 and 0 not in op.opdef.ref_inputs)
 
 
-_NEVER_FOLD = {"Placeholder", "PlaceholderWithDefault"}
+_DUMP_PLANS = bool(__import__("os").environ.get("TFEVENTS_DUMP_PLANS"))
+_NEVER_FOLD = {"Placeholder", "PlaceholderWithDefault", "Switch", "RefSwitch", "Merge", "Enter", "Exit",
+               "NextIteration", "LoopCond", "ControlTrigger"}
 
 
 def _fold(op, names: dict, ns: dict, fed: set):

@@ -518,10 +518,11 @@ def ones_like(tensor, dtype=None, name=None, optimize=True):
 def _filled(value):
     def fn(shape, dtype=dtypes.float32, name=None):
         dtype = dtypes.as_dtype(dtype)
-        if isinstance(shape, Tensor):
-            return fill(shape, constant(value, dtype=dtype), name=name)
-        shape = [int(d) for d in (shape if isinstance(shape, (list, tuple)) else TensorShape(shape).as_list())]
         default_name = "zeros" if value == 0 else "ones"
+        if isinstance(shape, Tensor):
+            with name_scope(name, default_name) as scope:
+                return fill(shape, constant(value, dtype=dtype), name=scope)
+        shape = [int(d) for d in (shape if isinstance(shape, (list, tuple)) else TensorShape(shape).as_list())]
         if int(np.prod(shape)) < _CONSTANT_IF_SMALLER:
             return constant(np.full(shape, value, dtype=dtype.as_numpy_dtype), name=name or default_name)
         # as TF: a Fill, so that a GraphDef does not carry the whole array

@@ -1,12 +1,10 @@
-"""Grouping and ordering: ``group``, ``no_op``, ``tuple``, ``with_dependencies``, and a ``cond`` that
-evaluates both branches and selects (enough for TF1 code that switches on a bool placeholder)."""
+"""Grouping and ordering: ``group``, ``no_op``, ``tuple``, ``with_dependencies``."""
 from __future__ import annotations
 
 from typing import Any, Optional
 
-from .graph import Operation, _as_operation, control_dependencies, name_scope
-from .ops import array_ops, math_ops
-from .registry import convert_to_tensor
+from ..graph import Operation, _as_operation, control_dependencies, name_scope
+from ..ops import array_ops
 
 
 def no_op(name: Optional[str] = None) -> Operation:
@@ -43,13 +41,3 @@ def with_dependencies(dependencies, output_tensor, name: Optional[str] = None):
     with name_scope(name, "control_dependency"):
         with control_dependencies(dependencies):
             return array_ops.identity(output_tensor)
-
-
-def cond(pred, true_fn=None, false_fn=None, strict=False, name=None):
-    """Both branches are built and run; the result is selected by ``pred`` (no lazy evaluation)."""
-    with name_scope(name, "cond"):
-        t, f = true_fn(), false_fn()
-        pred = convert_to_tensor(pred)
-        if isinstance(t, (list, tuple)):
-            return type(t)(math_ops.where(pred, a, b) for a, b in zip(t, f))
-        return math_ops.where(pred, t, f)

@@ -1,0 +1,95 @@
+"""TF1's control-flow primitives, as TF writes them into a GraphDef: ``Switch``, ``Merge``, ``Enter``, ``Exit``,
+``NextIteration``, ``LoopCond``, ``ControlTrigger``.
+
+Their forwards here are what they compute on live values; deadness (the branch a ``Switch`` did not take, and
+everything downstream of it until a ``Merge``) and loop frames are the Session's business (``core/frames.py``):
+
+- ``Switch(data, pred) -> (output_false, output_true)``: ``data`` on the taken side, a dead value on the other.
+- ``Merge(inputs) -> (output, value_index)``: the first live input and its position.
+- ``Enter(data)`` makes a value known inside a loop frame (``is_constant``: the same value every iteration);
+  ``Exit`` hands a loop variable's final value out; ``NextIteration`` carries a value to the next iteration's
+  ``Merge``; ``LoopCond`` is the frame's predicate.
+"""
+from __future__ import annotations
+
+from typing import Any, List, Optional
+
+import numpy as np
+
+from .. import dtypes
+from ..graph import TensorShape, as_shape
+from ..registry import apply_op, create_op, register, shape_same
+
+
+def _merged_shape(op) -> list:
+    """The most specific shape all of Merge's inputs agree on, and a scalar for ``value_index``."""
+    shape = op.inputs[0].shape
+    for t in op.inputs[1:]:
+        other = t.shape
+        if shape.dims is None or other.dims is None or len(shape.dims) != len(other.dims):
+            shape = TensorShape(None)
+            break
+        shape = TensorShape([a if a == b else None for a, b in zip(shape.dims, other.dims)])
+    return [shape, TensorShape([])]
+
+
+def _merge_forward(*inputs):
+    return inputs[0], np.int32(0)
+
+
+register("Switch", lambda data, pred: (data, data), None, lambda op: [op.inputs[0].shape] * 2, num_outputs=2,
+         aliases=True)
+register("RefSwitch", lambda data, pred: (data, data), None, lambda op: [op.inputs[0].shape] * 2, num_outputs=2,
+         aliases=True)
+register("Merge", _merge_forward, None, _merged_shape, num_outputs=2,
+         dtype=lambda op: [op.inputs[0].dtype, dtypes.int32], aliases=True)
+register("Enter", lambda data: data, None, lambda op: op.inputs[0].shape if op.attrs.get("_use_input_shape", True)
+         else TensorShape(None), aliases=True)
+register("Exit", lambda data: data, None, shape_same, aliases=True)
+register("NextIteration", lambda data: data, None, shape_same, aliases=True)
+register("LoopCond", lambda pred: pred, None, lambda op: TensorShape([]), dtype=dtypes.bool)
+register("ControlTrigger", lambda: None, None, num_outputs=0)
+
+CONTROL_FLOW_TYPES = frozenset({"Switch", "RefSwitch", "Merge", "Enter", "Exit", "NextIteration", "LoopCond",
+                                "ControlTrigger"})
+
+
+def switch(data: Any, pred: Any, name: Optional[str] = None) -> List[Any]:
+    """``[output_false, output_true]``: ``data`` forwarded to the side ``pred`` selects."""
+    op = create_op("Switch", [data, pred], name=name or "Switch")
+    return list(op.outputs)
+
+
+def merge(inputs: List[Any], name: Optional[str] = None) -> List[Any]:
+    """``[output, value_index]``: the first of ``inputs`` that is live."""
+    op = create_op("Merge", list(inputs), dict(N=len(inputs)), name=name or "Merge")
+    return list(op.outputs)
+
+
+def enter(data: Any, frame_name: str, is_constant: bool = False, parallel_iterations: int = 10,
+          use_input_shape: bool = True, name: Optional[str] = None):
+    op = create_op("Enter", [data], dict(frame_name=frame_name, is_constant=bool(is_constant),
+                                         parallel_iterations=int(parallel_iterations),
+                                         _use_input_shape=use_input_shape), name=name or "Enter")
+    return op.outputs[0]
+
+
+def exit_(data: Any, name: Optional[str] = None):
+    return apply_op("Exit", [data], name=name or "Exit")
+
+
+def next_iteration(data: Any, name: Optional[str] = None):
+    return apply_op("NextIteration", [data], name=name or "NextIteration")
+
+
+def loop_cond(pred: Any, name: Optional[str] = None):
+    return apply_op("LoopCond", [pred], name=name or "LoopCond")
+
+
+def control_trigger(name: Optional[str] = None):
+    return create_op("ControlTrigger", [], name=name or "ControlTrigger")
+
+
+def set_shape_invariant(enter_tensor: Any, shape: Any) -> None:
+    """Relax an Enter's (and so the loop variable's) static shape to ``shape``."""
+    enter_tensor._shape = as_shape(shape)

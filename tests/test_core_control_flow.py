@@ -1,0 +1,260 @@
+"""tf.cond, tf.case and tf.while_loop against TF1: values and gradients from the same feeds, and the control-flow
+nodes of the GraphDef (Switch/Merge for conds; Enter/Merge/Switch/LoopCond/NextIteration/Exit frames, the
+gradient's counters and stacks for loops) with TF's names, inputs and frame names."""
+import numpy as np
+import pytest
+
+from _oracle import tf1_and_core
+
+@pytest.fixture(autouse=True, scope="module")
+def tf1_control_flow_v1(tf):
+    """TF1's graph-mode control flow (Switch/Merge, Enter/Exit frames) instead of TF2's If/While ops."""
+    tf.compat.v1.disable_control_flow_v2()
+    yield
+    tf.compat.v1.enable_control_flow_v2()
+
+
+CONTROL_FLOW = {"Switch", "Merge", "Enter", "Exit", "NextIteration", "LoopCond", "StackV2", "StackPushV2",
+                "StackPopV2", "ControlTrigger"}
+X = np.array([1.5, -2.0, 0.5], np.float32)
+
+
+def _control_flow_nodes(graph):
+    """(name, op, inputs, frame, is_constant) of every control-flow node: the frames' structure. Names are
+    lower-cased (TF writes Mul_1 where we write mul_1 for some gradient ops) and an input from an arithmetic op
+    is written "*" (its name depends on how each library builds gradients of arithmetic, not on control flow)."""
+    nodes = graph.as_graph_def().node
+    kinds = {n.name: n.op for n in nodes}
+    out = set()
+    for n in nodes:
+        if n.op in CONTROL_FLOW:
+            frame = n.attr["frame_name"].s.decode() if "frame_name" in n.attr else ""
+            constant = n.attr["is_constant"].b if "is_constant" in n.attr else None
+            inputs = [i.lower() if kinds.get(i.lstrip("^").split(":")[0]) in CONTROL_FLOW | {"Placeholder"}
+                      else "*" for i in n.input]
+            data = [i for i in inputs if not i.startswith("^")]
+            inputs = tuple(data + sorted(set(inputs[len(data):])))    # control inputs: an unordered set
+            out.add((n.name.lower(), n.op, inputs, frame, constant))
+    return out
+
+
+def _run(tf, build, feeds_list):
+    """Build with ``tf``, then run the fetches for each feed dict; returns (values per feed, cf nodes)."""
+    graph = tf.get_default_graph()
+    fetches, placeholders = build(tf)
+    with tf.Session() as sess:
+        values = [sess.run(fetches, {placeholders[k]: v for k, v in feeds.items()}) for feeds in feeds_list]
+    return values, _control_flow_nodes(graph)
+
+
+def _check(tf1, build, feeds_list, graph=True, rtol=1e-6):
+    (want, want_nodes), (got, got_nodes) = tf1_and_core(tf1, _run, build, feeds_list)
+    for w, g in zip(want, got):
+        _assert_nested_close(w, g, rtol)
+    if graph:
+        assert got_nodes == want_nodes, (sorted(got_nodes - want_nodes)[:8], sorted(want_nodes - got_nodes)[:8])
+    return got
+
+
+def _assert_nested_close(want, got, rtol):
+    if isinstance(want, (list, tuple)):
+        assert isinstance(got, (list, tuple)) and len(want) == len(got), (want, got)
+        for w, g in zip(want, got):
+            _assert_nested_close(w, g, rtol)
+    else:
+        np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=rtol, atol=1e-6)
+        assert np.asarray(got).dtype == np.asarray(want).dtype
+
+
+# ------------------------------------------------------------------ cond and case
+
+def _cond_basic(tf):
+    x = tf.placeholder(tf.float32, [3], name="x")
+    p = tf.placeholder(tf.bool, [], name="p")
+    y = tf.cond(p, lambda: x * 2.0, lambda: tf.square(x) + 1.0)
+    return [y, tf.gradients(y, x)[0]], {"x": x, "p": p}
+
+
+def test_cond_runs_only_the_taken_branch_with_tf1_gradients(tf1):
+    _check(tf1, _cond_basic, [{"x": X, "p": True}, {"x": X, "p": False}])
+
+
+def _cond_nested_structures(tf):
+    x = tf.placeholder(tf.float32, [3], name="x")
+    p = tf.placeholder(tf.bool, [], name="p")
+    q = tf.placeholder(tf.bool, [], name="q")
+    c = tf.constant([1.0, 2.0, 3.0])
+
+    def inner():
+        return tf.cond(q, lambda: (x * c, tf.reduce_sum(x)), lambda: (c, tf.constant(7.0)))
+    a, b = tf.cond(p, inner, lambda: (tf.exp(x), tf.reduce_max(x)))
+    loss = tf.reduce_sum(a) * b
+    return [a, b, tf.gradients(loss, x)[0]], {"x": x, "p": p, "q": q}
+
+
+def test_nested_conds_with_tuples_and_constant_branches(tf1):
+    feeds = [{"x": X, "p": p, "q": q} for p in (True, False) for q in (True, False)]
+    _check(tf1, _cond_nested_structures, feeds)
+
+
+def test_a_branch_that_cannot_run_on_the_fed_data_does_not_fail_the_step(tf1):
+    def build(tf):
+        x = tf.placeholder(tf.float32, [None], name="x")
+        # the false branch would index past the end of an empty x
+        y = tf.cond(tf.size(x) > 0, lambda: tf.gather(x, tf.size(x) - 1), lambda: tf.constant(-1.0))
+        return [y], {"x": x}
+    got = _check(tf1, build, [{"x": np.zeros([0], np.float32)}, {"x": X}])
+    assert float(got[0][0]) == -1.0 and float(got[1][0]) == X[-1]
+
+
+def _case(tf):
+    x = tf.placeholder(tf.float32, [3], name="x")
+    y = tf.case([(x[0] > 1.0, lambda: x * 3.0), (x[1] > 1.0, lambda: x - 1.0)], default=lambda: -x)
+    return [y, tf.gradients(y, x)[0]], {"x": x}
+
+
+def test_case_picks_the_first_true_predicate(tf1):
+    feeds = [{"x": X}, {"x": np.array([0.0, 2.0, 1.0], np.float32)}, {"x": np.zeros(3, np.float32)}]
+    _check(tf1, _case, feeds)
+
+
+def test_fetching_inside_a_branch_is_refused():
+    from tfevents import core as tf
+    with tf.Graph().as_default():
+        x = tf.placeholder(tf.float32, [], name="x")
+        inside = []
+        tf.cond(x > 0, lambda: inside.append(x * 2.0) or inside[0], lambda: x)
+        with tf.Session() as sess, pytest.raises(ValueError, match="not fetchable"):
+            sess.run(inside[0], {x: 1.0})
+
+
+def test_cond_checks_its_arguments():
+    from tfevents import core as tf
+    with tf.Graph().as_default():
+        x = tf.constant(1.0)
+        with pytest.raises(TypeError, match="pred must not be a Python bool"):
+            tf.cond(True, lambda: x, lambda: x)
+        with pytest.raises(ValueError, match="same type"):
+            tf.cond(x > 0, lambda: x, lambda: tf.constant(1))
+        with pytest.raises(ValueError, match="same structure"):
+            tf.cond(x > 0, lambda: (x, x), lambda: x)
+        with pytest.raises(TypeError, match="callable"):
+            tf.cond(x > 0, x, lambda: x)
+
+
+# ------------------------------------------------------------------ while_loop
+
+def _while_basic(tf):
+    x = tf.placeholder(tf.float32, [3], name="x")
+    a0 = tf.placeholder(tf.float32, [3], name="a0")
+    i, a = tf.while_loop(lambda i, a: i < 3, lambda i, a: (i + 1, a * x + 1.0), [tf.constant(0), a0])
+    return [i, a] + tf.gradients(tf.reduce_sum(a * a), [x, a0]), {"x": x, "a0": a0}
+
+
+def test_while_loop_values_gradients_and_frames_equal_tf1(tf1):
+    _check(tf1, _while_basic, [{"x": X, "a0": np.ones(3, np.float32)}, {"x": -X, "a0": X}])
+
+
+def _while_nested(tf):
+    x = tf.placeholder(tf.float32, [3], name="x")
+    n = tf.placeholder(tf.int32, [], name="n")
+
+    def outer_body(i, a):
+        j, b = tf.while_loop(lambda j, b: j < i, lambda j, b: (j + 1, tf.sin(b) * x), [tf.constant(0), a])
+        return i + 1, b + a
+    _, a = tf.while_loop(lambda i, a: i < n, outer_body, [tf.constant(0), x])
+    return [a, tf.gradients(tf.reduce_sum(a), x)[0]], {"x": x, "n": n}
+
+
+def test_nested_while_loops_and_their_gradients(tf1):
+    _check(tf1, _while_nested, [{"x": X, "n": 3}, {"x": X, "n": 0}, {"x": X, "n": 1}])
+
+
+def _while_max_iterations(tf):
+    x = tf.placeholder(tf.float32, [3], name="x")
+    a = tf.while_loop(lambda a: tf.reduce_sum(a) < 1e6, lambda a: a * x * 2.0, [x], maximum_iterations=4)
+    return [a, tf.gradients(a, x)[0]], {"x": x}
+
+
+def test_maximum_iterations(tf1):
+    _check(tf1, _while_max_iterations, [{"x": X}, {"x": X * 100}])
+
+
+def _cond_in_while(tf):
+    x = tf.placeholder(tf.float32, [3], name="x")
+
+    def body(i, a):
+        a = tf.cond(tf.reduce_sum(a) > 2.0, lambda: a * 0.5, lambda: a * x + 1.0)
+        return i + 1, a
+    _, a = tf.while_loop(lambda i, a: i < 5, body, [tf.constant(0), x])
+    return [a, tf.gradients(tf.reduce_sum(a), x)[0]], {"x": x}
+
+
+def test_cond_inside_while_with_gradient(tf1):
+    _check(tf1, _cond_in_while, [{"x": X}, {"x": -X}])
+
+
+def _while_in_cond(tf):
+    x = tf.placeholder(tf.float32, [3], name="x")
+    p = tf.placeholder(tf.bool, [], name="p")
+    y = tf.cond(p, lambda: tf.while_loop(lambda i, a: i < 2, lambda i, a: (i + 1, a * x), [0, x])[1],
+                lambda: x - 1.0)
+    return [y, tf.gradients(tf.reduce_sum(y), x)[0]], {"x": x, "p": p}
+
+
+def test_while_inside_cond(tf1):
+    _check(tf1, _while_in_cond, [{"x": X, "p": True}, {"x": X, "p": False}])
+
+
+def _while_unused_and_independent(tf):
+    x = tf.placeholder(tf.float32, [3], name="x")
+    # `b` is recomputed from x each iteration (its next value does not read it); `c` is never used
+    _, a, b, c = tf.while_loop(lambda i, a, b, c: i < 3,
+                               lambda i, a, b, c: (i + 1, a + b, x * 2.0, c * x),
+                               [tf.constant(0), x, x, x])
+    return [a, b, tf.gradients(tf.reduce_sum(a), x)[0]], {"x": x}
+
+
+def test_unused_exits_and_a_variable_independent_of_its_last_value(tf1):
+    _check(tf1, _while_unused_and_independent, [{"x": X}])
+
+
+def _while_shape_invariant(tf):
+    x = tf.placeholder(tf.float32, [3], name="x")
+    _, a = tf.while_loop(lambda i, a: i < 3, lambda i, a: (i + 1, tf.concat([a, a * x[0]], 0)),
+                         [tf.constant(0), x], shape_invariants=[tf.TensorShape([]), tf.TensorShape([None])])
+    return [a, tf.gradients(tf.reduce_sum(a), x)[0]], {"x": x}
+
+
+def test_shape_invariants_let_a_variable_grow(tf1):
+    # (the frames are compared above; here the gradients of ConcatV2 and of a broadcasting Mul save different
+    # forward values than TF's, ShapeN where ours saves its GatherV2/BroadcastGradientArgs inputs)
+    got = _check(tf1, _while_shape_invariant, [{"x": X}], graph=False)
+    assert got[0][0].shape == (24,)
+
+
+def test_while_loop_checks_its_body(tf1):
+    from tfevents import core as tf
+    for lib in (tf1, tf):
+        with lib.Graph().as_default():
+            x = lib.constant([1.0, 2.0])
+            with pytest.raises(ValueError, match="shape"):
+                lib.while_loop(lambda i, a: i < 2, lambda i, a: (i + 1, lib.concat([a, a], 0)), [0, x])
+        with lib.Graph().as_default():
+            with pytest.raises((ValueError, TypeError)):
+                lib.while_loop(lambda i: i < 2, lambda i: (i + 1, i), [0])
+    with tf.Graph().as_default():
+        with pytest.raises(TypeError, match="callable"):
+            tf.while_loop(1, lambda i: i, [0])
+        with pytest.raises(ValueError, match="No loop variables"):
+            tf.while_loop(lambda: True, lambda: (), [])
+
+
+def test_a_long_loop_runs_in_one_step():
+    from tfevents import core as tf
+    with tf.Graph().as_default():
+        n = tf.placeholder(tf.int32, [])
+        total = tf.while_loop(lambda i, s: i < n, lambda i, s: (i + 1, s + tf.cast(i, tf.float64)),
+                              [0, tf.constant(0.0, tf.float64)])[1]
+        with tf.Session() as sess:
+            assert sess.run(total, {n: 10000}) == sum(range(10000))
