@@ -29,7 +29,8 @@ from .ops.array_ops import (broadcast_to, concat, expand_dims, fill, gather, ide
                             range_ as range, rank, reshape, shape, size, split, squeeze, stack, stop_gradient,
                             strided_slice, tile, transpose, unsorted_segment_sum, unstack, zeros, zeros_like)
 from .ops.state_ops import (assign, assign_add, assign_sub, placeholder, placeholder_with_default, scatter_add,
-                            scatter_sub, scatter_update)
+                            scatter_div, scatter_max, scatter_min, scatter_mul, scatter_nd_add, scatter_nd_sub,
+                            scatter_nd_update, scatter_sub, scatter_update)
 from .ops.random_ops import random_normal, random_uniform, truncated_normal
 from .ops import nn_ops as _nn_ops
 from .ops.elementwise_ops import *  # noqa: F401,F403 - each family's __all__ is its tf.<name> API
@@ -61,6 +62,12 @@ _LAZY_NAMES = {
     "clip_by_global_norm": (".train.clipping", "clip_by_global_norm"),
     "clip_by_average_norm": (".train.clipping", "clip_by_average_norm"),
     "global_norm": (".train.clipping", "global_norm"),
+    "SparseTensor": (".sparse_tensor", "SparseTensor"),
+    "SparseTensorValue": (".sparse_tensor", "SparseTensorValue"),
+    "sparse_segment_sum": (".ops.embedding_ops", "sparse_segment_sum"),
+    "sparse_segment_mean": (".ops.embedding_ops", "sparse_segment_mean"),
+    "sparse_segment_sqrt_n": (".ops.embedding_ops", "sparse_segment_sqrt_n"),
+    "sparse_to_dense": (".ops.sampled_loss_ops", "sparse_to_dense"),
     "FIFOQueue": (".train.data_flow", "FIFOQueue"), "QueueBase": (".train.data_flow", "QueueBase"),
     "Summary": ("tfevents.proto.summary_pb2", "Summary"),
     "HistogramProto": ("tfevents.proto.summary_pb2", "HistogramProto"),

@@ -16,7 +16,9 @@ PRODUCER_VERSION = 27   # the GraphDef version TF 1.x graphs of that era carry
 # ops whose inputs do not determine a "T" attr (they carry dtype/SrcT/... or nothing)
 _NO_T = {"Const", "Placeholder", "PlaceholderWithDefault", "VariableV2", "NoOp", "Cast", "IsVariableInitialized",
          "GatherV2", "Range", "LogicalAnd", "LogicalOr", "LogicalNot", "All", "Any", "MergeSummary",
-         "AudioSummaryV2", "GatherNd", "LoopCond", "ControlTrigger", "StackV2", "StackPopV2"}
+         "AudioSummaryV2", "GatherNd", "LoopCond", "ControlTrigger", "StackV2", "StackPopV2",
+         "UniformCandidateSampler", "LogUniformCandidateSampler", "FixedUnigramCandidateSampler",
+         "LearnedUnigramCandidateSampler", "ComputeAccidentalHits"}
 
 
 def versions() -> graph_pb2.VersionDef:

@@ -35,6 +35,8 @@ TABLES = {
     "random": {
         **_SAME("multinomial", "set_random_seed", "truncated_normal"),
         "normal": "random_normal", "uniform": "random_uniform", "shuffle": "random_shuffle",
+        **{n: "nn." + n for n in ("uniform_candidate_sampler", "log_uniform_candidate_sampler",
+                                  "fixed_unigram_candidate_sampler", "learned_unigram_candidate_sampler")},
     },
     "manip": _SAME("gather_nd", "reshape", "reverse", "scatter_nd", "tile"),
 }

@@ -312,16 +312,6 @@ def in_top_k(predictions, targets, k, name=None):
                     dict(T=targets.dtype), name=name)
 
 
-def embedding_lookup(params, ids, partition_strategy="mod", name=None, max_norm=None):
-    """Rows ``ids`` of ``params`` (one tensor); its gradient is an IndexedSlices."""
-    if isinstance(params, (list, tuple)):
-        if len(params) != 1:
-            raise NotImplementedError("embedding_lookup over several shards is not supported")
-        params = params[0]
-    with name_scope(name, "embedding_lookup") as scope:
-        return array_ops.gather(params, ids, name=scope)
-
-
 def l2_normalize(x, axis=None, epsilon=1e-12, name=None, dim=None):
     """``x / sqrt(max(sum(x**2, axis), epsilon))``."""
     axis = dim if axis is None else axis

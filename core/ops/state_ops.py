@@ -1,5 +1,5 @@
 """Ops bound to session state: Placeholder, VariableV2 and the assign family (Assign, AssignAdd, AssignSub,
-ScatterUpdate/Add/Sub), IsVariableInitialized.
+Scatter{Update,Add,Sub,Mul,Div,Max,Min}, ScatterNd{Update,Add,Sub}), IsVariableInitialized.
 
 A variable's value lives in the Session, in a ``VariableSlot`` (``.value`` is the numpy buffer). Ops that update
 variables take the VariableV2 output at a *ref input* and receive the slot (see ``registry``).
@@ -111,9 +111,27 @@ register("AssignAdd", _assign_add_forward, shape=shape_same, **_STATE)
 register("AssignSub", _assign_sub_forward, shape=shape_same, **_STATE)
 
 
-def _scatter(np_update):
+def _check_scatter(ref, indices, updates, op_type):
+    """TF's checks: indices in ``[0, rows)`` and ``updates.shape == indices.shape + ref.shape[1:]`` (or scalar)."""
+    value = ref.read()
+    indices = np.asarray(indices)
+    rows = value.shape[0] if value.ndim else 0
+    bad = np.flatnonzero((indices.reshape(-1) < 0) | (indices.reshape(-1) >= rows))
+    if bad.size:
+        raise InvalidArgumentError(ref.op, "%s: indices[%d] = %d is not in [0, %d) (variable %s)"
+                                   % (op_type, bad[0], indices.reshape(-1)[bad[0]], rows, ref.name))
+    want = indices.shape + value.shape[1:]
+    if np.ndim(updates) and np.shape(updates) != want:
+        raise InvalidArgumentError(ref.op, "%s: updates must have shape indices.shape + params.shape[1:] = %s, "
+                                           "got %s (variable %s)" % (op_type, list(want), list(np.shape(updates)),
+                                                                     ref.name))
+    return value, indices
+
+
+def _scatter(op_type, np_update):
     def forward(ref, indices, updates, use_locking=False):
-        np_update(ref.read(), indices, updates)
+        value, indices = _check_scatter(ref, indices, updates, op_type)
+        np_update(value, indices, updates)
         return ref.value
     return forward
 
@@ -122,9 +140,49 @@ def _scatter_update(a, i, u):
     a[i] = u
 
 
-register("ScatterUpdate", _scatter(_scatter_update), shape=shape_same, **_STATE)
-register("ScatterAdd", _scatter(np.add.at), shape=shape_same, **_STATE)
-register("ScatterSub", _scatter(np.subtract.at), shape=shape_same, **_STATE)
+def _scatter_div(a, i, u):
+    """``a[i] /= u`` with repeats applied in turn; integers divide as C++ does (truncating)."""
+    if a.dtype.kind in "iu":
+        u = np.broadcast_to(u, i.shape + a.shape[1:])
+        for row, den in zip(i.reshape(-1), u.reshape((-1,) + a.shape[1:])):
+            a[row] = np.trunc(a[row] / den).astype(a.dtype)
+    else:
+        np.divide.at(a, i, u)
+
+
+for _type, _fn in (("ScatterUpdate", _scatter_update), ("ScatterAdd", np.add.at), ("ScatterSub", np.subtract.at),
+                   ("ScatterMul", np.multiply.at), ("ScatterDiv", _scatter_div), ("ScatterMax", np.maximum.at),
+                   ("ScatterMin", np.minimum.at)):
+    register(_type, _scatter(_type, _fn), shape=shape_same, **_STATE)
+
+
+def _scatter_nd(op_type, np_update):
+    """ScatterNd{Update,Add,Sub}: the last axis of ``indices`` indexes the leading axes of ``ref``."""
+    def forward(ref, indices, updates, use_locking=True):
+        value = ref.read()
+        indices = np.asarray(indices, np.int64)
+        k = indices.shape[-1] if indices.ndim else 0
+        if indices.ndim < 1 or k > value.ndim:
+            raise InvalidArgumentError(ref.op, "%s: indices must have rank >= 1 and indices.shape[-1] <= rank of "
+                                               "the variable (%d), got shape %s" % (op_type, value.ndim,
+                                                                                   list(indices.shape)))
+        flat = indices.reshape(-1, k)
+        bad = np.flatnonzero(np.any((flat < 0) | (flat >= np.array(value.shape[:k])), axis=1))
+        if bad.size:
+            raise InvalidArgumentError(ref.op, "%s: indices[%d] = %s does not index into shape %s (variable %s)"
+                                       % (op_type, bad[0], flat[bad[0]].tolist(), list(value.shape), ref.name))
+        want = indices.shape[:-1] + value.shape[k:]
+        if np.ndim(updates) and np.shape(updates) != want:
+            raise InvalidArgumentError(ref.op, "%s: updates must have shape %s, got %s (variable %s)"
+                                       % (op_type, list(want), list(np.shape(updates)), ref.name))
+        np_update(value, tuple(flat.T), np.broadcast_to(updates, want).reshape((-1,) + value.shape[k:]))
+        return ref.value
+    return forward
+
+
+for _type, _fn in (("ScatterNdUpdate", _scatter_update), ("ScatterNdAdd", np.add.at),
+                   ("ScatterNdSub", np.subtract.at)):
+    register(_type, _scatter_nd(_type, _fn), shape=shape_same, **_STATE)
 
 
 def _ref(ref):
@@ -154,8 +212,8 @@ def assign_sub(ref, value, use_locking=None, name=None):
     return apply_op("AssignSub", [ref, _typed(value, ref)], dict(use_locking=bool(use_locking)), name=name)
 
 
-def _scatter_fn(op_type):
-    def fn(ref, indices, updates, use_locking=True, name=None):
+def _scatter_fn(op_type, locking_default=False):
+    def fn(ref, indices, updates, use_locking=locking_default, name=None):
         ref = _ref(ref)
         from ..registry import convert_to_tensor
         indices = convert_to_tensor(indices)
@@ -164,9 +222,24 @@ def _scatter_fn(op_type):
     return fn
 
 
-scatter_update = _scatter_fn("ScatterUpdate")
+scatter_update = _scatter_fn("ScatterUpdate", True)
 scatter_add = _scatter_fn("ScatterAdd")
 scatter_sub = _scatter_fn("ScatterSub")
+scatter_mul = _scatter_fn("ScatterMul")
+scatter_div = _scatter_fn("ScatterDiv")
+scatter_max = _scatter_fn("ScatterMax")
+scatter_min = _scatter_fn("ScatterMin")
+scatter_nd_update = _scatter_fn("ScatterNdUpdate", True)
+scatter_nd_add = _scatter_fn("ScatterNdAdd")
+scatter_nd_sub = _scatter_fn("ScatterNdSub")
+for _f, _t in ((scatter_update, "ref[indices] = updates"), (scatter_add, "ref[indices] += updates"),
+               (scatter_sub, "ref[indices] -= updates"), (scatter_mul, "ref[indices] *= updates"),
+               (scatter_div, "ref[indices] /= updates"), (scatter_max, "ref[indices] = max(ref[indices], updates)"),
+               (scatter_min, "ref[indices] = min(ref[indices], updates)")):
+    _f.__doc__ = "``%s`` on the variable's rows (repeated indices each apply); returns the variable." % _t
+for _f, _t in ((scatter_nd_update, "="), (scatter_nd_add, "+="), (scatter_nd_sub, "-=")):
+    _f.__doc__ = ("``ref[indices[..., :]] %s updates``: the last axis of ``indices`` indexes the leading axes "
+                  "of the variable; returns the variable." % _t)
 
 
 register("IsVariableInitialized", lambda ref, dtype=None: np.array(ref.value is not None), ref_inputs=(0,),

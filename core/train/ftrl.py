@@ -11,8 +11,9 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
+from ..ops import math_ops
 from .ops import apply_update
-from .optimizer import Optimizer
+from .optimizer import Optimizer, _call_if_callable
 
 
 class FtrlOptimizer(Optimizer):
@@ -54,10 +55,9 @@ class FtrlOptimizer(Optimizer):
     def _prepare(self):
         self._learning_rate_tensor = self._tensor(self._learning_rate, "learning_rate")
         self._l1_tensor = self._tensor(self._l1, "l1_regularization_strength")
-        # l2 + beta / (2 * lr), as TF's adjusted_l2_regularization_strength
-        self._adjusted_l2_tensor = self._tensor(self._l2 + self._beta / (2. * self._learning_rate)
-                                                if not callable(self._learning_rate) and self._beta
-                                                else self._l2, "adjusted_l2_regularization_strength")
+        # TF's adjusted_l2_regularization_strength, built with the same ops: l2 + beta / (2 * max(lr, 1e-36))
+        adjusted = self._l2 + self._beta / (2. * math_ops.maximum(_call_if_callable(self._learning_rate), 1e-36))
+        self._adjusted_l2_tensor = self._tensor(adjusted, "adjusted_l2_regularization_strength")
         self._l2_shrinkage_tensor = self._tensor(self._l2_shrinkage, "l2_shrinkage_regularization_strength")
         self._learning_rate_power_tensor = self._tensor(self._learning_rate_power, "learning_rate_power")
 

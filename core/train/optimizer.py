@@ -15,6 +15,8 @@ from __future__ import annotations
 
 from typing import Any, Callable, Iterable, Optional
 
+import numpy as np
+
 from .. import dtypes
 from ..control_flow import group
 from ..gradients import gradients
@@ -213,8 +215,11 @@ class Optimizer:
     def _zeros_slot(self, var: Variable, slot_name: str, op_name: str) -> Variable:
         return self._get_or_make_slot(var, lambda: _filled(var, 0.0), slot_name, op_name)
 
-    def _get_or_make_slot_with_value(self, var: Variable, value: float, slot_name: str, op_name: str) -> Variable:
-        return self._get_or_make_slot(var, lambda: _filled(var, value), slot_name, op_name)
+    def _get_or_make_slot_with_value(self, var: Variable, value: float, slot_name: str, op_name: str,
+                                     initializer: str = "constant") -> Variable:
+        """A slot starting at ``value``: TF's ``constant_initializer`` (a Const) or, with
+        ``initializer="ones"``, its ``ones_initializer`` (a Const when small, else a Fill)."""
+        return self._get_or_make_slot(var, lambda: _filled(var, value, initializer), slot_name, op_name)
 
     def _create_non_slot_variable(self, initial_value: Any, name: str, colocate_with: Variable) -> Variable:
         graph = colocate_with.graph
@@ -268,11 +273,13 @@ class Optimizer:
                                  % (dtype, t.name, [str(d) for d in _VALID_DTYPES]))
 
 
-def _filled(var: Variable, value: float) -> Tensor:
+def _filled(var: Variable, value: float, initializer: str = "constant") -> Tensor:
     shape = var.shape.as_list()
     if value == 0.0:
         return array_ops.zeros(shape, dtype=var.dtype, name="zeros")
-    return array_ops.fill(shape, convert_to_tensor(value, dtype=var.dtype), name="Const")
+    if initializer == "ones" and value == 1.0:
+        return array_ops.ones(shape, dtype=var.dtype, name="ones")
+    return convert_to_tensor(np.full(shape, value, dtype=var.dtype.as_numpy_dtype), name="Const")
 
 
 def _flatten(x: Any) -> list:

@@ -24,7 +24,7 @@ class RMSPropOptimizer(Optimizer):
 
     def _create_slots(self, var_list):
         for v in var_list:
-            self._get_or_make_slot_with_value(v, 1.0, "rms", self._name)
+            self._get_or_make_slot_with_value(v, 1.0, "rms", self._name, initializer="ones")
             if self._centered:
                 self._zeros_slot(v, "mg", self._name)
             self._zeros_slot(v, "momentum", self._name)
