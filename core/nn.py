@@ -13,3 +13,4 @@ from .ops.manip_ops import depth_to_space, space_to_depth, top_k  # noqa: F401,E
 from .ops.embedding_ops import *  # noqa: F401,F403,E402
 from .ops.candidate_sampling_ops import *  # noqa: F401,F403,E402
 from .ops.sampled_loss_ops import *  # noqa: F401,F403,E402
+from .rnn.rnn import rnn_cell, static_bidirectional_rnn, static_rnn, static_state_saving_rnn  # noqa: F401,E402
