@@ -126,55 +126,78 @@ def get_local_variable(name: str, *args, **kwargs) -> Variable:
     return get_variable(name, *args, **kwargs)
 
 
+def _unique_scope_name(counts: dict, parent_name: str, prefix: str) -> str:
+    """TF's _get_unique_variable_scope: ``prefix``, or ``prefix_1``, ``prefix_2``... the first whose scope is not
+    open under ``parent_name``."""
+    full = parent_name + "/" + prefix if parent_name else prefix
+    if counts.get(full, 0) == 0:
+        return prefix
+    i = 1
+    while counts.get("%s_%d" % (full, i), 0) > 0:
+        i += 1
+    return "%s_%d" % (prefix, i)
+
+
 @contextlib.contextmanager
 def variable_scope(name_or_scope: Any, default_name: Optional[str] = None, values: Any = None,
                    initializer: Any = None, regularizer: Any = None, reuse: Any = None, dtype: Any = None,
                    auxiliary_name_scope: bool = True, **kwargs) -> Iterator[VariableScope]:
-    """Open a variable scope (and a matching name scope); ``reuse`` is inherited by nested scopes."""
+    """Open a variable scope (and a matching name scope); ``reuse`` is inherited by nested scopes.
+
+    As TF1: an unnamed scope (``default_name``) takes the first of ``name``, ``name_1``... not open in its parent;
+    leaving a named scope forgets the unnamed scopes opened inside it (re-entering ``"shared"`` makes
+    ``shared/lstm`` again); re-entering a VariableScope object opens a new name scope named after its last part.
+    """
     graph = get_default_graph()
     parent = get_variable_scope()
     store = _store(graph)
+    counts = store["scope_counts"]
     if name_or_scope is None and default_name is None:
         raise TypeError("If default_name is None then name_or_scope is required")
+    if name_or_scope is not None and not isinstance(name_or_scope, (VariableScope, str)):
+        raise TypeError("VariableScope: name_or_scope must be a string or VariableScope.")
     if not reuse:          # None or False: inherit (TF1: ``reuse = reuse or parent.reuse``)
         reuse = parent.reuse if parent.reuse is True or parent.reuse is AUTO_REUSE else None
     if isinstance(name_or_scope, VariableScope):
         full_name = name_or_scope.name
-        ns_name = name_or_scope.original_name_scope
+        ns_name = name_or_scope.name.split("/")[-1]
         if reuse is None:
             reuse = name_or_scope.reuse
         base = name_or_scope
     else:
-        if name_or_scope is None:
-            prefix = parent.name + "/" if parent.name else ""
-            counts = store["scope_counts"]
-            candidate = prefix + default_name
-            i = counts.get(candidate, 0)
-            name = default_name if i == 0 else "%s_%d" % (default_name, i)
-            counts[candidate] = i + 1
-        else:
-            name = name_or_scope
+        name = name_or_scope if name_or_scope is not None else _unique_scope_name(counts, parent.name,
+                                                                                  default_name)
         full_name = parent.name + "/" + name if parent.name else name
-        store["scope_counts"].setdefault(full_name, 1)
-        ns_name = None
+        ns_name = name
         base = parent
     new_scope = VariableScope(reuse if reuse is not None else False, full_name,
                               initializer if initializer is not None else base.initializer,
                               regularizer if regularizer is not None else base.regularizer,
                               dtype if dtype is not None else base.dtype)
+    counts[full_name] = counts.get(full_name, 0) + 1
+    saved_counts = dict(counts) if isinstance(name_or_scope, VariableScope) else None
     if not auxiliary_name_scope:      # no name scope of its own: ops go to the current one
-        cm = contextlib.nullcontext(ns_name or "")
-    elif ns_name is not None:         # re-entering a scope object: its original name scope
+        cm = contextlib.nullcontext(getattr(name_or_scope, "original_name_scope", "") or "")
+    else:                             # the relative name ("inner/dense"), made unique as TF does
         cm = name_scope(ns_name)
-    else:                             # the whole relative name ("inner/dense"), made unique as TF does
-        cm = name_scope(name)
     with cm as scope_str:
-        new_scope._name_scope = scope_str if isinstance(scope_str, str) else ""
+        if isinstance(name_or_scope, VariableScope):
+            new_scope._name_scope = name_or_scope.original_name_scope
+        else:
+            new_scope._name_scope = scope_str if isinstance(scope_str, str) else ""
         graph._var_scope = new_scope
         try:
             yield new_scope
         finally:
             graph._var_scope = parent
+            if saved_counts is not None:
+                counts.clear()
+                counts.update(saved_counts)
+            else:                     # close the sub-scopes: unnamed scopes inside may be made again
+                prefix = full_name + "/"
+                for k in counts:
+                    if k.startswith(prefix):
+                        counts[k] = 0
 
 
 def variable_op_scope(values, name_or_scope, default_name=None, **kwargs):

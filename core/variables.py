@@ -29,13 +29,18 @@ class Variable:
             collections.append(GraphKeys.TRAINABLE_VARIABLES)
         self._trainable = trainable
         self.constraint = constraint
-        # TF's init_scope: a variable and its initializer never inherit control dependencies
+        # TF's init_scope: a variable and its initializer never inherit control dependencies, and are made
+        # outside any cond/while context (control_dependencies(None) leaves them)
         with get_default_graph().control_dependencies(None), name_scope(name, "Variable") as scope:
             if callable(initial_value):
                 with name_scope("Initializer"):
                     initial_value = initial_value()
             initial_value = convert_to_tensor(initial_value, dtype=dtype, name="initial_value") \
                 if not isinstance(initial_value, Tensor) else initial_value
+            if initial_value.op._control_flow_context is not None:
+                raise ValueError("Initializer for variable %s is from inside a control-flow construct, such as a "
+                                 "loop or conditional. When creating a variable inside a loop or conditional, use "
+                                 "a lambda as the initializer." % scope)
             if dtype is not None and initial_value.dtype is not dtypes.as_dtype(dtype):
                 from .ops.math_ops import cast
                 initial_value = cast(initial_value, dtype)
