@@ -88,6 +88,36 @@ def _rebuild(f: Any, it) -> Any:
     return next(it)
 
 
+def _flatten_feeds(feed_dict: dict) -> dict:
+    """TF1 allows a nested tuple of tensors (an LSTMStateTuple, a tuple of them) as one feed key, with a value of
+    the same structure: one entry per tensor."""
+    out = {}
+    for key, value in feed_dict.items():
+        if not isinstance(key, tuple):
+            out[key] = value
+            continue
+        keys: list = []
+        _flatten(key, keys)
+        values: list = []
+        try:
+            _flatten_like(key, value, values)
+        except (TypeError, ValueError) as e:
+            raise ValueError("The value fed for the tuple key %r does not have its structure: %s" % (key, e)) \
+                from None
+        out.update(zip(keys, values))
+    return out
+
+
+def _flatten_like(structure: Any, value: Any, out: list) -> None:
+    if isinstance(structure, (list, tuple)):
+        if not isinstance(value, (list, tuple)) or len(value) != len(structure):
+            raise ValueError("expected a sequence of %d, got %r" % (len(structure), _short(value)))
+        for s, v in zip(structure, value):
+            _flatten_like(s, v, out)
+    else:
+        out.append(value)
+
+
 # ---------------------------------------------------------------------------------------------------------
 # plans
 
@@ -189,6 +219,8 @@ class Session:
         if self._closed:
             raise RuntimeError("Attempted to use a closed Session.")
         trace = options is not None and run_metadata is not None and getattr(options, "trace_level", 0) >= 1
+        if feed_dict and any(isinstance(k, tuple) for k in feed_dict):
+            feed_dict = _flatten_feeds(feed_dict)
         feed_keys = tuple(feed_dict) if feed_dict else ()
         key = (_fetch_key(fetches), feed_keys, trace, self._graph._edges_version)
         plan = self._plans.get(key)

@@ -258,3 +258,28 @@ def test_a_long_loop_runs_in_one_step():
                               [0, tf.constant(0.0, tf.float64)])[1]
         with tf.Session() as sess:
             assert sess.run(total, {n: 10000}) == sum(range(10000))
+
+
+def test_nested_tuples_as_feed_keys_and_fetches(tf1):
+    """TF1's PTB idiom: the final LSTMStateTuples fetched, then fed back with the tuple as one key."""
+    def build(tf):
+        cell = tf.nn.rnn_cell.MultiRNNCell([tf.nn.rnn_cell.BasicLSTMCell(3) for _ in range(2)])
+        state = cell.zero_state(2, tf.float32)
+        x = tf.placeholder(tf.float32, [2, 4], name="x")
+        out, final = cell(x, state)
+        with tf.Session() as sess:
+            sess.run(tf.global_variables_initializer())
+            for v in tf.global_variables():
+                v.load(np_values(v.shape.as_list(), v.op.name), sess)
+            value = sess.run(final, {x: np.ones([2, 4], np.float32)})
+            assert type(value[0]).__name__ == "LSTMStateTuple"
+            fed = sess.run(out, {x: np.ones([2, 4], np.float32), state: value})
+            return [np.asarray(value[1].h), fed]
+    want, got = tf1_and_core(tf1, build)
+    np.testing.assert_allclose(got[0], want[0], rtol=1e-5)
+    np.testing.assert_allclose(got[1], want[1], rtol=1e-5)
+
+
+def np_values(shape, name):
+    rng = np.random.default_rng(sum(map(ord, name)))
+    return rng.uniform(-0.5, 0.5, shape).astype(np.float32)
