@@ -12,6 +12,8 @@ from _tensorboard import TensorBoardServer
 TIMEOUT = 60.0
 LOSS = [(0, 2.5), (1, 1.25), (3, 0.3), (10, -0.125)]
 ACCURACY = [(0, 0.1), (5, 0.9)]
+VERTICES = np.random.default_rng(3).random((1, 5, 3))
+FACES = np.array([[[0, 1, 2], [2, 3, 4]]])
 SPRITES = np.random.default_rng(2).integers(0, 256, (4, 3, 8, 8), dtype=np.uint8)   # 4 thumbnails, 8 x 8 pixels
 
 
@@ -29,7 +31,7 @@ def logdir(tmp_path_factory):
         rng = np.random.default_rng(1)     # the tensorboardX-parity kinds, each served by its dashboard's plugin
         w.add_video("clip", rng.integers(0, 255, (1, 3, 3, 8, 8), dtype=np.uint8), 2)
         w.add_image_with_boxes("boxes", rng.random((3, 16, 16)), np.array([[1, 1, 9, 9]]), 2, labels=["x"])
-        w.add_mesh("cloud", rng.random((1, 5, 3)), faces=np.array([[[0, 1, 2], [2, 3, 4]]]), global_step=2)
+        w.add_mesh("cloud", VERTICES, faces=FACES, global_step=2)
         w.add_custom_scalars_multilinechart(["loss", "eval/accuracy"], category="training", title="both")
         w.add_embedding(rng.random((4, 3)), metadata=["a", "b", "c", "d"], global_step=2, tag="feat",
                         label_img=SPRITES)
@@ -84,6 +86,11 @@ def test_tensorboard_serves_video_boxes_mesh_custom_scalars_and_projector(server
     # vertices [1, 5, 3] and faces [1, 2, 3]; components is the bitmask 1 << VERTEX | 1 << FACE
     assert sorted((m["step"], m["content_type"], m["components"], m["data_shape"]) for m in parts) == [
         (2, 1, 6, [1, 5, 3]), (2, 2, 6, [1, 2, 3])]
+    # the arrays the viewer draws: vertices as float32, faces as int32
+    vertices = server.get("/data/plugin/mesh/data", run=".", tag="cloud", sample=0, step=2, content_type="VERTEX")
+    np.testing.assert_array_equal(np.frombuffer(vertices, np.float32), VERTICES.astype(np.float32).ravel())
+    faces = server.get("/data/plugin/mesh/data", run=".", tag="cloud", sample=0, step=2, content_type="FACE")
+    np.testing.assert_array_equal(np.frombuffer(faces, np.int32), FACES.ravel())
     layout = server.wait_for("custom scalars layout", lambda: server.json("/data/plugin/custom_scalars/layout"),
                              done=lambda lay: bool(lay))
     (category,) = layout["category"]
