@@ -501,7 +501,7 @@ def _generate(session: Session, order: list, fed: list, fetch_tensors: list, par
         if trace:
             lines.append("    _plan.records.append((%d, _t0, _now(), (%s)))" % (
                 len(trace_ops) - 1, ", ".join(o if o != "_" else "None" for o in outs) + ("," if outs else "")))
-        if opdef.aliases:
+        if opdef.aliases and not raw_only:    # (a loop iteration hands its values on, never to the user)
             for t in op.outputs:
                 if t in fetched and t in names and names[t].startswith("v"):
                     lines.append("    %s = _copy(%s)" % (names[t], names[t]))
