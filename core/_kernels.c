@@ -377,6 +377,48 @@ static PyObject *relu_grad(PyObject *self, PyObject *const *args, Py_ssize_t nar
 }
 
 
+/* sigmoid_grad(y, g, out): out = g * y * (1 - y); tanh_grad(y, g, out): out = g * (1 - y * y)
+   (numpy's evaluation order, so the same numbers as the numpy forwards of SigmoidGrad and TanhGrad) */
+static PyObject *sigmoid_grad(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 3) {
+        PyErr_SetString(PyExc_TypeError, "sigmoid_grad(y, g, out)");
+        return NULL;
+    }
+    Arrays a;
+    if (!get_elementwise(&a, (PyObject **)args, 2, args[2])) return result(&a, 0);
+    Py_ssize_t n = a.n;
+    if (a.kind == 'f') {
+        const float *y = F(0), *g = F(1);
+        float *out = F(2);
+        RUN(for (Py_ssize_t i = 0; i < n; i++) out[i] = g[i] * y[i] * (1.0f - y[i]););
+    } else {
+        const double *y = D(0), *g = D(1);
+        double *out = D(2);
+        RUN(for (Py_ssize_t i = 0; i < n; i++) out[i] = g[i] * y[i] * (1.0 - y[i]););
+    }
+    return result(&a, 1);
+}
+
+static PyObject *tanh_grad(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 3) {
+        PyErr_SetString(PyExc_TypeError, "tanh_grad(y, g, out)");
+        return NULL;
+    }
+    Arrays a;
+    if (!get_elementwise(&a, (PyObject **)args, 2, args[2])) return result(&a, 0);
+    Py_ssize_t n = a.n;
+    if (a.kind == 'f') {
+        const float *y = F(0), *g = F(1);
+        float *out = F(2);
+        RUN(for (Py_ssize_t i = 0; i < n; i++) out[i] = g[i] * (1.0f - y[i] * y[i]););
+    } else {
+        const double *y = D(0), *g = D(1);
+        double *out = D(2);
+        RUN(for (Py_ssize_t i = 0; i < n; i++) out[i] = g[i] * (1.0 - y[i] * y[i]););
+    }
+    return result(&a, 1);
+}
+
 /* ---- convolution and pooling helpers (core/ops/conv_ops.py, pool_ops.py); NHWC, C-contiguous, one dtype.
  * Geometry g: kh, kw, sh, sw, dh, dw, pt, pl, oh, ow (kernel, strides, dilations, top/left padding, output). */
 
@@ -667,6 +709,10 @@ static PyMethodDef methods[] = {
     {"relu", (PyCFunction)(void (*)(void))relu, METH_FASTCALL, "out = max(x, 0); False if not supported"},
     {"relu_grad", (PyCFunction)(void (*)(void))relu_grad, METH_FASTCALL,
      "out = g * (features > 0); False if not supported"},
+    {"sigmoid_grad", (PyCFunction)(void (*)(void))sigmoid_grad, METH_FASTCALL,
+     "out = g * y * (1 - y); False if not supported"},
+    {"tanh_grad", (PyCFunction)(void (*)(void))tanh_grad, METH_FASTCALL,
+     "out = g * (1 - y * y); False if not supported"},
     {"im2col", (PyCFunction)(void (*)(void))im2col, METH_FASTCALL,
      "im2col(x, cols, kh, kw, sh, sw, dh, dw, pt, pl, oh, ow): conv patches of NHWC x; False if not supported"},
     {"col2im", (PyCFunction)(void (*)(void))col2im, METH_FASTCALL,

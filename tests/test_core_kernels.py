@@ -6,6 +6,7 @@ import pytest
 
 from tfevents import core
 from tfevents.core.train import ops
+from _oracle import tf1_and_core
 
 kernels = pytest.importorskip("tfevents.core._kernels", reason="C extension not built")
 
@@ -338,3 +339,36 @@ def test_flush_bits_round_trip():
         kernels.restore_denormals(before)
     assert flushed == 0
     assert np.float32(1e-39) * np.float32(1.0) == np.float32(1e-39)
+
+
+# ---- sigmoid and tanh gradients (every LSTM/GRU step)
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_sigmoid_and_tanh_grad_kernels_equal_numpy_bit_for_bit(dtype):
+    y, g = _relu_inputs(dtype)
+    for name, numpy_forward in (("sigmoid_grad", lambda y, g: g * y * (1.0 - y)),
+                                ("tanh_grad", lambda y, g: g * (1.0 - y * y))):
+        out = np.empty_like(g)
+        assert getattr(kernels, name)(y, g, out) is True
+        with np.errstate(all="ignore"):
+            _same_bits(out, numpy_forward(y, g))
+        assert getattr(kernels, name)(y[:, ::2], g[:, ::2], np.empty((9, 19), dtype)) is False
+
+
+def test_sigmoid_grad_and_tanh_grad_ops_match_tf1_with_and_without_kernels(tf1, monkeypatch):
+    from tfevents import core
+    from tfevents.core.ops import math_ops
+    x_value = np.linspace(-4, 4, 24, dtype=np.float32).reshape(4, 6)
+
+    def program(tf):
+        x = tf.placeholder(tf.float32, [4, 6])
+        y = tf.reduce_sum(tf.sigmoid(x) * tf.tanh(x * 0.7))
+        with tf.Session() as sess:
+            return sess.run([y, tf.gradients(y, x)[0]], {x: x_value})
+    want, got = tf1_and_core(tf1, program)
+    monkeypatch.setattr(math_ops, "_kernels", None)
+    with core.Graph().as_default():
+        fallback = program(core)
+    for w, g, f in zip(want, got, fallback):
+        np.testing.assert_allclose(g, w, rtol=2e-6, atol=1e-7)
+        _same_bits(np.atleast_1d(g), np.atleast_1d(f))
