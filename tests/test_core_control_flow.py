@@ -283,3 +283,27 @@ def test_nested_tuples_as_feed_keys_and_fetches(tf1):
 def np_values(shape, name):
     rng = np.random.default_rng(sum(map(ord, name)))
     return rng.uniform(-0.5, 0.5, shape).astype(np.float32)
+
+
+@pytest.mark.parametrize("build", [_cond_basic, _while_basic, _while_nested, _cond_in_while],
+                         ids=["cond", "while", "nested_while", "cond_in_while"])
+def test_tensorflow_imports_and_runs_our_graph_def(tf1, build):
+    """Our GraphDef of a cond or loop and its gradients, imported with tf.import_graph_def, runs in TF1 to the
+    numbers core computes."""
+    from tfevents import core
+    feeds = {"x": X, "a0": np.ones(3, np.float32), "n": 3, "p": False}
+    with core.Graph().as_default() as graph:
+        fetches, placeholders = build(core)
+        used = {k: v for k, v in feeds.items() if k in placeholders}
+        with core.Session() as sess:
+            want = sess.run(fetches, {placeholders[k]: v for k, v in used.items()})
+        graph_def = graph.as_graph_def().SerializeToString()
+        names = [t.name for t in fetches]
+        feed_names = {placeholders[k].name: v for k, v in used.items()}
+    with tf1.Graph().as_default():
+        imported = tf1.GraphDef.FromString(graph_def)
+        tf1.import_graph_def(imported, name="")
+        with tf1.Session() as sess:
+            got = sess.run(names, feed_names)
+    for w, g in zip(want, got):
+        np.testing.assert_allclose(g, w, rtol=1e-6, atol=1e-6)
