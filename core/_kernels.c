@@ -355,69 +355,41 @@ static PyObject *relu(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     return result(&a, 1);
 }
 
+/* Two-input elementwise kernels, name(x0, x1, out): out[i] = EXPR(x0[i], x1[i]) in float or double, with
+   numpy's evaluation order so that they give the numpy forwards' numbers bit for bit. */
+#define BINARY_KERNEL(name, usage, EXPR)                                                   \
+    static PyObject *name(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {       \
+        if (nargs != 3) {                                                                  \
+            PyErr_SetString(PyExc_TypeError, usage);                                       \
+            return NULL;                                                                   \
+        }                                                                                  \
+        Arrays a;                                                                          \
+        if (!get_elementwise(&a, (PyObject **)args, 2, args[2])) return result(&a, 0);    \
+        Py_ssize_t n = a.n;                                                                \
+        if (a.kind == 'f') {                                                               \
+            const float *x0 = F(0), *x1 = F(1);                                            \
+            float *out = F(2);                                                             \
+            RUN(for (Py_ssize_t i = 0; i < n; i++) out[i] = EXPR(float, x0[i], x1[i]););   \
+        } else {                                                                           \
+            const double *x0 = D(0), *x1 = D(1);                                           \
+            double *out = D(2);                                                            \
+            RUN(for (Py_ssize_t i = 0; i < n; i++) out[i] = EXPR(double, x0[i], x1[i]););  \
+        }                                                                                  \
+        return result(&a, 1);                                                              \
+    }
+
 /* relu_grad(g, features, out): out = g * (features > 0)  (a product, as numpy's: inf * 0 is NaN) */
-static PyObject *relu_grad(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
-    if (nargs != 3) {
-        PyErr_SetString(PyExc_TypeError, "relu_grad(g, features, out)");
-        return NULL;
-    }
-    Arrays a;
-    if (!get_elementwise(&a, (PyObject **)args, 2, args[2])) return result(&a, 0);
-    Py_ssize_t n = a.n;
-    if (a.kind == 'f') {
-        const float *g = F(0), *f = F(1);
-        float *out = F(2);
-        RUN(for (Py_ssize_t i = 0; i < n; i++) out[i] = g[i] * (float)(f[i] > 0.0f););
-    } else {
-        const double *g = D(0), *f = D(1);
-        double *out = D(2);
-        RUN(for (Py_ssize_t i = 0; i < n; i++) out[i] = g[i] * (double)(f[i] > 0.0););
-    }
-    return result(&a, 1);
-}
+#define RELU_GRAD(T, g, f) ((g) * (T)((f) > (T)0))
+BINARY_KERNEL(relu_grad, "relu_grad(g, features, out)", RELU_GRAD)
 
+/* sigmoid_grad(y, g, out): out = g * y * (1 - y) */
+#define SIGMOID_GRAD(T, y, g) ((g) * (y) * ((T)1 - (y)))
+BINARY_KERNEL(sigmoid_grad, "sigmoid_grad(y, g, out)", SIGMOID_GRAD)
 
-/* sigmoid_grad(y, g, out): out = g * y * (1 - y); tanh_grad(y, g, out): out = g * (1 - y * y)
-   (numpy's evaluation order, so the same numbers as the numpy forwards of SigmoidGrad and TanhGrad) */
-static PyObject *sigmoid_grad(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
-    if (nargs != 3) {
-        PyErr_SetString(PyExc_TypeError, "sigmoid_grad(y, g, out)");
-        return NULL;
-    }
-    Arrays a;
-    if (!get_elementwise(&a, (PyObject **)args, 2, args[2])) return result(&a, 0);
-    Py_ssize_t n = a.n;
-    if (a.kind == 'f') {
-        const float *y = F(0), *g = F(1);
-        float *out = F(2);
-        RUN(for (Py_ssize_t i = 0; i < n; i++) out[i] = g[i] * y[i] * (1.0f - y[i]););
-    } else {
-        const double *y = D(0), *g = D(1);
-        double *out = D(2);
-        RUN(for (Py_ssize_t i = 0; i < n; i++) out[i] = g[i] * y[i] * (1.0 - y[i]););
-    }
-    return result(&a, 1);
-}
+/* tanh_grad(y, g, out): out = g * (1 - y * y) */
+#define TANH_GRAD(T, y, g) ((g) * ((T)1 - (y) * (y)))
+BINARY_KERNEL(tanh_grad, "tanh_grad(y, g, out)", TANH_GRAD)
 
-static PyObject *tanh_grad(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
-    if (nargs != 3) {
-        PyErr_SetString(PyExc_TypeError, "tanh_grad(y, g, out)");
-        return NULL;
-    }
-    Arrays a;
-    if (!get_elementwise(&a, (PyObject **)args, 2, args[2])) return result(&a, 0);
-    Py_ssize_t n = a.n;
-    if (a.kind == 'f') {
-        const float *y = F(0), *g = F(1);
-        float *out = F(2);
-        RUN(for (Py_ssize_t i = 0; i < n; i++) out[i] = g[i] * (1.0f - y[i] * y[i]););
-    } else {
-        const double *y = D(0), *g = D(1);
-        double *out = D(2);
-        RUN(for (Py_ssize_t i = 0; i < n; i++) out[i] = g[i] * (1.0 - y[i] * y[i]););
-    }
-    return result(&a, 1);
-}
 
 /* ---- convolution and pooling helpers (core/ops/conv_ops.py, pool_ops.py); NHWC, C-contiguous, one dtype.
  * Geometry g: kh, kw, sh, sw, dh, dw, pt, pl, oh, ow (kernel, strides, dilations, top/left padding, output). */
