@@ -47,6 +47,7 @@ from .initializers import (constant_initializer, glorot_normal_initializer, glor
                            ones_initializer, random_normal_initializer, random_uniform_initializer,
                            truncated_normal_initializer, variance_scaling_initializer, zeros_initializer)
 from .control_flow import case, cond, group, no_op, tuple_ as tuple, while_loop, with_dependencies  # noqa: A004
+from .control_flow import TensorArray, foldl, foldr, map_fn, scan
 from .gradients import AggregationMethod, gradients, hessians
 from .session import InteractiveSession, Session, get_default_session
 

@@ -18,7 +18,9 @@ _NO_T = {"Const", "Placeholder", "PlaceholderWithDefault", "VariableV2", "NoOp",
          "GatherV2", "Range", "LogicalAnd", "LogicalOr", "LogicalNot", "All", "Any", "MergeSummary",
          "AudioSummaryV2", "GatherNd", "LoopCond", "ControlTrigger", "StackV2", "StackPopV2",
          "UniformCandidateSampler", "LogUniformCandidateSampler", "FixedUnigramCandidateSampler",
-         "LearnedUnigramCandidateSampler", "ComputeAccidentalHits"}
+         "LearnedUnigramCandidateSampler", "ComputeAccidentalHits",
+         "TensorArrayV3", "TensorArrayGradV3", "TensorArrayReadV3", "TensorArrayGatherV3", "TensorArrayConcatV3",
+         "TensorArraySizeV3", "TensorArrayCloseV3"}
 
 
 def versions() -> graph_pb2.VersionDef:

@@ -14,3 +14,4 @@ from .ops.embedding_ops import *  # noqa: F401,F403,E402
 from .ops.candidate_sampling_ops import *  # noqa: F401,F403,E402
 from .ops.sampled_loss_ops import *  # noqa: F401,F403,E402
 from .rnn.rnn import rnn_cell, static_bidirectional_rnn, static_rnn, static_state_saving_rnn  # noqa: F401,E402
+from .rnn.dynamic import bidirectional_dynamic_rnn, dynamic_rnn  # noqa: F401,E402

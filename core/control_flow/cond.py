@@ -18,6 +18,7 @@ from ..registry import convert_to_tensor
 from . import nest
 from .contexts import CondContext
 from .flow_ops import merge, switch
+from .tensor_array import from_flow, to_flow
 
 
 def _build_branch(context: CondContext, fn: Callable[[], Any]):
@@ -46,7 +47,7 @@ def _build_branch(context: CondContext, fn: Callable[[], Any]):
                 from .grouping import with_dependencies
                 flat.append(with_dependencies([v], context.pivot))
             else:
-                flat.append(context.process_output(convert_to_tensor(v)))
+                flat.append(context.process_output(convert_to_tensor(to_flow(v))))
         return original, flat
     finally:
         context.exit()
@@ -108,7 +109,7 @@ def cond(pred: Any, true_fn: Optional[Callable] = None, false_fn: Optional[Calla
         if context_t.outer_context is None:
             graph.add_to_collection("cond_context", context_t)
             graph.add_to_collection("cond_context", context_f)
-        merges = nest.pack_sequence_as(orig_t, merges)
+        merges = nest.pack_sequence_as(orig_t, [from_flow(o, m) for o, m in zip(nest.flatten(orig_t), merges)])
         del scope
         return _unpack_if_singleton(merges) if not strict else merges
 

@@ -135,7 +135,8 @@ def while_loop(cond: Callable, body: Callable, loop_vars: Any, shape_invariants:
                name: Optional[str] = None, maximum_iterations: Any = None, return_same_structure: bool = False):
     """Repeat ``loop_vars = body(*loop_vars)`` while ``cond(*loop_vars)``; TF1's ``tf.while_loop``.
 
-    ``loop_vars``: a (nested) structure of tensors; ``cond`` and ``body`` take them as positional arguments
+    ``loop_vars``: a (nested) structure of tensors and TensorArrays (a TensorArray is carried by its flow, and
+    ``cond``/``body`` see TensorArrays again); ``cond`` and ``body`` take them as positional arguments
     (``body`` returns the same structure). ``shape_invariants``: shapes the variables may take across
     iterations (default: their initial shapes). ``maximum_iterations``: stop after that many iterations.
     A single loop variable comes back as itself unless ``return_same_structure``."""
@@ -145,6 +146,27 @@ def while_loop(cond: Callable, body: Callable, loop_vars: Any, shape_invariants:
         raise TypeError("body must be callable.")
     if parallel_iterations < 1:
         raise TypeError("parallel_iterations must be a positive integer.")
+    from .tensor_array import TensorArray, from_flow, to_flow
+    flat_original = nest.flatten(loop_vars)
+    if any(isinstance(v, TensorArray) for v in flat_original):
+        # TF's _convert_tensorarray_to_flow / _convert_flow_to_tensorarray: a TensorArray is carried by its flow
+        structure, user_cond, user_body = loop_vars, cond, body
+
+        def as_arrays(*flows):
+            return nest.pack_sequence_as(structure, [from_flow(o, f) for o, f in zip(flat_original, flows)])
+        cond = lambda *flows: user_cond(*as_arrays(*nest.flatten(list(flows))))  # noqa: E731
+        body = lambda *flows: nest.map_structure(  # noqa: E731
+            to_flow, user_body(*as_arrays(*nest.flatten(list(flows)))))
+        if shape_invariants is not None:
+            nest.assert_same_structure(loop_vars, shape_invariants)
+            shape_invariants = nest.pack_sequence_as(shape_invariants, [
+                TensorShape([]) if isinstance(o, TensorArray) else s
+                for o, s in zip(flat_original, nest.flatten(shape_invariants))])
+        result = while_loop(cond, body, nest.map_structure(to_flow, loop_vars), shape_invariants,
+                            parallel_iterations, back_prop, swap_memory, name, maximum_iterations,
+                            return_same_structure)
+        flat_result = nest.flatten(result)
+        return nest.pack_sequence_as(result, [from_flow(o, r) for o, r in zip(flat_original, flat_result)])
     with name_scope(name, "while"):
         if not isinstance(loop_vars, (list, tuple)):
             loop_vars = [loop_vars]       # (TF wants a list or tuple; a lone tensor is taken as one)
