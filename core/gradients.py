@@ -65,9 +65,9 @@ def gradients(ys: Any, xs: Any, grad_ys: Any = None, name: str = "gradients",
     graph = ys[0].graph if ys else get_default_graph()
 
     with graph.as_default(), name_scope(name):
-        between = _ops_between(graph, [x.op for x in xs], [y.op for y in ys])
+        between, between_list = _ops_between(graph, [x.op for x in xs], [y.op for y in ys])
         from .control_flow.while_grad import LoopGradients, is_loop_switch
-        loops = LoopGradients.maybe_create(between)    # adds every Exit of a loop on the path
+        loops = LoopGradients.maybe_create(between, between_list)   # adds the Exits and Enters of a loop on the path
         pending = {}
         for op in between:
             for t in op.inputs:
@@ -110,7 +110,7 @@ def gradients(ys: Any, xs: Any, grad_ys: Any = None, name: str = "gradients",
                              for i, (t, g) in enumerate(zip(op.outputs, out_grads))]
             in_grads = None
             if (op not in stop_ops and op.opdef.grad is not None and any(g is not None for g in out_grads)
-                    and (op.type == "Exit" or any(t.op in between for t in op.inputs))):
+                    and (op.type in ("Exit", "Enter") or any(t.op in between for t in op.inputs))):
                 with name_scope(op.name + "_grad"):
                     in_grads = op.opdef.grad(op, *out_grads)
                 if isinstance(in_grads, (Tensor, IndexedSlices)):
@@ -177,27 +177,34 @@ def _unique(items) -> list:
     return out
 
 
-def _ops_between(graph, from_ops: Sequence[Operation], to_ops: Sequence[Operation]) -> set:
-    """Ops on a data path from ``from_ops`` to ``to_ops`` (both included)."""
+_TRAINABLE = frozenset({"float16", "float32", "float64", "complex64", "complex128", "resource", "variant"})
+
+
+def _ops_between(graph, from_ops: Sequence[Operation], to_ops: Sequence[Operation]):
+    """The ops on a path from ``from_ops`` to ``to_ops`` (both included) through tensors that can carry a
+    gradient (float, resource), as ``(set, list)``: the list in TF's order, breadth first back from ``to_ops``."""
     consumers: dict = {}
     for op in graph._ops:
         for t in op.inputs:
-            consumers.setdefault(t.op, []).append(op)
-    reached, stack = set(), list(from_ops)
-    while stack:
-        op = stack.pop()
+            if t.dtype.name in _TRAINABLE:
+                consumers.setdefault(t.op, []).append(op)
+    reached, queue = set(), deque(from_ops)
+    while queue:
+        op = queue.popleft()
         if op in reached:
             continue
         reached.add(op)
-        stack.extend(consumers.get(op, ()))
-    between, stack = set(), [op for op in to_ops if op in reached]
-    while stack:
-        op = stack.pop()
-        if op in between:
-            continue
-        between.add(op)
-        stack.extend(t.op for t in op.inputs if t.op in reached)
-    return between
+        for t in op.outputs:
+            if t.dtype.name in _TRAINABLE:
+                queue.extend(c for c in consumers.get(op, ()) if t in c.inputs)
+    between, order, queue = set(), [], deque(to_ops)
+    while queue:
+        op = queue.popleft()
+        if op in reached and op not in between:
+            between.add(op)
+            order.append(op)
+            queue.extend(t.op for t in op.inputs)
+    return between, order
 
 
 def hessians(ys: Any, xs: Any, name: str = "hessians", **kwargs) -> list:

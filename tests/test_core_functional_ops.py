@@ -63,9 +63,9 @@ def _scan(tf):
     r = tf.scan(lambda a, r: a + r, x, reverse=True)
     init = tf.scan(lambda acc, r: (acc[0] + tf.reduce_sum(r), acc[1] * tf.sin(r)), x,
                    initializer=(tf.constant(0.0), tf.ones([3])))
-    # one tf.gradients per loop (with several loops, core makes their backprop counters in another order than TF)
-    grads = (tf.gradients(tf.reduce_sum(s * s), [x, w]) + tf.gradients(tf.reduce_sum(r * w), [x, w])
-             + tf.gradients(tf.reduce_sum(init[0]) + tf.reduce_sum(init[1]), x))
+    # one tf.gradients through all three loops: their backprop loops are made in TF's order
+    grads = tf.gradients(tf.reduce_sum(s * s) + tf.reduce_sum(r * w) + tf.reduce_sum(init[0])
+                         + tf.reduce_sum(init[1]), [x, w])
     return [s, r, init[0], init[1]] + grads, {"x": x, "w": w}
 
 

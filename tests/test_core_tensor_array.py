@@ -26,13 +26,6 @@ TA_ATTRS = ("dtype", "element_shape", "dynamic_size", "clear_after_read", "ident
             "tensor_array_name", "source", "T", "element_shape_except0")
 
 
-def _known_core_gap(name: str, op: str) -> bool:
-    """TF1 also sends gradients into loop Enters that are not on the path (its ``ProcessUnusedLoopExits`` sets
-    their pending count to 1 "for higher-order gradients"), which adds one unused ``Enter_<k>_grad/Exit`` per such
-    loop variable; core's gradients.py does not (reported to the coordinator). The node computes nothing used."""
-    return op == "Exit" and re.search(r"/enter(_\d+)?_grad/exit$", name) is not None
-
-
 def _broadcast_args(name: str) -> bool:
     """core's Mul/Add/... gradients compute BroadcastGradientArgs at run time where TF computes it when the graph
     is built (both shapes fully known), so inside a loop core also keeps those shapes on stacks: arithmetic, not
@@ -48,7 +41,7 @@ def structural_nodes(graph):
     kinds = {n.name: n.op for n in nodes}
     out = set()
     for n in nodes:
-        if n.op not in STRUCTURAL or _known_core_gap(n.name.lower(), n.op) or _broadcast_args(n.name.lower()):
+        if n.op not in STRUCTURAL or _broadcast_args(n.name.lower()):
             continue
         frame = n.attr["frame_name"].s.decode() if "frame_name" in n.attr else ""
         constant = n.attr["is_constant"].b if "is_constant" in n.attr else None

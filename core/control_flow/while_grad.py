@@ -299,6 +299,10 @@ def _add_backprop_accumulator(ctx: WhileContext, op, grad: Tensor) -> Tensor:
 
 # ------------------------------------------------------------------------------------------ the whole pass
 
+def _consumers(t: Tensor) -> list:
+    return [op for op in t.graph._ops if any(x is t for x in op.inputs)]
+
+
 class LoopGradients:
     """The GradLoopStates of one ``tf.gradients`` call (TF's ``ControlFlowState``), with the hooks the
     backward pass calls around each op."""
@@ -307,29 +311,31 @@ class LoopGradients:
         self.states: Dict[WhileContext, GradLoopState] = {}
 
     @classmethod
-    def maybe_create(cls, between: set) -> Optional["LoopGradients"]:
-        """A state per loop one of whose Exits is on the path (outer loops first); every Exit of such a loop
-        joins ``between``."""
-        exits = [op for op in between if is_loop_exit(op)]
-        if not exits:
-            return None
-        state = cls()
-
-        def depth(op):
-            d, ctx = 0, while_context_of(op)
-            while ctx is not None:
-                d += 1
-                ctx = ctx.outer_context.get_while_context() if ctx.outer_context is not None else None
-            return d
-        for op in sorted(exits, key=lambda op: (depth(op), op._id)):
+    def maybe_create(cls, between: set, between_list: list) -> Optional["LoopGradients"]:
+        """A state per loop one of whose Exits is on the path, in TF's order (``between_list``: breadth first
+        back from the ys, so an outer loop comes before the loops inside it). Every Exit of such a loop joins
+        ``between``, and every loop-variable Enter (TF gives an unused one a pending count of 1: its gradient,
+        an Exit of the backprop loop, is built whenever its Merge's is)."""
+        state = None
+        for op in list(between_list):
+            if not is_loop_exit(op):
+                continue
             forward = while_context_of(op)
+            state = state or cls()
             if forward in state.states:
                 continue
             outer_forward = forward.outer_context.get_while_context() if forward.outer_context else None
             grad_state = GradLoopState(forward, state.states.get(outer_forward))
             state.states[forward] = grad_state
             for x in grad_state.forward_loop_exits:
-                between.add(x.op)
+                if x.op not in between:
+                    between.add(x.op)
+                    between_list.append(x.op)
+        if state is not None:
+            for grad_state in state.states.values():
+                for e in grad_state.forward_context.loop_enters:
+                    if any(c in between for c in _consumers(e)):
+                        between.add(e.op)
         return state
 
     def grad_state_of(self, op, before: bool) -> Optional[GradLoopState]:
