@@ -6,8 +6,12 @@
 - ``cnn``: the Deep MNIST tutorial step (two 5x5 convs of 32 and 64 filters, SAME, 2x2 max pools, dense 1024,
   dropout, Adam; ``benchmarks/_deep_mnist.py``) against TF1 ``Session.run`` and PyTorch eager, batch 50.
   Target: core <= 1.5x TF1, and no slower than PyTorch.
+- ``ptb``: the PTB "small" word language model step of examples/ptb_word_lm.py (batch 20, 20 steps, 2 x 200
+  BasicLSTMCell under dynamic_rnn, vocabulary 10,000, SGD on global-norm-clipped gradients, the final state fed
+  back; ``benchmarks/_ptb.py``) against TF1's ``dynamic_rnn`` ``Session.run`` and PyTorch's ``nn.LSTM``.
+  Target: core no slower than TF1.
 
-    env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE .venv/bin/python benchmarks/core_step.py [--models mlp,cnn]
+    env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE .venv/bin/python benchmarks/core_step.py [--models mlp,cnn,ptb]
         [--batches 50,512] [--seconds 1.5]
 
 Prints the BLAS library and kernel numpy uses (threadpoolctl), the median wall and CPU time per step of each peer
@@ -41,6 +45,7 @@ import numpy as np  # noqa: E402
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 os.environ.setdefault("CUDA_VISIBLE_DEVICES", "")
+os.environ.setdefault("TF_USE_LEGACY_KERAS", "1")     # tf.compat.v1.nn.rnn_cell (ptb) from tf_keras
 
 SIZES = (784, 300, 100, 10)
 LR, MOMENTUM = 0.01, 0.9
@@ -247,14 +252,45 @@ def run_cnn(args) -> None:
     print_ratios(times, ("tf1", "torch"))
 
 
+def run_ptb(args) -> None:
+    import _ptb
+    peers = [p for p in args.peers.split(",") if p != "numpy"]
+    factories = {"core": _ptb.core_step_fn, "tf1": _ptb.tf1_step_fn, "torch": _ptb.torch_step_fn}
+    cfg = _ptb.config()
+    print("PTB small LM (batch %d, %d steps, %d x %d BasicLSTMCell, vocabulary %d, SGD %g, clip_by_global_norm %g, "
+          "state fed back); %d thread(s)" % (cfg.batch_size, cfg.num_steps, cfg.num_layers, cfg.hidden_size,
+                                             cfg.vocab_size, cfg.learning_rate, cfg.max_grad_norm, THREADS))
+    batches = _ptb.data()
+    steps, first = {}, {}
+    for name in peers:
+        try:
+            steps[name] = factories[name](batches, THREADS)
+        except ImportError as e:
+            print("  %s skipped: %s" % (name, e))
+            continue
+        first[name] = [steps[name]() for _ in range(3)]
+    print("first three costs: " + "  ".join("%s %s" % (k, " ".join("%.5f" % c for c in v)) for k, v in first.items()))
+    costs = np.array(list(first.values()))      # the same model, weights and batches: the same costs
+    if not np.allclose(costs, costs[0], rtol=1e-4):
+        print("  WARNING: the peers' costs differ: they do not run the same model")
+    times = time_interleaved(steps, args.seconds)
+    print("step:   median " + "  ".join("%s %.1f ms" % (k, v[0] * 1e3) for k, v in times.items()))
+    print("        cpu    " + "  ".join("%s %.1f ms" % (k, v[1] * 1e3) for k, v in times.items()))
+    print_ratios(times, ("tf1", "torch"))
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--models", default="mlp,cnn")
+    parser.add_argument("--models", default="mlp,cnn,ptb")
     parser.add_argument("--batches", default="50,512", help="MLP batch sizes (the CNN runs the tutorial's 50)")
     parser.add_argument("--seconds", type=float, default=1.5)
     parser.add_argument("--peers", default="numpy,core,tf1,torch")
     parser.add_argument("--threads", type=int, default=1, help="BLAS/intra-op threads for every peer")
     args = parser.parse_args(argv)
+    models = args.models.split(",")
+    unknown = sorted(set(models) - {"mlp", "cnn", "ptb"})
+    if unknown:
+        parser.error("unknown model(s) %s: --models takes mlp, cnn, ptb" % ", ".join(unknown))
     peers = args.peers.split(",")
     print(blas_report() + "; load average %.1f" % os.getloadavg()[0])
     if "core" in peers:
@@ -263,11 +299,12 @@ def main(argv=None):
               "torch steps do not and slow down once the gradients get tiny)" % (
                   "on" if core_session._kernels is not None else "off (TFEVENTS_CORE_KERNELS=0 or not built)",
                   "yes" if core_session._flush_denormals is not None else "no"))
-    models = args.models.split(",")
     if "mlp" in models:
         run_mlp(args, peers)
     if "cnn" in models:
         run_cnn(args)
+    if "ptb" in models:
+        run_ptb(args)
     return 0
 
 

@@ -1,0 +1,91 @@
+"""The RNN example programs of examples/ (the PTB word language model: a 2-layer BasicLSTMCell MultiRNNCell under
+dynamic_rnn with its final state fed back, clip_by_global_norm, SGD with a learning rate Variable; a GRUCell sequence
+classifier under dynamic_rnn with sequence_length) run unchanged under real TF1 (``EXAMPLE_BACKEND=tensorflow``,
+control flow v1, one thread) and under tfevents.core, and print the same losses step for step from the same
+initial weights (loaded with ``Variable.load``)."""
+import os
+import re
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from conftest import REPO
+
+PROGRAMS = ("ptb_word_lm", "sequence_classifier")
+BACKENDS = ("tensorflow", "core")
+STEPS = {"ptb_word_lm": 48, "sequence_classifier": 30}
+RTOL = 1e-4
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory):
+    """{(program, backend): CompletedProcess}: the four runs, two at a time (one BLAS thread each)."""
+    out = tmp_path_factory.mktemp("rnn_examples")
+    results, pending = {}, [(p, b) for p in PROGRAMS for b in BACKENDS]
+    while pending:
+        batch, pending = pending[:2], pending[2:]
+        procs = {}
+        for program, backend in batch:
+            env = dict(os.environ, EXAMPLE_OUT=str(out), OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1",
+                       TF_USE_LEGACY_KERAS="1")
+            for var in ("EXAMPLE_BACKEND", "PTB_CONFIG"):
+                env.pop(var, None)
+            if backend == "tensorflow":     # one thread: the same sums in every run, whatever the machine's load
+                env.update(EXAMPLE_BACKEND="tensorflow", TF_NUM_INTRAOP_THREADS="1", TF_NUM_INTEROP_THREADS="1")
+            procs[(program, backend)] = subprocess.Popen(
+                [sys.executable, os.path.join(REPO, "examples", program + ".py")], env=env, cwd=str(out),
+                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        for key, proc in procs.items():
+            stdout, stderr = proc.communicate(timeout=600)
+            results[key] = subprocess.CompletedProcess(proc.args, proc.returncode, stdout, stderr)
+    return results
+
+
+def _numbers(proc, pattern: str) -> np.ndarray:
+    return np.array([float(v) for v in re.findall(pattern, proc.stdout, re.M)])
+
+
+def _losses(proc) -> np.ndarray:
+    return _numbers(proc, r"^step \d+ loss (\S+)$")
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("program", PROGRAMS)
+def test_example_runs(runs, program, backend):
+    proc = runs[(program, backend)]
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-5000:]
+    assert proc.stdout.strip().splitlines()[-1] == "EXAMPLE OK " + program
+
+
+@pytest.mark.parametrize("program", PROGRAMS)
+def test_same_losses_as_tensorflow(runs, program):
+    theirs, ours = _losses(runs[(program, "tensorflow")]), _losses(runs[(program, "core")])
+    assert len(theirs) == len(ours) == STEPS[program], (runs[(program, "core")].stdout[-2000:],
+                                                        runs[(program, "core")].stderr[-3000:])
+    np.testing.assert_allclose(ours, theirs, rtol=RTOL)
+
+
+def test_same_variables_as_tensorflow(runs):
+    for program in PROGRAMS:
+        theirs, ours = (re.search(r"^variables: (.*)$", runs[(program, b)].stdout, re.M) for b in BACKENDS)
+        assert theirs and ours and theirs.group(1) == ours.group(1), program
+
+
+def test_ptb_validation_and_learning_rate_as_tensorflow(runs):
+    """The validation model (reuse=True, no train op, its own state fed back) and the assigned learning rates."""
+    theirs, ours = runs[("ptb_word_lm", "tensorflow")], runs[("ptb_word_lm", "core")]
+    valid = r"^Epoch: \d+ Valid Perplexity: (\S+)$"
+    assert len(_numbers(theirs, valid)) == 3
+    np.testing.assert_allclose(_numbers(ours, valid), _numbers(theirs, valid), rtol=RTOL)
+    lr = r"^Epoch: \d+ Learning rate: (\S+)$"
+    np.testing.assert_array_equal(_numbers(ours, lr), [1.0, 0.5, 0.25])
+    np.testing.assert_array_equal(_numbers(theirs, lr), [1.0, 0.5, 0.25])
+
+
+def test_classifier_accuracy_as_tensorflow(runs):
+    pattern = r"^test accuracy (\S+) \(from (\S+)\)$"
+    theirs = re.findall(pattern, runs[("sequence_classifier", "tensorflow")].stdout, re.M)
+    ours = re.findall(pattern, runs[("sequence_classifier", "core")].stdout, re.M)
+    assert len(theirs) == 1 and ours == theirs
