@@ -151,6 +151,45 @@ class LoopRegion:
         fetches = [conds[0].outputs[0]] + [m.inputs[-1] for m in merges] + [x.outputs[0] for x in exits]
         self._n_merges = len(merges)
         self._plan = self.session._compile_level(fed, fetches, frame, allow_dead=True)
+        self._fast = self._compile_split(merges, conds[0], exits, fed)
+
+    def _compile_split(self, merges: list, loop_cond: Any, exits: list, fed: list) -> bool:
+        """The fast path, where a loop has TF's shape (each variable: Merge -> Switch(Merge, LoopCond) -> Exit):
+        a *condition plan* computing LoopCond, and a *body plan* fed the Switches' taken outputs, so the body runs
+        without dead-value checks (only conds inside it keep theirs) and an Exit's value is its Merge's."""
+        pred = loop_cond.outputs[0]
+        switch_of = {}
+        for op in self.members:
+            if op.type == "Switch" and op.inputs[1] is pred and op.inputs[0].op in merges:
+                switch_of[op.inputs[0].op] = op
+        if len(switch_of) != len(merges):
+            return False
+        self._exit_merges = []
+        for x in exits:
+            source = x.inputs[0]
+            if source.op.type != "Switch" or source.value_index != 0 or source.op.inputs[1] is not pred:
+                return False
+            self._exit_merges.append(merges.index(source.op.inputs[0].op))
+        body_fed = fed + [switch_of[m].outputs[1] for m in merges]
+        body_fetches = [m.inputs[-1] for m in merges]
+        session = self.session
+        cond_ops = session._needed_ops([pred], [], set(fed))
+        body_ops = session._needed_ops(body_fetches, [], set(body_fed))
+        if any(op.opdef.stateful for op in cond_ops & body_ops):
+            return False                  # (a stateful op both need would run twice)
+        # a variable whose next value is a new array made by the body, and whose Merge the body does not read,
+        # is the loop's own: its last reader may update it in place (an accumulator adds into its buffer)
+        owned, self._owned = set(), []
+        for i, m in enumerate(merges):
+            taken = switch_of[m].outputs[1]
+            if (m.inputs[-1].op.inputs[0].op.opdef.fresh
+                    and not any(t in op.inputs for op in body_ops for t in m.outputs)):
+                owned.add(taken)
+                self._owned.append(i)
+        self._cond_plan = session._compile_level(fed, [pred], self.frame, allow_dead=True)
+        self._body_plan = session._compile_level(body_fed, body_fetches, self.frame, allow_dead=True,
+                                                 owned=frozenset(owned))
+        return True
 
     def run(self, *values: Any) -> Any:
         if any(v is DEAD for v in values):
@@ -161,6 +200,8 @@ class LoopRegion:
         plan = self._plan
         indices = [np.int32(0)] * n
         after_first = [np.int32(1)] * n
+        if self._fast:
+            return self._run_split(merges, indices, after_first, invariants)
         while True:
             try:
                 out = plan.fn(merges + indices + invariants)
@@ -173,4 +214,23 @@ class LoopRegion:
                 exits = out[1 + n:]
                 return exits[0] if len(exits) == 1 else tuple(exits)
             merges = list(out[1:1 + n])
+            indices = after_first
+
+    def _run_split(self, merges: list, indices: list, after_first: list, invariants: list) -> Any:
+        cond, body = self._cond_plan, self._body_plan
+        for i in self._owned:            # the initial values are the caller's: the loop works on copies
+            v = merges[i]
+            if type(v) is np.ndarray and v.flags.writeable:
+                merges[i] = v.copy()
+        while True:
+            feeds = merges + indices + invariants
+            try:
+                pred = cond.fn(feeds)[0]
+                if not pred:
+                    exits = [merges[i] for i in self._exit_merges]
+                    return exits[0] if len(exits) == 1 else tuple(exits)
+                merges = list(body.fn(feeds + merges))
+            except Exception as e:  # noqa: BLE001 - re-raised naming the op of the loop that failed
+                plan = body if pred else cond
+                raise self.session._op_error(plan, e, "<tfevents loop %s>" % self.frame.name) from e
             indices = after_first

@@ -327,12 +327,13 @@ class Session:
         return _generate(self, order, fed, fetch_tensors, parts, trace, single=not isinstance(
             fetches, (list, tuple, dict)), owner=owner)
 
-    def _compile_level(self, fed: list, fetch_tensors: list, frame: Any, allow_dead: bool):
-        """The raw plan ``fn(feed values) -> fetched values`` of one loop frame's iteration (frames.py)."""
+    def _compile_level(self, fed: list, fetch_tensors: list, frame: Any, allow_dead: bool, owned=frozenset()):
+        """The raw plan ``fn(feed values) -> fetched values`` of one loop frame's iteration (frames.py);
+        ``owned``: fed tensors whose buffers the loop owns, so an op reading them last may overwrite them."""
         units, owner = frames.group_frames(self._needed_ops(fetch_tensors, [], set(fed)), frame, self)
         return _generate(self, _schedule(units, owner), fed, fetch_tensors,
                          [("tensor", i) for i in range(len(fetch_tensors))], False, single=False, owner=owner,
-                         raw_only=True, filename="<tfevents loop %s>" % frame.name)
+                         raw_only=True, filename="<tfevents loop %s>" % frame.name, owned=owned)
 
     def _needed_ops(self, fetch_tensors: list, targets: list, fed: set) -> list:
         needed, stack = set(), [t.op for t in fetch_tensors if t not in fed] + list(targets)
@@ -410,7 +411,7 @@ def _accepts(fn, name: str) -> bool:
 
 def _generate(session: Session, order: list, fed: list, fetch_tensors: list, parts: list, trace: bool,
               single: bool, owner: Optional[dict] = None, raw_only: bool = False,
-              filename: str = "<tfevents plan>") -> _Plan:
+              filename: str = "<tfevents plan>", owned=frozenset()) -> _Plan:
     plan = _Plan()
     names: dict = {}           # Tensor -> expression (local variable or global constant)
     ns: dict = {"_copy": np.array, "_D": frames.DEAD, "_D2": (frames.DEAD, frames.DEAD),
@@ -475,7 +476,7 @@ def _generate(session: Session, order: list, fed: list, fetch_tensors: list, par
                 args.append(names[t])
         fn_name = "f%d" % k
         ns[fn_name] = _bound_callable(op, session)
-        if opdef.inplace is not None and op.inputs and _reusable(op.inputs[0], op, names, fetched, readers):
+        if opdef.inplace is not None and op.inputs and _reusable(op.inputs[0], op, names, fetched, readers, owned):
             ns[fn_name] = opdef.inplace
         outs = []
         for j, t in enumerate(op.outputs):
@@ -594,12 +595,15 @@ def _dead_aware_lines(lines: list, op: Any, k: int, call: str, args: list, outs:
         lines.append("    %s = (_D,) * %d if d%d else %s" % (", ".join(outs), len(outs), k, call))
 
 
-def _reusable(t: Tensor, op: Operation, names: dict, fetched: set, readers: dict) -> bool:
-    """Whether ``op`` may overwrite ``t``'s buffer: a fresh temporary of this step (not fed, folded or fetched)
-    that no other op reads (so no view of it can be alive either)."""
+def _reusable(t: Tensor, op: Operation, names: dict, fetched: set, readers: dict, owned=frozenset()) -> bool:
+    """Whether ``op`` may overwrite ``t``'s buffer: a fresh temporary of this step (not fed, folded or fetched),
+    or a loop variable the loop owns (``owned``), that no other op reads (so no view of it can be alive either)."""
+    if readers.get(t) != 1 or t in fetched or 0 in op.opdef.ref_inputs:
+        return False
+    if t in owned:
+        return True
     name = names.get(t, "")
-    return (name.startswith("v") and not name.startswith("v_feed") and t.op.opdef.fresh and t not in fetched
-            and readers.get(t) == 1 and 0 not in op.opdef.ref_inputs)
+    return name.startswith("v") and not name.startswith("v_feed") and t.op.opdef.fresh
 
 
 _DUMP_PLANS = bool(__import__("os").environ.get("TFEVENTS_DUMP_PLANS"))
