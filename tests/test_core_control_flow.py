@@ -307,3 +307,64 @@ def test_tensorflow_imports_and_runs_our_graph_def(tf1, build):
             got = sess.run(names, feed_names)
     for w, g in zip(want, got):
         np.testing.assert_allclose(g, w, rtol=1e-6, atol=1e-6)
+
+
+@pytest.mark.parametrize("transpose_a, transpose_b", [(False, False), (True, False), (False, True), (True, True)])
+def test_gemm_accumulate_equals_numpy_and_writes_into_the_accumulator(transpose_a, transpose_b):
+    from tfevents.core.plan import gemm_accumulate
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((7, 5) if not transpose_a else (5, 7)).astype(np.float32)
+    b = rng.standard_normal((5, 3) if not transpose_b else (3, 5)).astype(np.float32)
+    acc = rng.standard_normal((7, 3)).astype(np.float32)
+    original = acc.copy()
+    want = acc + (a.T if transpose_a else a) @ (b.T if transpose_b else b)
+    got = gemm_accumulate(acc, a, b, transpose_a, transpose_b)
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+    assert np.shares_memory(got, acc)                       # one gemm, beta=1, into the buffer
+    strided = gemm_accumulate(original, a.copy(order="F"), b, transpose_a, transpose_b)
+    np.testing.assert_allclose(strided, want, rtol=1e-5, atol=1e-6)   # the fallback for Fortran-ordered input
+
+
+def test_a_loop_accumulating_a_weight_gradient_uses_one_gemm_per_iteration(tf1, monkeypatch):
+    """The weight gradient of an RNN-like loop is summed by gemm_accumulate, to TF1's numbers."""
+    from tfevents.core import plan
+    calls = []
+    original = plan.gemm_accumulate
+    monkeypatch.setattr(plan, "gemm_accumulate", lambda *a: calls.append(1) or original(*a))
+
+    def build(tf):
+        x = tf.placeholder(tf.float32, [5, 4, 3], name="x")
+        w = tf.Variable(np.linspace(-1, 1, 9, dtype=np.float32).reshape(3, 3))
+        _, h = tf.while_loop(lambda t, h: t < 5, lambda t, h: (t + 1, tf.tanh(tf.matmul(h + x[t], w))),
+                             [0, tf.zeros([4, 3])])
+        grad = tf.gradients(tf.reduce_sum(h * h), w)[0]
+        with tf.Session() as sess:
+            sess.run(tf.global_variables_initializer())
+            return sess.run([h, grad], {x: np.linspace(-2, 2, 60, dtype=np.float32).reshape(5, 4, 3)})
+    tf1.disable_control_flow_v2()
+    want, got = tf1_and_core(tf1, build)
+    for w, g in zip(want, got):
+        np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-6)
+    assert len(calls) == 5
+
+
+def test_indexing_with_a_tensor_as_in_a_loop_body(tf1):
+    """``x[t]``, ``x[t:t + 2]``, ``x[:, t]`` with a scalar int tensor: TF's Pack'ed StridedSlice, the static shape
+    TF infers, values and gradients."""
+    def build(tf):
+        x = tf.placeholder(tf.float32, [5, 4, 3], name="x")
+        t = tf.placeholder(tf.int32, [], name="t")
+        parts = [x[t], x[t:t + 2], x[:, t], x[1, :, t]]
+        shapes = [p.shape.as_list() if p.shape.dims is not None else None for p in parts]
+        loss = sum(tf.reduce_sum(p * p) for p in parts)
+        graph = tf.get_default_graph()
+        kinds = sorted(op.type for op in graph.get_operations() if op.type in ("StridedSlice", "Pack")
+                       and op.name.endswith(("strided_slice", "/stack", "/stack_1")) and op.name != "stack")
+        with tf.Session() as sess:
+            values = sess.run(parts + [tf.gradients(loss, x)[0]],
+                              {x: np.arange(60, dtype=np.float32).reshape(5, 4, 3), t: 2})
+        return shapes, kinds, values
+    (want_shapes, want_kinds, want), (got_shapes, got_kinds, got) = tf1_and_core(tf1, build)
+    assert got_shapes == want_shapes and got_kinds == want_kinds
+    for w, g in zip(want, got):
+        np.testing.assert_allclose(g, w)

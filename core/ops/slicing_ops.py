@@ -44,8 +44,10 @@ def _strided_slice_bind(op, session):
 def _strided_slice_shape(op):
     dims = op.inputs[0].shape.dims
     consts = [constant_value(t) for t in op.inputs[1:]]
-    if dims is None or any(c is None for c in consts):
+    if dims is None:
         return TensorShape(None)
+    if any(c is None for c in consts):
+        return _dynamic_strided_slice_shape(op, dims)
     index = list(_strided_index(*consts, op.attrs))
     if Ellipsis in index:
         at = index.index(Ellipsis)
@@ -66,6 +68,29 @@ def _strided_slice_shape(op):
         else:
             out.append(None)
     return TensorShape(out + list(dim_iter))
+
+
+def _dynamic_strided_slice_shape(op, dims) -> TensorShape:
+    """The static shape when begin/end/strides are computed: a shrunk axis goes, a new axis is 1, a full slice
+    (both masks, stride 1 known or not) keeps its dimension, anything else is unknown."""
+    n = op.inputs[1].shape.dims[0] if op.inputs[1].shape.dims else None
+    attrs = op.attrs
+    if n is None or attrs["ellipsis_mask"]:
+        return TensorShape(None)
+    strides = constant_value(op.inputs[3])
+    out, used = [], 0
+    for i in range(n):
+        bit = 1 << i
+        if attrs["new_axis_mask"] & bit:
+            out.append(1)
+            continue
+        d = dims[used] if used < len(dims) else None
+        used += 1
+        if attrs["shrink_axis_mask"] & bit:
+            continue
+        full = attrs["begin_mask"] & bit and attrs["end_mask"] & bit
+        out.append(d if full and strides is not None and int(np.reshape(strides, [-1])[i]) == 1 else None)
+    return TensorShape(out + list(dims[used:]))
 
 
 def _strided_slice_grad(op, g):
@@ -94,14 +119,24 @@ register("StridedSliceGrad", bind=_strided_slice_grad_bind,
          shape=lambda op: constant_shape(op.inputs[0]), dtype=lambda op: op.inputs[4].dtype)
 
 
+def _is_index_tensor(k) -> bool:
+    return isinstance(k, Tensor) and k.dtype.name in ("int32", "int64") and k.shape.ndims in (None, 0)
+
+
 def strided_slice(x, key, name="strided_slice"):
-    """``x[key]`` for ints, slices, ``...`` and ``None`` (new axes): TF's StridedSlice with its masks."""
+    """``x[key]`` for ints, slices, ``...`` and ``None`` (new axes): TF's StridedSlice with its masks. An index
+    or a slice bound may be a scalar int Tensor (``x[t]`` in a loop body), as in TF: then begin/end/strides are
+    ``Pack``\ ed (``stack``) and ``t + 1`` is made before the op's name scope."""
     key = key if isinstance(key, tuple) else (key,)
     begin, end, strides = [], [], []
     masks = dict.fromkeys(_MASKS, 0)
     for i, k in enumerate(key):
         bit = 1 << i
         if isinstance(k, slice):
+            for part in (k.start, k.stop, k.step):
+                if part is not None and not isinstance(part, (int, np.integer)) and not _is_index_tensor(part):
+                    raise TypeError("slice indices must be integers or None or scalar int tensors, got %r"
+                                    % (part,))
             begin.append(0 if k.start is None else k.start)
             end.append(0 if k.stop is None else k.stop)
             strides.append(1 if k.step is None else k.step)
@@ -112,18 +147,32 @@ def strided_slice(x, key, name="strided_slice"):
             masks["ellipsis_mask"] |= bit
         elif k is None:
             masks["new_axis_mask"] |= bit
-        elif isinstance(k, (int, np.integer)):
+        elif isinstance(k, (int, np.integer)) or _is_index_tensor(k):
             masks["shrink_axis_mask"] |= bit
         else:
-            raise TypeError("Only integers, slices, Ellipsis and None are supported as tensor indices, got %r"
-                            % (k,))
-        b = int(k) if isinstance(k, (int, np.integer)) else 0
-        begin.append(b)
-        end.append(b + 1)
+            raise TypeError("Only integers, slices (`:`), ellipsis (`...`), tf.newaxis (`None`) and scalar "
+                            "tf.int32/tf.int64 tensors are valid indices, got %r" % (k,))
+        if _is_index_tensor(k):
+            begin.append(k)
+            end.append(k + 1)
+        else:
+            b = int(k) if isinstance(k, (int, np.integer)) else 0
+            begin.append(b)
+            end.append(b + 1)
         strides.append(1)
     with name_scope(name, "strided_slice") as scope:
-        return apply_op("StridedSlice", [x, _i32(begin, "stack"), _i32(end, "stack_1"),
-                                         _i32(strides, "stack_2")], dict(masks, Index=dtypes.int32), name=scope)
+        if any(isinstance(v, Tensor) for v in begin + end + strides):
+            dtype = next(v.dtype for v in begin + end + strides if isinstance(v, Tensor))
+
+            def pack(values, stack_name):
+                return stack([v if isinstance(v, Tensor) else convert_to_tensor(np.asarray(v, dtype.as_numpy_dtype))
+                              for v in values], name=stack_name)
+            args = [pack(begin, "stack"), pack(end, "stack_1"), pack(strides, "stack_2")]
+            index = dtype
+        else:
+            args = [_i32(begin, "stack"), _i32(end, "stack_1"), _i32(strides, "stack_2")]
+            index = dtypes.int32
+        return apply_op("StridedSlice", [x] + args, dict(masks, Index=index), name=scope)
 
 
 Tensor.__getitem__ = strided_slice
