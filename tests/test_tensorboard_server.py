@@ -35,6 +35,13 @@ def logdir(tmp_path_factory):
         w.add_custom_scalars_multilinechart(["loss", "eval/accuracy"], category="training", title="both")
         w.add_embedding(rng.random((4, 3)), metadata=["a", "b", "c", "d"], global_step=2, tag="feat",
                         label_img=SPRITES)
+    from tfevents import core as tf          # a core graph with a while loop and its gradient, run "loop"
+    with tf.Graph().as_default() as graph:
+        x = tf.placeholder(tf.float32, [3], name="x")
+        _, a = tf.while_loop(lambda i, a: i < 3, lambda i, a: (i + 1, tf.tanh(a * x)), [0, x])
+        tf.gradients(tf.reduce_sum(a), x)
+        with SummaryWriter(os.path.join(d, "loop"), graph=graph):
+            pass
     return d
 
 
@@ -115,3 +122,18 @@ def test_tensorboard_serves_video_boxes_mesh_custom_scalars_and_projector(server
     for i in range(4):
         r, c = divmod(i, 2)
         np.testing.assert_array_equal(sprite[8 * r:8 * r + 8, 8 * c:8 * c + 8], SPRITES[i].transpose(1, 2, 0))
+
+
+@pytest.mark.parametrize("load_fast", ["false", "true"])
+def test_tensorboard_serves_our_loop_graph_with_its_frames(servers, load_fast):
+    """The graph dashboard gets our while loop and its gradient as TF writes them: Enter nodes naming the forward
+    frame and the backprop frame, LoopCond, NextIteration, Exit, the stacks of forward values."""
+    from google.protobuf import text_format
+    from tensorboard.compat.proto import graph_pb2
+    server = servers[load_fast]
+    text = server.wait_for("the loop graph", lambda: server.get("/data/plugin/graphs/graph", run="loop").decode())
+    graph = text_format.Parse(text, graph_pb2.GraphDef())
+    frames = {n.attr["frame_name"].s.decode() for n in graph.node if n.op == "Enter"}
+    assert frames == {"while/while_context", "gradients/while/while_context"}
+    kinds = {n.op for n in graph.node}
+    assert {"LoopCond", "NextIteration", "Exit", "Merge", "Switch", "StackV2", "StackPushV2", "StackPopV2"} <= kinds
