@@ -11,6 +11,7 @@ from __future__ import annotations
 import functools
 import heapq
 import inspect
+import os
 import time
 from typing import Any, Optional
 
@@ -381,7 +382,7 @@ def _reusable(t: Tensor, op: Operation, names: dict, fetched: set, readers: dict
     return name.startswith("v") and not name.startswith("v_feed") and t.op.opdef.fresh
 
 
-_DUMP_PLANS = bool(__import__("os").environ.get("TFEVENTS_DUMP_PLANS"))
+_DUMP_PLANS = bool(os.environ.get("TFEVENTS_DUMP_PLANS"))
 _NEVER_FOLD = {"Placeholder", "PlaceholderWithDefault", "Switch", "RefSwitch", "Merge", "Enter", "Exit",
                "NextIteration", "LoopCond", "ControlTrigger"}
 
