@@ -9,7 +9,7 @@ import subprocess
 import sys
 
 from _tensorboard import stop_process_group
-from conftest import SHARED
+from conftest import REPO as REPO_ROOT, SHARED
 
 PROGRAMS = sorted(glob.glob(os.path.join(SHARED, "examples", "*.py")))
 
@@ -60,3 +60,27 @@ class ExampleRuns:
         """The one directory holding the event file the program ``name`` wrote."""
         (events,) = glob.glob(os.path.join(self.out_dir, name + ".*", "**", "events.out.tfevents.*"), recursive=True)
         return os.path.dirname(events)
+
+
+def run_example_programs(out_dir: str, programs, backends=("tensorflow", "core"), extra_env=None,
+                         drop_env=()) -> dict:
+    """``{(program, backend): CompletedProcess}`` of examples/<program>.py under each backend, two at a time, each
+    on one BLAS thread (TF on one intra/inter-op thread: the same sums in every run, whatever the machine's load)."""
+    results, pending = {}, [(p, b) for p in programs for b in backends]
+    while pending:
+        batch, pending = pending[:2], pending[2:]
+        procs = {}
+        for program, backend in batch:
+            env = dict(os.environ, EXAMPLE_OUT=str(out_dir), OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1",
+                       **(extra_env or {}))
+            for var in ("EXAMPLE_BACKEND",) + tuple(drop_env):
+                env.pop(var, None)
+            if backend == "tensorflow":
+                env.update(EXAMPLE_BACKEND="tensorflow", TF_NUM_INTRAOP_THREADS="1", TF_NUM_INTEROP_THREADS="1")
+            procs[(program, backend)] = subprocess.Popen(
+                [sys.executable, os.path.join(REPO_ROOT, "examples", program + ".py")], env=env, cwd=str(out_dir),
+                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        for key, proc in procs.items():
+            stdout, stderr = proc.communicate(timeout=600)
+            results[key] = subprocess.CompletedProcess(proc.args, proc.returncode, stdout, stderr)
+    return results

@@ -1,15 +1,12 @@
 """The CNN example programs of examples/ (Deep MNIST tutorial, a tf.layers CNN) run unchanged under real TF1
 (``EXAMPLE_BACKEND=tensorflow``) and under tfevents.core, and print the same losses step for step from the same
 initial weights (loaded with ``Variable.load``)."""
-import os
 import re
-import subprocess
-import sys
 
 import numpy as np
 import pytest
 
-from conftest import REPO
+from _examples import run_example_programs
 
 PROGRAMS = ("deep_mnist", "layers_cnn")
 BACKENDS = ("tensorflow", "core")
@@ -18,23 +15,7 @@ BACKENDS = ("tensorflow", "core")
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory):
     """{(program, backend): CompletedProcess}: the four runs, two at a time (one BLAS thread each)."""
-    out = tmp_path_factory.mktemp("cnn_examples")
-    results, pending = {}, [(p, b) for p in PROGRAMS for b in BACKENDS]
-    while pending:
-        batch, pending = pending[:2], pending[2:]
-        procs = {}
-        for program, backend in batch:
-            env = dict(os.environ, EXAMPLE_OUT=str(out), OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1")
-            env.pop("EXAMPLE_BACKEND", None)
-            if backend == "tensorflow":     # one thread: the same sums in every run, whatever the machine's load
-                env.update(EXAMPLE_BACKEND="tensorflow", TF_NUM_INTRAOP_THREADS="1", TF_NUM_INTEROP_THREADS="1")
-            procs[(program, backend)] = subprocess.Popen(
-                [sys.executable, os.path.join(REPO, "examples", program + ".py")], env=env, cwd=str(out),
-                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        for key, proc in procs.items():
-            stdout, stderr = proc.communicate(timeout=600)
-            results[key] = subprocess.CompletedProcess(proc.args, proc.returncode, stdout, stderr)
-    return results
+    return run_example_programs(str(tmp_path_factory.mktemp("cnn_examples")), PROGRAMS, BACKENDS)
 
 
 def _losses(proc) -> np.ndarray:

@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 from _oracle import tf1_and_core
+from test_core_tensor_array import check
 
 @pytest.fixture(autouse=True, scope="module")
 def tf1_control_flow_v1(tf):
@@ -14,56 +15,13 @@ def tf1_control_flow_v1(tf):
     tf.compat.v1.enable_control_flow_v2()
 
 
-CONTROL_FLOW = {"Switch", "Merge", "Enter", "Exit", "NextIteration", "LoopCond", "StackV2", "StackPushV2",
-                "StackPopV2", "ControlTrigger"}
 X = np.array([1.5, -2.0, 0.5], np.float32)
 
 
-def _control_flow_nodes(graph):
-    """(name, op, inputs, frame, is_constant) of every control-flow node: the frames' structure. Names are
-    lower-cased (TF writes Mul_1 where we write mul_1 for some gradient ops) and an input from an arithmetic op
-    is written "*" (its name depends on how each library builds gradients of arithmetic, not on control flow)."""
-    nodes = graph.as_graph_def().node
-    kinds = {n.name: n.op for n in nodes}
-    out = set()
-    for n in nodes:
-        if n.op in CONTROL_FLOW:
-            frame = n.attr["frame_name"].s.decode() if "frame_name" in n.attr else ""
-            constant = n.attr["is_constant"].b if "is_constant" in n.attr else None
-            inputs = [i.lower() if kinds.get(i.lstrip("^").split(":")[0]) in CONTROL_FLOW | {"Placeholder"}
-                      else "*" for i in n.input]
-            data = [i for i in inputs if not i.startswith("^")]
-            inputs = tuple(data + sorted(set(inputs[len(data):])))    # control inputs: an unordered set
-            out.add((n.name.lower(), n.op, inputs, frame, constant))
-    return out
-
-
-def _run(tf, build, feeds_list):
-    """Build with ``tf``, then run the fetches for each feed dict; returns (values per feed, cf nodes)."""
-    graph = tf.get_default_graph()
-    fetches, placeholders = build(tf)
-    with tf.Session() as sess:
-        values = [sess.run(fetches, {placeholders[k]: v for k, v in feeds.items()}) for feeds in feeds_list]
-    return values, _control_flow_nodes(graph)
-
-
 def _check(tf1, build, feeds_list, graph=True, rtol=1e-6):
-    (want, want_nodes), (got, got_nodes) = tf1_and_core(tf1, _run, build, feeds_list)
-    for w, g in zip(want, got):
-        _assert_nested_close(w, g, rtol)
-    if graph:
-        assert got_nodes == want_nodes, (sorted(got_nodes - want_nodes)[:8], sorted(want_nodes - got_nodes)[:8])
-    return got
-
-
-def _assert_nested_close(want, got, rtol):
-    if isinstance(want, (list, tuple)):
-        assert isinstance(got, (list, tuple)) and len(want) == len(got), (want, got)
-        for w, g in zip(want, got):
-            _assert_nested_close(w, g, rtol)
-    else:
-        np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=rtol, atol=1e-6)
-        assert np.asarray(got).dtype == np.asarray(want).dtype
+    """Values equal to TF1's for every feed and (``graph``) the same control-flow nodes (test_core_tensor_array's
+    ``structural_nodes``: names, inputs, frames)."""
+    return check(tf1, build, feeds_list, graph=graph, rtol=rtol)
 
 
 # ------------------------------------------------------------------ cond and case

@@ -3,15 +3,12 @@ dynamic_rnn with its final state fed back, clip_by_global_norm, SGD with a learn
 classifier under dynamic_rnn with sequence_length) run unchanged under real TF1 (``EXAMPLE_BACKEND=tensorflow``,
 control flow v1, one thread) and under tfevents.core, and print the same losses step for step from the same
 initial weights (loaded with ``Variable.load``)."""
-import os
 import re
-import subprocess
-import sys
 
 import numpy as np
 import pytest
 
-from conftest import REPO
+from _examples import run_example_programs
 
 PROGRAMS = ("ptb_word_lm", "sequence_classifier")
 BACKENDS = ("tensorflow", "core")
@@ -22,25 +19,7 @@ RTOL = 1e-4
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory):
     """{(program, backend): CompletedProcess}: the four runs, two at a time (one BLAS thread each)."""
-    out = tmp_path_factory.mktemp("rnn_examples")
-    results, pending = {}, [(p, b) for p in PROGRAMS for b in BACKENDS]
-    while pending:
-        batch, pending = pending[:2], pending[2:]
-        procs = {}
-        for program, backend in batch:
-            env = dict(os.environ, EXAMPLE_OUT=str(out), OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1",
-                       TF_USE_LEGACY_KERAS="1")
-            for var in ("EXAMPLE_BACKEND", "PTB_CONFIG"):
-                env.pop(var, None)
-            if backend == "tensorflow":     # one thread: the same sums in every run, whatever the machine's load
-                env.update(EXAMPLE_BACKEND="tensorflow", TF_NUM_INTRAOP_THREADS="1", TF_NUM_INTEROP_THREADS="1")
-            procs[(program, backend)] = subprocess.Popen(
-                [sys.executable, os.path.join(REPO, "examples", program + ".py")], env=env, cwd=str(out),
-                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        for key, proc in procs.items():
-            stdout, stderr = proc.communicate(timeout=600)
-            results[key] = subprocess.CompletedProcess(proc.args, proc.returncode, stdout, stderr)
-    return results
+    return run_example_programs(str(tmp_path_factory.mktemp("rnn_examples")), PROGRAMS, BACKENDS, extra_env={"TF_USE_LEGACY_KERAS": "1"}, drop_env=("PTB_CONFIG",))
 
 
 def _numbers(proc, pattern: str) -> np.ndarray:

@@ -17,7 +17,7 @@ from ..ops.manip_ops import reverse
 from ..registry import constant, constant_value, convert_to_tensor
 from ..variable_scope import variable_scope
 from . import _nest as nest
-from .rnn import _infer_state_dtype, _open_scope, _rnn_step, reverse_sequence
+from .rnn import _infer_state_dtype, _open_scope, _rnn_step, initial_state_of, reverse_sequence
 from .rnn_cell_impl import _concat, assert_like_rnncell
 
 __all__ = ["dynamic_rnn", "bidirectional_dynamic_rnn"]
@@ -81,15 +81,7 @@ def dynamic_rnn(cell: Any, inputs: Any, sequence_length: Any = None, initial_sta
                                  "sequence_length=%s of shape: %s" % (sequence_length, sequence_length.shape))
             sequence_length = array_ops.identity(sequence_length, name="sequence_length")
         batch_size = _best_effort_input_batch_size(flat_input)
-        if initial_state is not None:
-            state = initial_state
-        else:
-            if not dtype:
-                raise ValueError("If no initial_state is provided, argument `dtype` must be specified")
-            if getattr(cell, "get_initial_state", None) is not None:
-                state = cell.get_initial_state(inputs=None, batch_size=batch_size, dtype=dtype)
-            else:
-                state = cell.zero_state(batch_size, dtype)
+        state = initial_state_of(cell, initial_state, batch_size, dtype)
         if sequence_length is not None:
             # (TF also asserts at run time that sequence_length has shape [batch_size]; core has no Assert op)
             sequence_length = array_ops.identity(sequence_length, name="CheckSeqLen")

@@ -164,6 +164,17 @@ def _reverse_seq(input_seq: list, lengths: Any) -> list:
     return [nest.pack_sequence_as(x, flat) for x, flat in zip(input_seq, flat_results)]
 
 
+def initial_state_of(cell: Any, initial_state: Any, batch_size: Any, dtype: Any) -> Any:
+    """``initial_state``, else the cell's initial (zero) state of ``batch_size`` rows of ``dtype`` (TF1's rule)."""
+    if initial_state is not None:
+        return initial_state
+    if not dtype:
+        raise ValueError("If no initial_state is provided, argument `dtype` must be specified")
+    if getattr(cell, "get_initial_state", None) is not None:
+        return cell.get_initial_state(inputs=None, batch_size=batch_size, dtype=dtype)
+    return cell.zero_state(batch_size, dtype)
+
+
 def _open_scope(scope: Any, default: str):
     if isinstance(scope, VariableScope):
         return reenter_variable_scope(scope)
@@ -209,15 +220,7 @@ def static_rnn(cell: Any, inputs: Any, initial_state: Any = None, dtype: Any = N
         else:
             fixed_batch_size = first_input.shape.dims[0]
         batch_size = fixed_batch_size if fixed_batch_size else array_ops.shape(first_input)[0]
-        if initial_state is not None:
-            state = initial_state
-        else:
-            if not dtype:
-                raise ValueError("If no initial_state is provided, argument `dtype` must be specified")
-            if getattr(cell, "get_initial_state", None) is not None:
-                state = cell.get_initial_state(inputs=None, batch_size=batch_size, dtype=dtype)
-            else:
-                state = cell.zero_state(batch_size, dtype)
+        state = initial_state_of(cell, initial_state, batch_size, dtype)
 
         if sequence_length is not None:
             sequence_length = convert_to_tensor(sequence_length, name="sequence_length")
