@@ -363,7 +363,8 @@ def test_projector_in_headless_chromium(logdir, servers, tmp_path):
     x, y, w, h = (int(v) for v in max(state[1], key=lambda box: box[2] * box[3]))   # CSS px = screenshot px
     plot = image[y:y + h, x:x + w]
     assert plot.size and plot.std() > 10, "the projector's canvas is blank"
-    assert (plot < 128).mean() > 0.01     # dark sprite pixels over the white background
+    # dark sprite pixels over the white background (64-128 thumbnails, overlapping: ~1% of a 666 x 1332 canvas)
+    assert (plot < 128).sum() > 2000
 
 
 def _top_level_scopes(graph_def):
