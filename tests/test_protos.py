@@ -27,6 +27,8 @@ TENSORBOARD = [
      "tensorboard.plugins.hparams.api_pb2", "tensorboard.plugins.hparams.plugin_data_pb2",
      "tensorboard.plugins.custom_scalar.layout_pb2", "tensorboard.plugins.mesh.plugin_data_pb2",
      "tensorboard.plugins.projector.projector_config_pb2"]
+# Mirrored protos TensorBoard has no copy of: compared with TensorFlow's own (the V2 checkpoint index's messages).
+TENSORFLOW = ["tensorflow.core.protobuf.tensor_bundle_pb2", "tensorflow.core.framework.tensor_slice_pb2"]
 # The transitive comparison starts here: (TensorBoard module, message), and every message of the plugin modules.
 ROOTS = [("tensorboard.compat.proto.event_pb2", "Event"), ("tensorboard.compat.proto.graph_pb2", "GraphDef"),
          ("tensorboard.compat.proto.meta_graph_pb2", "MetaGraphDef"),
@@ -34,7 +36,7 @@ ROOTS = [("tensorboard.compat.proto.event_pb2", "Event"), ("tensorboard.compat.p
 PLUGIN_MODULES = TENSORBOARD[-7:]
 # TensorBoard's proto package -> ours (the plugins' own packages fold into ours; well-known types stay).
 PACKAGES = {"tensorboard": "tfevents", "tensorboard.hparams": "tfevents.hparams", "tensorboard.mesh": "tfevents",
-            "tensorboard.projector": "tfevents", "google.protobuf": "google.protobuf"}
+            "tensorboard.projector": "tfevents", "google.protobuf": "google.protobuf", "tensorflow": "tfevents"}
 
 
 def is_repeated(field):
@@ -129,8 +131,9 @@ def tensorboard_messages():
     """{our full name: TensorBoard's descriptor} for every message of TensorBoard's modules we mirror."""
     pytest.importorskip("tensorboard")
     found = {}
-    for name in TENSORBOARD:
-        found.update({our_name(d): d for d in messages(importlib.import_module(name)).values()})
+    for name in TENSORBOARD + TENSORFLOW:
+        module = pytest.importorskip(name) if name in TENSORFLOW else importlib.import_module(name)
+        found.update({our_name(d): d for d in messages(module).values()})
     return found
 
 

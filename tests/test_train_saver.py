@@ -27,7 +27,8 @@ def test_round_trip_state_file_and_max_to_keep(tmp_path):
         w, b, step = _model()
         bump = core.group(core.assign_add(w, core.ones_like(w)), core.assign_add(b, [1.0, 2.0, 3.0]),
                           core.assign_add(step, 1))
-        saver = core.train.Saver(max_to_keep=2)
+        # the portable .npz format of earlier versions (SaverDef.V1 here); V2 is tested in test_train_checkpoints_tf
+        saver = core.train.Saver(max_to_keep=2, write_version=core.train.SaverDef.V1)
         with core.Session() as sess:
             sess.run(core.global_variables_initializer())
             paths = []
@@ -153,7 +154,8 @@ def test_failed_save_cleans_up_and_keeps_previous(tmp_path, monkeypatch):
             with pytest.raises(OSError, match="No space left"):
                 saver.save(sess, prefix)
             monkeypatch.undo()
-    assert sorted(os.listdir(tmp_path)) == ["checkpoint", "m.ckpt.meta", "m.ckpt.npz"]
+    assert sorted(os.listdir(tmp_path)) == ["checkpoint", "m.ckpt.data-00000-of-00001", "m.ckpt.index",
+                                            "m.ckpt.meta"]
     assert (_restore_value(prefix) == 1.0).all()
 
 

@@ -1,5 +1,5 @@
 """``tf.train`` of tfevents.core: TF1's optimizers (fused ``Apply*`` update ops), gradient clipping,
-learning-rate schedules, ExponentialMovingAverage, Saver (a portable, atomically written checkpoint format),
+learning-rate schedules, ExponentialMovingAverage, Saver (TensorFlow's V2 checkpoint format: tensor_bundle.py),
 Coordinator / QueueRunner, the global step, and the event-file helpers (``summary_iterator``, ``write_graph``,
 ``SummaryWriter``)."""
 from __future__ import annotations
@@ -19,9 +19,9 @@ from .clipping import clip_by_average_norm, clip_by_global_norm, clip_by_norm, c
 from .learning_rate_decay import (cosine_decay, exponential_decay, inverse_time_decay, natural_exp_decay,
                                   piecewise_constant, polynomial_decay)
 from .moving_averages import ExponentialMovingAverage, assign_moving_average
-from .saver import (CheckpointReader, CheckpointState, NewCheckpointReader, Saver, checkpoint_exists,
-                    get_checkpoint_state, latest_checkpoint, list_variables, load_variable,
-                    update_checkpoint_state)
+from .saver import (CheckpointReader, CheckpointState, NewCheckpointReader, Saver, SaverDef, checkpoint_exists,
+                    export_meta_graph, get_checkpoint_mtimes, get_checkpoint_state, latest_checkpoint,
+                    list_variables, load_checkpoint, load_variable, update_checkpoint_state)
 from .coordinator import Coordinator
 from .data_flow import FIFOQueue, QueueBase
 from .queue_runner import QueueRunner, add_queue_runner, start_queue_runners

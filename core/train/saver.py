@@ -1,21 +1,27 @@
 """``tf.train.Saver``: save and restore variable values, keep the last ``max_to_keep`` checkpoints and a
 TF-style ``checkpoint`` state file (``latest_checkpoint``).
 
-On-disk format
---------------
-A checkpoint with prefix ``P`` (``/dir/model.ckpt-100``) is ONE file, ``P.npz``: an uncompressed zip that
-``numpy.load(P + ".npz", allow_pickle=False)`` reads, holding
+On-disk formats
+---------------
+By default (``write_version=SaverDef.V2``) a checkpoint with prefix ``P`` (``/dir/model.ckpt-100``) is written
+in TensorFlow's own V2 format (``tensor_bundle.py``): ``P.index`` (an SSTable of the bundle header and one entry
+per variable) and ``P.data-00000-of-00001`` (the raw bytes), byte for byte what TF writes for the same values,
+so ``tf.train.load_checkpoint``/``list_variables`` and a TF1 ``Saver.restore`` read it and ours reads TF's.
+
+``write_version=SaverDef.V1`` writes the portable format of earlier tfevents versions, which is still read:
+ONE file ``P.npz``, an uncompressed zip that ``numpy.load(P + ".npz", allow_pickle=False)`` reads, holding
 
 - ``manifest.json``: ``{"format": "tfevents.checkpoint", "version": 1, "variables": {name: {"entry":
   "arrays/00000.npy", "dtype": "float32", "shape": [784, 300]}, ...}}``
 - ``arrays/NNNNN.npy``: one numpy ``.npy`` array per saved name (never pickled; object/string arrays are
   refused).
 
-``save`` writes the file under a temporary name, fsyncs it, ``os.replace``-s it into place and fsyncs the
-directory; only then is the ``checkpoint`` state file (TF's text format, also replaced atomically)
-updated, and only then are checkpoints beyond ``max_to_keep`` deleted. A crash at any point leaves the
+Every file is written under a temporary name, fsynced and ``os.replace``-d into place (the data file before the
+index); only then is the ``checkpoint`` state file (TF's text format, also replaced atomically) updated, and
+only then are checkpoints beyond ``max_to_keep`` deleted (all their files). A crash before that leaves the
 previous checkpoint and the state file pointing to it intact. ``P.meta`` (a MetaGraphDef with the GraphDef)
-is written the same way when ``write_meta_graph``.
+is written the same way when ``write_meta_graph``. As in TF, saving into a directory that does not exist is a
+ValueError ("Parent directory of ... doesn't exist, can't save.").
 
 The state file ``<dir>/checkpoint``::
 
@@ -37,8 +43,16 @@ from ...summaries._atomic import atomic_write
 from ..errors import DataLossError, InvalidArgumentError, NotFoundError
 from ..graph import get_default_graph
 from ..variables import Variable, global_variables
+from . import tensor_bundle
 
 FORMAT, VERSION, SUFFIX = "tfevents.checkpoint", 1, ".npz"
+V1, V2 = 1, 2          # SaverDef.CheckpointFormatVersion
+
+
+class SaverDef:
+    """The checkpoint format versions of ``tf.train.SaverDef`` (``write_version=SaverDef.V2``)."""
+
+    LEGACY, V1, V2 = 0, V1, V2
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -70,7 +84,11 @@ def write_checkpoint(prefix: str, values: dict) -> str:
 
 
 def read_checkpoint(prefix: str, names: Optional[list] = None) -> dict:
-    """``{name: array}`` of checkpoint ``prefix`` (all names, or ``names``; a missing one is NotFoundError)."""
+    """``{name: array}`` of checkpoint ``prefix`` in either format (all names, or ``names``; a missing one is
+    NotFoundError)."""
+    if tensor_bundle.bundle_exists(prefix):
+        reader = tensor_bundle.BundleReader(prefix)
+        return {name: reader.read(name) for name in (sorted(reader.entries) if names is None else names)}
     path = prefix + SUFFIX
     try:
         with zipfile.ZipFile(path) as zf:
@@ -91,16 +109,39 @@ def read_checkpoint(prefix: str, names: Optional[list] = None) -> dict:
         raise DataLossError(None, "Unable to read checkpoint %s: %s: %s" % (path, type(e).__name__, e)) from None
 
 
+def _checkpoint_file(prefix: str) -> Optional[str]:
+    """The file that says checkpoint ``prefix`` exists (``P.index`` for V2, ``P.npz``), or None."""
+    for path in (tensor_bundle.index_path(prefix), prefix + SUFFIX):
+        if os.path.isfile(path):
+            return path
+    return None
+
+
 def checkpoint_exists(checkpoint_prefix: str) -> bool:
-    return os.path.isfile(checkpoint_prefix + SUFFIX)
+    """Whether a checkpoint (V2 or ``.npz``) with this prefix exists."""
+    return _checkpoint_file(checkpoint_prefix) is not None
+
+
+def get_checkpoint_mtimes(checkpoint_prefixes: list) -> list:
+    """The modification times of the given checkpoints (of ``P.index`` for V2; whole seconds, as TF's POSIX file
+    system reports them); missing ones are skipped."""
+    out = []
+    for prefix in checkpoint_prefixes:
+        path = _checkpoint_file(prefix)
+        if path is not None:
+            out.append(float(os.stat(path).st_mtime_ns // 10 ** 9))
+    return out
+
+
+def _files(prefix: str, meta_graph_suffix: str = "meta") -> list:
+    return [tensor_bundle.index_path(prefix), tensor_bundle.data_path(prefix), prefix + SUFFIX,
+            prefix + "." + meta_graph_suffix]
 
 
 def list_variables(ckpt_dir_or_file: str) -> list:
     """``[(name, shape)]`` of a checkpoint (a prefix, or a directory: its latest checkpoint), sorted."""
-    prefix = _resolve(ckpt_dir_or_file)
-    with zipfile.ZipFile(prefix + SUFFIX) as zf:
-        table = json.loads(zf.read("manifest.json"))["variables"]
-    return sorted((name, info["shape"]) for name, info in table.items())
+    reader = CheckpointReader(_resolve(ckpt_dir_or_file))
+    return sorted(reader.get_variable_to_shape_map().items())
 
 
 def load_variable(ckpt_dir_or_file: str, name: str) -> np.ndarray:
@@ -112,29 +153,57 @@ class CheckpointReader:
     """``tf.train.NewCheckpointReader(prefix)``: the names, shapes and values of one checkpoint."""
 
     def __init__(self, prefix: str):
-        if not checkpoint_exists(prefix):
-            raise NotFoundError(None, "Unsuccessful TensorSliceReader constructor: Failed to find any matching "
-                                      "files for %s (no %s%s)" % (prefix, prefix, SUFFIX))
+        from ..dtypes import as_dtype
         self._prefix = prefix
-        self._shapes = dict(list_variables(prefix))
+        self._bundle = None
+        if tensor_bundle.bundle_exists(prefix):
+            self._bundle = tensor_bundle.BundleReader(prefix)
+            names = list(self._bundle.entries)
+            self._shapes = {n: self._bundle.shape(n) for n in names}
+            self._dtypes = {}
+            for n in names:
+                try:
+                    self._dtypes[n] = as_dtype(self._bundle.dtype_enum(n))
+                except TypeError:          # a dtype core has no DType for (int8, complex, ...): its numpy one
+                    try:
+                        self._dtypes[n] = self._bundle.dtype(n)
+                    except NotImplementedError:
+                        self._dtypes[n] = None
+        elif os.path.isfile(prefix + SUFFIX):
+            try:
+                with zipfile.ZipFile(prefix + SUFFIX) as zf:
+                    table = json.loads(zf.read("manifest.json"))["variables"]
+                self._shapes = {n: list(info["shape"]) for n, info in table.items()}
+                self._dtypes = {n: as_dtype(np.dtype(info["dtype"])) for n, info in table.items()}
+            except (zipfile.BadZipFile, KeyError, ValueError, TypeError) as e:
+                raise DataLossError(None, "Unable to read checkpoint %s%s: %s: %s"
+                                    % (prefix, SUFFIX, type(e).__name__, e)) from None
+        else:
+            raise NotFoundError(None, "Unsuccessful TensorSliceReader constructor: Failed to find any matching "
+                                      "files for %s (no %s.index or %s%s)" % (prefix, prefix, prefix, SUFFIX))
 
     def get_variable_to_shape_map(self) -> dict:
-        return dict(self._shapes)
+        return {n: list(s) for n, s in self._shapes.items()}
 
     def get_variable_to_dtype_map(self) -> dict:
-        with zipfile.ZipFile(self._prefix + SUFFIX) as zf:
-            table = json.loads(zf.read("manifest.json"))["variables"]
-        from ..dtypes import as_dtype
-        return {name: as_dtype(np.dtype(info["dtype"])) for name, info in table.items()}
+        return dict(self._dtypes)
 
     def has_tensor(self, name: str) -> bool:
         return name in self._shapes
 
     def get_tensor(self, name: str) -> np.ndarray:
+        if self._bundle is not None:
+            value = self._bundle.read(name)
+            return value.item() if value.dtype == object and value.ndim == 0 else value   # bytes, as TF
         return read_checkpoint(self._prefix, [name])[name]
 
 
 NewCheckpointReader = CheckpointReader
+
+
+def load_checkpoint(ckpt_dir_or_file: str) -> CheckpointReader:
+    """``tf.train.load_checkpoint``: a reader of a checkpoint prefix, or of a directory's latest checkpoint."""
+    return CheckpointReader(_resolve(ckpt_dir_or_file))
 
 
 def _resolve(ckpt_dir_or_file: str) -> str:
@@ -144,7 +213,10 @@ def _resolve(ckpt_dir_or_file: str) -> str:
             raise ValueError("Couldn't find 'checkpoint' file or checkpoints in given directory %s"
                              % ckpt_dir_or_file)
         return latest
-    return ckpt_dir_or_file[:-len(SUFFIX)] if ckpt_dir_or_file.endswith(SUFFIX) else ckpt_dir_or_file
+    for suffix in (SUFFIX, ".index"):
+        if ckpt_dir_or_file.endswith(suffix) and not checkpoint_exists(ckpt_dir_or_file):
+            return ckpt_dir_or_file[:-len(suffix)]
+    return ckpt_dir_or_file
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -232,6 +304,41 @@ def latest_checkpoint(checkpoint_dir: str, latest_filename: Optional[str] = None
 
 
 # ---------------------------------------------------------------------------------------------------------
+# MetaGraphDef
+
+_VARIABLE_COLLECTIONS = ("variables", "trainable_variables", "local_variables", "model_variables",
+                         "moving_average_variables", "metric_variables", "global_step")
+
+
+def export_meta_graph(filename: Optional[str] = None, graph: Any = None, as_text: bool = False) -> Any:
+    """``tf.train.export_meta_graph``: a MetaGraphDef of ``graph`` (default: the default graph) as TF1 writes
+    ``<prefix>.meta``: the GraphDef and the variable collections as ``VariableDef`` lists, so TF's
+    ``import_meta_graph`` rebuilds the variables and a Saver for them. Also written to ``filename`` if given."""
+    from tfevents.proto import meta_graph_pb2, variable_pb2
+    graph = graph or get_default_graph()
+    meta = meta_graph_pb2.MetaGraphDef()
+    meta.meta_info_def.meta_graph_version = "v1"
+    meta.graph_def.CopyFrom(graph.as_graph_def())
+    for key in _VARIABLE_COLLECTIONS:
+        items = [v for v in graph.get_collection(key) if isinstance(v, Variable)]
+        if not items:
+            continue
+        values = meta.collection_def[key].bytes_list.value
+        for v in items:
+            values.append(variable_pb2.VariableDef(
+                variable_name=v.name, initial_value_name=v.initial_value.name, initializer_name=v.initializer.name,
+                snapshot_name=v.value().name, trainable=v.trainable).SerializeToString())
+    if filename:
+        if as_text:
+            from google.protobuf import text_format
+            data = text_format.MessageToString(meta).encode("utf-8")
+        else:
+            data = meta.SerializeToString()
+        atomic_write(filename, data)
+    return meta
+
+
+# ---------------------------------------------------------------------------------------------------------
 # Saver
 
 
@@ -275,6 +382,10 @@ class Saver:
         self._next_keep_time = time.time() + self._keep_every
         self._pad_step_number = pad_step_number
         self._save_relative_paths = save_relative_paths
+        if write_version not in (SaverDef.V1, SaverDef.V2):
+            raise ValueError("write_version must be SaverDef.V1 (%d, the .npz format) or SaverDef.V2 (%d, TF's "
+                             "format), got %r" % (SaverDef.V1, SaverDef.V2, write_version))
+        self._write_version = write_version
         self._last_checkpoints: list = []      # [(prefix, time)]
         self._graph = get_default_graph()
 
@@ -290,7 +401,7 @@ class Saver:
         self._last_checkpoints = list(last_checkpoints_with_time)
 
     def recover_last_checkpoints(self, checkpoint_paths: list) -> None:
-        self._last_checkpoints = [(p, os.path.getmtime(p + SUFFIX)) for p in checkpoint_paths
+        self._last_checkpoints = [(p, get_checkpoint_mtimes([p])[0]) for p in checkpoint_paths
                                   if checkpoint_exists(p)]
 
     def save(self, sess: Any, save_path: str, global_step: Any = None, latest_filename: Optional[str] = None,
@@ -310,7 +421,10 @@ class Saver:
         if save_dir and not os.path.isdir(save_dir):
             raise ValueError("Parent directory of %s doesn't exist, can't save." % save_path)
         values = {name: sess.variable_slot(v.op).read() for name, v in self._vars.items()}
-        write_checkpoint(prefix, values)
+        if self._write_version == SaverDef.V2:
+            tensor_bundle.write_bundle(prefix, values)
+        else:
+            write_checkpoint(prefix, values)
         if write_meta_graph:
             self._write_meta_graph(sess, prefix + "." + meta_graph_suffix)
         if write_state:
@@ -319,7 +433,7 @@ class Saver:
                                     self._save_relative_paths)
             # only now that the state file names the new checkpoint may old ones go
             for old in stale:
-                for path in (old + SUFFIX, old + "." + meta_graph_suffix):
+                for path in _files(old, meta_graph_suffix):
                     try:
                         os.remove(path)
                     except FileNotFoundError:
@@ -349,10 +463,7 @@ class Saver:
             sess.variable_slot(v.op).value = np.array(values[name], copy=True)
 
     def _write_meta_graph(self, sess: Any, path: str) -> None:
-        from tfevents.proto import meta_graph_pb2
-        meta = meta_graph_pb2.MetaGraphDef()
-        meta.graph_def.CopyFrom(sess.graph.as_graph_def())
-        data = meta.SerializeToString()
+        data = export_meta_graph(graph=sess.graph).SerializeToString()
         atomic_write(path, lambda f: f.write(data))
 
     def _record(self, prefix: str) -> list:
