@@ -28,6 +28,14 @@ from .queue_runner import QueueRunner, add_queue_runner, start_queue_runners
 from .input import batch
 from .training_util import (assert_global_step, create_global_step, get_global_step, get_or_create_global_step,
                             global_step, write_graph)
+from .session_run_hook import SessionRunArgs, SessionRunContext, SessionRunHook, SessionRunValues
+from .basic_session_run_hooks import (CheckpointSaverHook, CheckpointSaverListener, FeedFnHook, FileWriterCache,
+                                      FinalOpsHook, GlobalStepWaiterHook, LoggingTensorHook,
+                                      NanLossDuringTrainingError, NanTensorHook, NeverTriggerTimer, ProfilerHook,
+                                      SecondOrStepTimer, StepCounterHook, StopAtStepHook, SummarySaverHook,
+                                      SummaryWriterCache)
+from .monitored_session import (ChiefSessionCreator, MonitoredSession, MonitoredTrainingSession, Scaffold,
+                                SessionCreator, SingularMonitoredSession, WorkerSessionCreator)
 
 piecewise_constant_decay = piecewise_constant
 queue_runner = __import__(__name__ + ".queue_runner", fromlist=["QueueRunner"])
