@@ -180,6 +180,9 @@ def __getattr__(name: str) -> Any:
     if name == "summary_iterator":
         from tfevents.summaries import summary_iterator
         return summary_iterator
+    if name == "FileWriterCache":       # one writer per directory, shared with the monitored sessions' hooks
+        from .train.basic_session_run_hooks import FileWriterCache
+        return FileWriterCache
     if name in ("Summary", "SummaryDescription"):
         from tfevents.proto import summary_pb2
         return getattr(summary_pb2, name)

@@ -26,6 +26,11 @@ Under ``logdir`` it writes
 
 ``run_sweep`` trains one such trial per learning rate under ``<logdir>/lr_<rate>``: one HParams table.
 
+Checkpoints are TensorFlow's V2 format (``Saver``'s default: TF's ``tf.train.load_checkpoint`` reads them). The demo
+drives a plain ``tf.Session`` rather than ``MonitoredTrainingSession``: it evaluates on the test set, draws a
+confusion figure and writes the Projector files at epoch boundaries, which its own loop says directly, and the same
+code runs on TF1 as the oracle of its numbers.
+
 The graph is TF1 code written against the ``tf`` module it is given (``from tfevents import core as tf`` by
 default; the tests run it on ``tensorflow.compat.v1`` too, as the oracle); ``run_demo`` returns what was logged
 so it can be checked against what TensorBoard serves.
