@@ -17,6 +17,7 @@ from .graph import (Dimension, Graph, GraphKeys, Operation, Tensor, TensorShape,
                     colocate_with, control_dependencies, device, get_collection, get_collection_ref,
                     get_default_graph, name_scope, reset_default_graph, set_random_seed)
 from .registry import IndexedSlices, constant, convert_to_tensor, register_gradient as RegisterGradient
+from .graph_import import import_graph_def
 from .ops.math_ops import (abs, add, add_n, argmax, argmin, cast, ceil, cumsum, div, div_no_nan, divide,  # noqa: A004
                            equal, exp, floor, floordiv, floormod, greater, greater_equal, less, less_equal, log,
                            log1p, logical_and, logical_not, logical_or, logical_xor, matmul, maximum, minimum, mod,

@@ -36,6 +36,7 @@ from .basic_session_run_hooks import (CheckpointSaverHook, CheckpointSaverListen
                                       SummaryWriterCache)
 from .monitored_session import (ChiefSessionCreator, MonitoredSession, MonitoredTrainingSession, Scaffold,
                                 SessionCreator, SingularMonitoredSession, WorkerSessionCreator)
+from .checkpoint_utils import import_meta_graph, init_from_checkpoint
 
 piecewise_constant_decay = piecewise_constant
 queue_runner = __import__(__name__ + ".queue_runner", fromlist=["QueueRunner"])
