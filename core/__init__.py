@@ -71,6 +71,7 @@ _LAZY_NAMES = {
     "sparse_segment_sqrt_n": (".ops.embedding_ops", "sparse_segment_sqrt_n"),
     "sparse_to_dense": (".ops.sampled_loss_ops", "sparse_to_dense"),
     "FIFOQueue": (".train.data_flow", "FIFOQueue"), "QueueBase": (".train.data_flow", "QueueBase"),
+    "RandomShuffleQueue": (".train.data_flow", "RandomShuffleQueue"),
     "Summary": ("tfevents.proto.summary_pb2", "Summary"),
     "HistogramProto": ("tfevents.proto.summary_pb2", "HistogramProto"),
     "Event": ("tfevents.proto.event_pb2", "Event"),

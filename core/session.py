@@ -135,6 +135,7 @@ class Session:
         self._graph = graph if graph is not None else get_default_graph()
         self._slots: dict = {}
         self._op_state: dict = {}
+        self._state_lock = threading.Lock()
         self._plans: dict = {}
         self._closed = False
         self._default_cm = None
@@ -158,10 +159,14 @@ class Session:
         return slot
 
     def op_state(self, op: Operation, factory):
-        """Per-session state of ``op`` (e.g. a random generator), created by ``factory()`` on first use."""
+        """Per-session state of ``op`` (e.g. a random generator, a queue), created by ``factory()`` on first use,
+        once even when queue-runner threads ask for it together."""
         state = self._op_state.get(op)
         if state is None:
-            state = self._op_state[op] = factory()
+            with self._state_lock:
+                state = self._op_state.get(op)
+                if state is None:
+                    state = self._op_state[op] = factory()
         return state
 
     # ---- context management

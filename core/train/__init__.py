@@ -15,8 +15,12 @@ from .adadelta import AdadeltaOptimizer
 from .adam import AdamOptimizer
 from .ftrl import FtrlOptimizer
 from .rmsprop import RMSPropOptimizer
+from .proximal_gradient_descent import ProximalGradientDescentOptimizer
+from .proximal_adagrad import ProximalAdagradOptimizer
+from .adagrad_da import AdagradDAOptimizer
 from .clipping import clip_by_average_norm, clip_by_global_norm, clip_by_norm, clip_by_value, global_norm
-from .learning_rate_decay import (cosine_decay, exponential_decay, inverse_time_decay, natural_exp_decay,
+from .learning_rate_decay import (cosine_decay, cosine_decay_restarts, exponential_decay, inverse_time_decay,
+                                  linear_cosine_decay, natural_exp_decay, noisy_linear_cosine_decay,
                                   piecewise_constant, polynomial_decay)
 from .moving_averages import ExponentialMovingAverage, assign_moving_average
 from .saver import (CheckpointReader, CheckpointState, NewCheckpointReader, Saver, SaverDef, checkpoint_exists,
@@ -24,8 +28,11 @@ from .saver import (CheckpointReader, CheckpointState, NewCheckpointReader, Save
                     list_variables, load_checkpoint, load_variable, update_checkpoint_state)
 from .coordinator import Coordinator
 from .data_flow import FIFOQueue, QueueBase
+from .data_flow import RandomShuffleQueue
 from .queue_runner import QueueRunner, add_queue_runner, start_queue_runners
 from .input import batch
+from .input import (batch_join, input_producer, limit_epochs, range_input_producer, shuffle_batch, shuffle_batch_join,
+                    slice_input_producer, string_input_producer)
 from .training_util import (assert_global_step, create_global_step, get_global_step, get_or_create_global_step,
                             global_step, write_graph)
 from .session_run_hook import SessionRunArgs, SessionRunContext, SessionRunHook, SessionRunValues

@@ -1,9 +1,14 @@
-"""``tf.FIFOQueue`` (TF's ``data_flow_ops``): a bounded queue of tuples of tensors that lives in the Session.
+"""``tf.FIFOQueue`` and ``tf.RandomShuffleQueue`` (TF's ``data_flow_ops``): a bounded queue of tuples of tensors that lives in the Session.
 Its ops (``FIFOQueueV2``, ``QueueEnqueueV2``, ``QueueEnqueueManyV2``, ``QueueDequeueV2``,
 ``QueueDequeueManyV2``, ``QueueDequeueUpToV2``, ``QueueCloseV2``, ``QueueSizeV2``) block like TF's: a dequeue
 waits for elements, an enqueue for room. After ``close()`` enqueues fail (CancelledError) and dequeues drain
 what is left, then raise OutOfRangeError; ``close(cancel_pending_enqueues=True)`` also cancels blocked
 enqueues. Python threads calling ``sess.run(enqueue_op)`` (``QueueRunner``) feed a graph that dequeues.
+
+``RandomShuffleQueue`` (op ``RandomShuffleQueueV2``) hands out elements in a random order: each dequeued element
+is taken while more than ``min_after_dequeue`` remain (so a dequeue blocks until ``min_after_dequeue + 1``
+elements are there, or the queue is closed, after which the rest drains); a random element is swapped with the
+last one and popped, from a generator seeded by the op's ``seed`` / ``seed2`` (both 0: fresh entropy).
 """
 from __future__ import annotations
 
@@ -60,8 +65,51 @@ class _QueueState:
             self.cond.notify_all()
 
 
+class _ShuffleQueueState(_QueueState):
+    """A RandomShuffleQueue's elements in one Session: ``items`` is a list, taken from at random."""
+
+    def __init__(self, op):
+        super().__init__(op)
+        self.items = []                                  # type: ignore[assignment]
+        self.min_after_dequeue = op.attrs["min_after_dequeue"]
+        seed, seed2 = op.attrs["seed"], op.attrs["seed2"]
+        self.rng = np.random.default_rng(None if seed == 0 and seed2 == 0 else [seed, seed2])
+
+    def _pop_random(self) -> tuple:
+        i = int(self.rng.integers(len(self.items)))
+        self.items[i], self.items[-1] = self.items[-1], self.items[i]
+        return self.items.pop()
+
+    def take(self, op, n: int, up_to: bool = False) -> list:
+        if n <= 0:
+            return []
+        want = n
+        out: list = []
+        with self.cond:
+            while len(out) < want:
+                while len(self.items) <= self.min_after_dequeue and not self.closed:
+                    self.cond.wait()
+                if self.closed and len(self.items) + len(out) < want:
+                    if up_to and (self.items or out):
+                        out.extend(self._pop_random() for _ in range(len(self.items)))
+                        break
+                    self.items.extend(out)                  # a failed dequeue takes nothing
+                    raise OutOfRangeError(op, "RandomShuffleQueue '%s' is closed and has insufficient elements "
+                                              "(requested %d, current size %d)\n\t [[node %s]]"
+                                          % (self.op.name, n, len(self.items), op.name))
+                out.append(self._pop_random())
+                self.cond.notify_all()
+            return out
+
+
+_STATE_LOCK = threading.Lock()
+
+
 def _state(op, session) -> _QueueState:
-    return session.op_state(op, lambda: _QueueState(op))
+    """The queue's state in ``session``, created once even when QueueRunner threads bind it concurrently."""
+    factory = _ShuffleQueueState if op.type == "RandomShuffleQueueV2" else _QueueState
+    with _STATE_LOCK:
+        return session.op_state(op, lambda: factory(op))
 
 
 def _handle_bind(op, session):
@@ -130,7 +178,8 @@ def _dequeue_shapes(op):
 
 
 _STATEFUL = dict(stateful=True)
-register("FIFOQueueV2", bind=_handle_bind, dtype=_dtypes.string, shape=lambda op: TensorShape([]), **_STATEFUL)
+for _t in ("FIFOQueueV2", "RandomShuffleQueueV2"):
+    register(_t, bind=_handle_bind, dtype=_dtypes.string, shape=lambda op: TensorShape([]), **_STATEFUL)
 register("QueueEnqueueV2", bind=_enqueue_bind, num_outputs=0, **_STATEFUL)
 register("QueueEnqueueManyV2", bind=_enqueue_bind, num_outputs=0, **_STATEFUL)
 for _t in ("QueueDequeueV2", "QueueDequeueManyV2", "QueueDequeueUpToV2"):
@@ -222,6 +271,44 @@ class QueueBase:
 
     def size(self, name: Optional[str] = None):
         return apply_op("QueueSizeV2", [self._queue_ref], name=name or "%s_Size" % self._name)
+
+
+def _shapes_attr(dtypes: list, shapes: Any) -> Optional[list]:
+    if shapes is None:
+        return None
+    shapes = [TensorShape(s) for s in (shapes if isinstance(shapes, (list, tuple)) and shapes and
+                                       isinstance(shapes[0], (list, tuple, TensorShape)) else [shapes])]
+    if len(shapes) != len(dtypes):
+        raise ValueError("Queue shapes must have the same length as dtypes")
+    return shapes
+
+
+class RandomShuffleQueue(QueueBase):
+    """``tf.RandomShuffleQueue(capacity, min_after_dequeue, dtypes, shapes=None, names=None, seed=None,
+    shared_name=None, name='random_shuffle_queue')``: dequeues return random elements, keeping at least
+    ``min_after_dequeue`` queued until the queue is closed."""
+
+    def __init__(self, capacity: int, min_after_dequeue: int, dtypes: Any, shapes: Any = None, names: Any = None,
+                 seed: Optional[int] = None, shared_name: Optional[str] = None, name: str = "random_shuffle_queue"):
+        from ..ops.random_ops import get_seed
+        if names is not None:
+            raise NotImplementedError("RandomShuffleQueue(names=...) is not supported; pass tuples of tensors")
+        if min_after_dequeue < 0:
+            raise ValueError("min_after_dequeue must be >= 0, got %d" % min_after_dequeue)
+        if capacity > 0 and capacity <= min_after_dequeue:
+            raise ValueError("capacity %d must be bigger than min_after_dequeue %d." % (capacity, min_after_dequeue))
+        dtypes = [_dtypes.as_dtype(d) for d in _as_list(dtypes)]
+        shapes = _shapes_attr(dtypes, shapes)
+        seed1, seed2 = get_seed(seed)
+        if seed1 is None and seed2 is None:
+            seed1, seed2 = 0, 0
+        elif seed is None and shared_name is not None:
+            seed2 = 0                                    # TF: shared queues must not depend on the op count
+        ref = apply_op("RandomShuffleQueueV2", [],
+                       dict(component_types=dtypes, shapes=shapes or [], capacity=int(capacity),
+                            min_after_dequeue=int(min_after_dequeue), seed=int(seed1), seed2=int(seed2),
+                            container="", shared_name=shared_name or ""), name=name)
+        super().__init__(dtypes, shapes, ref)
 
 
 class FIFOQueue(QueueBase):

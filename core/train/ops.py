@@ -108,6 +108,43 @@ def _centered_rms_prop(var, mg, ms, mom, lr, rho, momentum, epsilon, grad, **_):
     var -= mom
 
 
+def _shrink(prox, threshold, l1, scale):
+    """TF's proximal step: ``sign(prox) * max(|prox| - threshold, 0) / scale`` when ``l1 > 0``, else
+    ``prox / scale``."""
+    if l1 > 0:
+        return np.sign(prox) * np.maximum(np.abs(prox) - threshold, 0) / scale
+    return prox / scale
+
+
+def _proximal_gradient_descent(var, alpha, l1, l2, delta=None, grad=None, **_):
+    """prox = var - alpha * g; var = sign(prox) * max(|prox| - alpha*l1, 0) / (1 + alpha*l2)  (l1 > 0)"""
+    g = delta if delta is not None else grad
+    prox = var - g * alpha
+    var[...] = _shrink(prox, alpha * l1, l1, 1 + alpha * l2)
+
+
+def _proximal_adagrad(var, accum, lr, l1, l2, grad, **_):
+    """accum += g**2; a = lr / sqrt(accum); prox = var - a*g; var = sign(prox) max(|prox| - a*l1, 0) / (1 + a*l2)"""
+    accum += grad * grad
+    rate = lr / np.sqrt(accum)
+    prox = var - grad * rate
+    var[...] = _shrink(prox, rate * l1, l1, 1 + l2 * rate)
+
+
+def _adagrad_da(var, gradient_accumulator, gradient_squared_accumulator, grad, lr, l1, l2, global_step, **_):
+    """g += grad; gg += grad**2; with T = global_step:
+    var = lr * sign(-g) * max(|g| - l1*T, 0) / (l2*T*lr + sqrt(gg))  (l1 > 0; else lr * -g / (...))"""
+    gradient_accumulator += grad
+    gradient_squared_accumulator += grad * grad
+    step = np.asarray(global_step).astype(var.dtype)
+    denom = l2 * step * lr + np.sqrt(gradient_squared_accumulator)
+    if l1 > 0:
+        var[...] = lr * np.sign(-gradient_accumulator) * np.maximum(
+            np.abs(gradient_accumulator) - l1 * step, 0) / denom
+    else:
+        var[...] = lr * -gradient_accumulator / denom
+
+
 # ---------------------------------------------------------------------------------------------------------
 # registration: one dense and one sparse op per update rule
 
@@ -181,6 +218,12 @@ _register("ApplyRMSProp", _rms_prop, "var ms mom lr rho momentum epsilon grad", 
           "var ms mom lr rho momentum epsilon grad indices", kernel="apply_rms_prop")
 _register("ApplyCenteredRMSProp", _centered_rms_prop, "var mg ms mom lr rho momentum epsilon grad", 4,
           "var mg ms mom lr rho momentum epsilon grad indices")
+
+_register("ApplyProximalGradientDescent", _proximal_gradient_descent, "var alpha l1 l2 delta", 1,
+          "var alpha l1 l2 grad indices")
+_register("ApplyProximalAdagrad", _proximal_adagrad, "var accum lr l1 l2 grad", 2, "var accum lr l1 l2 grad indices")
+_register("ApplyAdagradDA", _adagrad_da, "var gradient_accumulator gradient_squared_accumulator grad lr l1 l2 "
+          "global_step", 3, "var gradient_accumulator gradient_squared_accumulator grad indices lr l1 l2 global_step")
 
 
 def apply_update(op_type: str, inputs: list, use_locking: bool = False, name: str = None, **attrs):
