@@ -198,8 +198,11 @@ def test_tensorboard_serves_the_demo_hparams_pr_curves_custom_scalars_and_projec
     assert all(lo[2] < acc[2] < up[2] or acc[2] in (0.0, 1.0) for lo, acc, up in zip(lower, accuracy, upper))
 
     # Projector: the test set's last hidden layer, its labels and predictions, its images as sprites
+    # the test runs hold the embeddings; the train runs are listed too because they hold TF-format checkpoints,
+    # whose variables the Projector offers
     runs = server.json("/data/plugin/projector/runs")
-    assert sorted(runs) == ["demo/test", "sweep/lr_0.01/test", "sweep/lr_0.1/test"]
+    assert sorted(runs) == ["demo/test", "demo/train", "sweep/lr_0.01/test", "sweep/lr_0.01/train",
+                            "sweep/lr_0.1/test", "sweep/lr_0.1/train"]
     (embedding,) = server.json("/data/plugin/projector/info", run="demo/test")["embeddings"]
     n, units = CONFIG["n_test"], demo_module.LAYERS[-1]
     assert embedding["tensorShape"] == [n, units]
