@@ -28,16 +28,22 @@ def _leading_dim(t) -> Optional[int]:
     return t.shape.dims[0]
 
 
-def _num_elems(elems_flat: list):
-    """(static n or None, n as an int or a tensor) from the leading dimension of the first element."""
+def _length(first):
+    """(static n or None, n as an int or a tensor) from the leading dimension of ``first``."""
     from ..ops import array_ops
+    n_static = _leading_dim(first)
+    return n_static, (n_static if n_static is not None else array_ops.shape(first)[0])
+
+
+def _num_elems(elems_flat: list):
+    """``_length`` of the first element, after checking that all elements agree on it (map_fn)."""
     n_static = _leading_dim(elems_flat[0])
     for t in elems_flat[1:]:
         other = _leading_dim(t)
         if n_static is not None and other is not None and other != n_static:
             raise ValueError("Dimensions %d and %d are not compatible: all elems must have the same leading "
                              "dimension" % (n_static, other))
-    return n_static, (n_static if n_static is not None else array_ops.shape(elems_flat[0])[0])
+    return _length(elems_flat[0])
 
 
 def _set_leading_dim(t, n_static: Optional[int]) -> None:
@@ -107,12 +113,7 @@ def _fold(kind: str, fn: Callable, elems: Any, initializer: Any, parallel_iterat
         elems_flat = [convert_to_tensor(e, name="elem") for e in nest.flatten(elems)]
         if not elems_flat:
             raise ValueError("elems must contain at least one Tensor")
-        n_static = _leading_dim(elems_flat[0])
-        if n_static is None:
-            from ..ops import array_ops
-            n = array_ops.shape(elems_flat[0])[0]
-        else:
-            n = n_static
+        _, n = _length(elems_flat[0])
         elems_ta = nest.pack_sequence_as(elems, [
             TensorArray(dtype=e.dtype, size=n, dynamic_size=False, infer_shape=True).unstack(e)
             for e in elems_flat])
@@ -176,12 +177,7 @@ def scan(fn: Callable, elems: Any, initializer: Any = None, parallel_iterations:
         elems_flat = [convert_to_tensor(e, name="elem") for e in elems_flat]
         if not elems_flat:
             raise ValueError("elems must contain at least one Tensor")
-        n_static = _leading_dim(elems_flat[0])
-        if n_static is None:
-            from ..ops import array_ops
-            n = array_ops.shape(elems_flat[0])[0]
-        else:
-            n = n_static
+        n_static, n = _length(elems_flat[0])
         elems_ta = [TensorArray(dtype=e.dtype, size=n, dynamic_size=False,
                                 element_shape=e.shape[1:] if e.shape.dims is not None else None, infer_shape=True)
                     for e in elems_flat]
