@@ -150,8 +150,9 @@ class LoopRegion:
         fed = [m.outputs[0] for m in merges] + [m.outputs[1] for m in merges] + [e.outputs[0] for e in enters]
         fetches = [conds[0].outputs[0]] + [m.inputs[-1] for m in merges] + [x.outputs[0] for x in exits]
         self._n_merges = len(merges)
-        self._plan = self.session._compile_level(fed, fetches, frame, allow_dead=True)
         self._fast = self._compile_split(merges, conds[0], exits, fed)
+        if not self._fast:             # the general plan, with dead-value checks throughout
+            self._plan = self.session._compile_level(fed, fetches, frame, allow_dead=True)
 
     def _compile_split(self, merges: list, loop_cond: Any, exits: list, fed: list) -> bool:
         """The fast path, where a loop has TF's shape (each variable: Merge -> Switch(Merge, LoopCond) -> Exit):
@@ -197,11 +198,11 @@ class LoopRegion:
         n = self._n_merges
         merges = [values[i] for i in self._initial]
         invariants = [values[i] for i in self._invariants]
-        plan = self._plan
         indices = [np.int32(0)] * n
         after_first = [np.int32(1)] * n
         if self._fast:
             return self._run_split(merges, indices, after_first, invariants)
+        plan = self._plan
         while True:
             try:
                 out = plan.fn(merges + indices + invariants)
