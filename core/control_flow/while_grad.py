@@ -299,9 +299,6 @@ def _add_backprop_accumulator(ctx: WhileContext, op, grad: Tensor) -> Tensor:
 
 # ------------------------------------------------------------------------------------------ the whole pass
 
-def _consumers(t: Tensor) -> list:
-    return [op for op in t.graph._ops if any(x is t for x in op.inputs)]
-
 
 class LoopGradients:
     """The GradLoopStates of one ``tf.gradients`` call (TF's ``ControlFlowState``), with the hooks the
@@ -332,9 +329,10 @@ class LoopGradients:
                     between.add(x.op)
                     between_list.append(x.op)
         if state is not None:
+            read_on_path = {t for op in between for t in op.inputs}
             for grad_state in state.states.values():
                 for e in grad_state.forward_context.loop_enters:
-                    if any(c in between for c in _consumers(e)):
+                    if e in read_on_path:
                         between.add(e.op)
         return state
 
