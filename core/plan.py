@@ -307,7 +307,7 @@ def _gemm_accumulations(order: list, readers: dict, fetched: set, owned, tainted
     """``{Add op: MatMul op}`` where the Add's input 0 is an accumulator the loop owns, read only there, and its
     input 1 a 2-D float MatMul's output read only by it (the gradient of a weight summed over a loop's
     iterations: ``b_acc += x.T @ dz``)."""
-    positions = {op: k for k, op in enumerate(order)}
+    in_plan = set(order)
     out = {}
     for op in order:
         if op.type not in ("Add", "AddV2") or op in tainted or len(op.inputs) != 2:
@@ -315,7 +315,7 @@ def _gemm_accumulations(order: list, readers: dict, fetched: set, owned, tainted
         acc, product = op.inputs
         m = product.op
         if (acc in owned and readers.get(acc) == 1 and acc not in fetched and m.type == "MatMul"
-                and m in positions and m not in tainted and readers.get(product) == 1 and product not in fetched
+                and m in in_plan and m not in tainted and readers.get(product) == 1 and product not in fetched
                 and product.dtype.name in ("float32", "float64") and acc.dtype is product.dtype
                 and acc.shape.is_fully_defined() and acc.shape == product.shape):
             out[op] = m
