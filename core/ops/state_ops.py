@@ -6,13 +6,14 @@ variables take the VariableV2 output at a *ref input* and receive the slot (see 
 """
 from __future__ import annotations
 
-from typing import Any
+import threading
+from typing import Any, Optional
 
 import numpy as np
 
 from .. import dtypes
-from ..errors import FailedPreconditionError, InvalidArgumentError
-from ..graph import TensorShape
+from ..errors import FailedPreconditionError, InvalidArgumentError, OutOfRangeError
+from ..graph import Tensor, TensorShape
 from ..registry import apply_op, create_op, register, shape_same
 
 
@@ -249,3 +250,43 @@ register("IsVariableInitialized", lambda ref, dtype=None: np.array(ref.value is 
 def is_variable_initialized(variable, name=None):
     ref = _ref(variable)
     return apply_op("IsVariableInitialized", [ref], dict(dtype=ref.dtype), name=name)
+
+
+# ---- counters and assertions (input pipelines: limit_epochs, string_input_producer)
+
+_COUNT_LOCK = threading.Lock()
+
+
+def _count_up_to_bind(op, session):
+    limit = op.attrs["limit"]
+
+    def run(ref):
+        with _COUNT_LOCK:
+            value = ref.read()
+            old = value.copy()
+            if old >= limit:
+                raise OutOfRangeError(op, "Reached limit of %d\n\t [[node %s]]" % (limit, op.name))
+            value[...] = old + 1
+            return old
+    return run
+
+
+register("CountUpTo", bind=_count_up_to_bind, ref_inputs=(0,), stateful=True, shape=lambda op: TensorShape([]),
+         dtype=lambda op: op.attrs["T"])
+
+
+def _assert_bind(op, session):
+    def run(condition, *data):
+        if not np.all(condition):
+            raise InvalidArgumentError(op, "assertion failed: [%s]" % "] [".join(
+                str(d.item() if isinstance(d, np.ndarray) and d.ndim == 0 else d) for d in data))
+    return run
+
+
+register("Assert", bind=_assert_bind, num_outputs=0, stateful=True)    # TF's logging_ops.Assert
+
+
+def count_up_to(ref: Any, limit: int, name: Optional[str] = None) -> Tensor:
+    """``ref``'s value before incrementing it; OutOfRangeError once it has reached ``limit`` (op ``CountUpTo``)."""
+    ref_t = ref._ref() if hasattr(ref, "_ref") else ref
+    return apply_op("CountUpTo", [ref_t], dict(limit=int(limit), T=ref_t.dtype), name=name or "CountUpTo")

@@ -11,57 +11,17 @@
 """
 from __future__ import annotations
 
-import threading
 from typing import Any, Optional, Sequence
 
 import numpy as np
 
 from .. import dtypes as _dtypes
-from ..errors import InvalidArgumentError, OutOfRangeError
 from ..graph import GraphKeys, Tensor, TensorShape, control_dependencies, name_scope
 from ..ops import array_ops, math_ops
-from ..registry import REGISTRY, apply_op, constant, constant_value, convert_to_tensor, create_op, register
+from ..registry import constant, constant_value, convert_to_tensor, create_op
+from ..ops.state_ops import count_up_to
 from .data_flow import FIFOQueue, RandomShuffleQueue
 from .queue_runner import QueueRunner, add_queue_runner
-
-_COUNT_LOCK = threading.Lock()
-
-
-def _count_up_to_bind(op, session):
-    limit = op.attrs["limit"]
-
-    def run(ref):
-        with _COUNT_LOCK:
-            value = ref.read()
-            old = value.copy()
-            if old >= limit:
-                raise OutOfRangeError(op, "Reached limit of %d\n\t [[node %s]]" % (limit, op.name))
-            value[...] = old + 1
-            return old
-    return run
-
-
-register("CountUpTo", bind=_count_up_to_bind, ref_inputs=(0,), stateful=True, shape=lambda op: TensorShape([]),
-         dtype=lambda op: op.attrs["T"])
-
-
-def _assert_bind(op, session):
-    def run(condition, *data):
-        if not np.all(condition):
-            raise InvalidArgumentError(op, "assertion failed: [%s]" % "] [".join(
-                str(d.item() if isinstance(d, np.ndarray) and d.ndim == 0 else d) for d in data))
-    return run
-
-
-if "Assert" not in REGISTRY:                     # TF's logging_ops.Assert, needed by string_input_producer
-    register("Assert", bind=_assert_bind, num_outputs=0, stateful=True)
-
-
-def count_up_to(ref: Any, limit: int, name: Optional[str] = None) -> Tensor:
-    """``ref``'s value before incrementing it; OutOfRangeError once it has reached ``limit`` (op ``CountUpTo``)."""
-    ref_t = ref._ref() if hasattr(ref, "_ref") else ref
-    return apply_op("CountUpTo", [ref_t], dict(limit=int(limit), T=ref_t.dtype), name=name or "CountUpTo")
-
 
 def limit_epochs(tensor: Any, num_epochs: Optional[int] = None, name: Optional[str] = None) -> Tensor:
     """``tensor``, readable ``num_epochs`` times (then OutOfRangeError); unchanged when ``num_epochs`` is None."""
