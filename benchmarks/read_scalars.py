@@ -28,7 +28,7 @@ TAGS = ("loss", "accuracy", "learning_rate", "grad_norm")
 # -- the readers, each run as `python read_scalars.py --child NAME LOGDIR`; prints JSON
 
 def _child_ours(logdir, pure=False):
-    from tfevents.summaries import _reader_scan
+    from tfevents.summaries.reader import scan as _reader_scan
     from tfevents.summaries.reader import read_scalars
     if pure:
         _reader_scan._fastscan = None

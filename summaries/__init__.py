@@ -20,19 +20,19 @@ __version__ = "0.1.0"
 _EXPORTS = {
     # record framing (record.py)
     "DataLossError": "record", "TruncatedRecordError": "record", "CorruptedRecordError": "record",
-    # writing (event_file_writer.py, writer.py)
-    "EventFileWriter": "event_file_writer",
-    "SummaryWriter": "writer", "FileWriter": "writer",
-    # reading one file (iterator.py) and graphs (graph_io.py)
+    # writing (writer/)
+    "EventFileWriter": "writer.event_file_writer",
+    "SummaryWriter": "writer.summary_writer", "FileWriter": "writer.summary_writer",
+    # reading one file (iterator.py) and writing graphs (writer/graph_io.py)
     "summary_iterator": "iterator",
-    "write_graph": "graph_io",
-    # the offline reader (reader.py)
-    "read_scalars": "reader", "load_logdir": "reader",
-    **{name: "reader" for name in ("Logdir", "ScalarSeries", "HistogramSeries", "ImageRecord", "AudioRecord",
+    "write_graph": "writer.graph_io",
+    # the offline reader (reader/)
+    "read_scalars": "reader.load", "load_logdir": "reader.load",
+    **{name: "reader.load" for name in ("Logdir", "ScalarSeries", "HistogramSeries", "ImageRecord", "AudioRecord",
                                    "TextRecord", "PrCurveRecord", "TensorRecord", "HParamsRecord", "VideoRecord",
                                    "MeshRecord", "EmbeddingRecord", "ReadWarning")},
 }
-# pure summary builders (builders.py) are also reachable as tfevents.summaries.builders.<name>
+# pure summary builders (builders/) are also reachable as tfevents.summaries.builders.<name>
 _BUILDERS = ("scalar", "histogram", "histogram_raw", "image", "images", "figure", "audio", "text", "pr_curve",
              "pr_curve_raw", "hparams", "custom_scalars", "custom_scalars_multilinechart",
              "custom_scalars_marginchart", "tensor", "mesh", "video", "image_with_boxes")

@@ -18,9 +18,9 @@ from tensorboard.plugins.custom_scalar import metadata as cs_metadata
 from tensorboard.util import tensor_util
 
 from tfevents.summaries import SummaryWriter, load_logdir
-from tfevents.summaries import _plugins as plugins
-from tfevents.summaries import _tensors as tensors
-from tfevents.summaries._common import as_array
+from tfevents.summaries.builders import plugins as plugins
+from tfevents.summaries.builders import tensors as tensors
+from tfevents.summaries.builders.common import as_array
 
 tbx = pytest.importorskip("tensorboardX")
 torch = pytest.importorskip("torch")

@@ -15,9 +15,9 @@ import pytest
 
 from tensorboard.compat.proto import summary_pb2 as tb_summary_pb2
 
-from tfevents.summaries._boxes import draw_boxes, image_with_boxes
-from tfevents.summaries._media import image
-from tfevents.summaries._video import encode_gif, video, video_frames, video_grid_shape
+from tfevents.summaries.builders.boxes import draw_boxes, image_with_boxes
+from tfevents.summaries.builders.media import image
+from tfevents.summaries.builders.video import encode_gif, video, video_frames, video_grid_shape
 
 tbx_summary = pytest.importorskip("tensorboardX.summary")
 tbx_utils = pytest.importorskip("tensorboardX.utils")
@@ -324,7 +324,7 @@ def test_tensorboard_reads_video_and_boxes(tmp_path):
     from tensorboard.util import img_mime_type_detector
 
     from tfevents.proto import event_pb2
-    from tfevents.summaries.event_file_writer import EventFileWriter
+    from tfevents.summaries.writer.event_file_writer import EventFileWriter
 
     vid = video("clip", few_colour_video(2, 3, 3), fps=2)
     boxed = image_with_boxes("det", box_image(3, "CHW", np.uint8), BOXES, labels=["a", "b", "c"])
@@ -346,6 +346,6 @@ def test_tensorboard_reads_video_and_boxes(tmp_path):
 
 
 def test_importing_the_modules_does_not_load_pillow():
-    code = ("import sys, tfevents.summaries._video, tfevents.summaries._boxes; "
+    code = ("import sys, tfevents.summaries.builders.video, tfevents.summaries.builders.boxes; "
             "assert 'PIL' not in sys.modules")
     subprocess.run([sys.executable, "-c", code], check=True)

@@ -12,9 +12,9 @@ import time
 import pytest
 
 from tfevents.proto import event_pb2
-from tfevents.summaries import event_file_writer as efw
+from tfevents.summaries.writer import event_file_writer as efw
 from tfevents.summaries import record
-from tfevents.summaries.event_file_writer import EventFileWriter
+from tfevents.summaries.writer.event_file_writer import EventFileWriter
 
 
 def _event(step):

@@ -30,7 +30,7 @@ from hypothesis import strategies as st
 
 from tfevents.proto import event_pb2, summary_pb2, tensor_pb2, tensor_shape_pb2, types_pb2
 from tfevents.summaries import SummaryWriter, record
-from tfevents.summaries import _reader_scan
+from tfevents.summaries.reader import scan as _reader_scan
 from tfevents.summaries.iterator import summary_iterator
 from tfevents.summaries.reader import load_logdir
 

@@ -10,8 +10,8 @@ import pytest
 from google.protobuf import text_format
 
 from tfevents.proto import plugin_projector_pb2
-from tfevents.summaries import _projector
-from tfevents.summaries._projector import write_embedding
+from tfevents.summaries.builders import projector as _projector
+from tfevents.summaries.builders.projector import write_embedding
 
 torch = pytest.importorskip("torch")
 tensorboardX = pytest.importorskip("tensorboardX")

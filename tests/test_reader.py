@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 
 from tfevents.proto import event_pb2, summary_pb2
-from tfevents.summaries import _reader_scan, record
+from tfevents.summaries import record
+from tfevents.summaries.reader import scan as _reader_scan
 from tfevents.summaries.reader import load_logdir, read_scalars
 
 EA_KW = dict(size_guidance={k: 0 for k in ("compressedHistograms", "images", "audio", "scalars", "histograms",

@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 
 from tfevents.proto import event_pb2, summary_pb2
-from tfevents.summaries import _reader_scan, record
+from tfevents.summaries import record
+from tfevents.summaries.reader import scan as _reader_scan
 from tfevents.summaries.reader import ReadWarning, load_logdir
 
 PATHS = [pytest.param(True, id="fast"), pytest.param(False, id="pure")]
@@ -145,7 +146,7 @@ def test_sound_checksum_bad_content_is_reported_not_fatal(fast, tmp_path):
     """A record whose checksum holds but whose payload is not an Event, and a text tensor with a
     forged shape, are reported as 'unparseable'; everything else is read."""
     fast = _paths(fast)
-    from tfevents.summaries import _reader_scan as scan_mod
+    from tfevents.summaries.reader import scan as scan_mod
     text_meta = summary_pb2.SummaryMetadata(plugin_data=summary_pb2.SummaryMetadata.PluginData(plugin_name="text"))
     s = summary_pb2.Summary()
     v = s.value.add(tag="note", metadata=text_meta)

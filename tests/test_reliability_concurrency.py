@@ -154,7 +154,7 @@ def test_writer_inherited_across_fork_never_touches_the_parents_file(logdir):
                     elif k % 3 == 1:
                         w.flush()
                     else:
-                        from tfevents.summaries.event_file_writer import _close_all_at_exit
+                        from tfevents.summaries.writer.event_file_writer import _close_all_at_exit
                         _close_all_at_exit()     # what atexit runs (os._exit below skips pytest's)
                     code = 0
                 except BaseException:  # noqa: BLE001 - reported through the exit code

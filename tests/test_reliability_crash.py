@@ -26,7 +26,7 @@ import pytest
 
 import _reliability_child as child
 from tfevents.summaries import record
-from tfevents.summaries._reader_scan import have_fast_path
+from tfevents.summaries.reader.scan import have_fast_path
 from tfevents.summaries.iterator import summary_iterator
 from tfevents.summaries.reader import load_logdir
 
@@ -39,7 +39,7 @@ STATS = {}   # figures for the report (printed with -s)
 @pytest.fixture(scope="module")
 def forkserver():
     ctx = multiprocessing.get_context("forkserver")
-    ctx.set_forkserver_preload(["_reliability_child", "tfevents.summaries.writer", "tfevents.summaries.builders",
+    ctx.set_forkserver_preload(["_reliability_child", "tfevents.summaries.writer.summary_writer", "tfevents.summaries.builders",
                                 "tfevents.core"])
     return ctx
 
@@ -131,7 +131,7 @@ def test_writer_killed_at_random_moments_loses_nothing_flushed(forkserver, tmp_p
 
         # the reader (each path): no corruption, only the torn tail as truncation
         for fast in ([True, False] if have_fast_path() else [False]):
-            from tfevents.summaries import _reader_scan
+            from tfevents.summaries.reader import scan as _reader_scan
             rows = _reader_scan.scan_file(path, on_error="skip", fast=fast)
             assert [(p.kind, p.offset) for p in rows.problems] == ([] if torn is None else [("truncated", end)])
         logdir_read = load_logdir(logdir, on_error="skip")

@@ -186,7 +186,8 @@ def test_file_size_limit_in_a_subprocess_is_reported_not_dropped(tmp_path):
 NOBODY_CHILD = textwrap.dedent("""
     import errno, json, os, socket, sys, time
     from tfevents.summaries import SummaryWriter
-    from tfevents.summaries import _event_bytes, event_file_writer
+    from tfevents.summaries.writer import event_bytes as _event_bytes
+    from tfevents.summaries.writer import event_file_writer as event_file_writer
     os.setgroups([])
     os.setgid(65534)
     os.setuid(65534)    # root ignores permission bits: become nobody once everything is imported

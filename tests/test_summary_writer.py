@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from tfevents.proto import config_pb2, event_pb2, graph_pb2, summary_pb2
 from tfevents.summaries import FileWriter, SummaryWriter, builders, record, summary_iterator
-from tfevents.summaries import _event_bytes
+from tfevents.summaries.writer import event_bytes as _event_bytes
 
 INT64 = st.integers(min_value=-(1 << 63), max_value=(1 << 63) - 1)
 

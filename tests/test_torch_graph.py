@@ -16,7 +16,7 @@ import pytest
 
 from tfevents.proto import config_pb2, graph_pb2
 from tfevents.summaries import SummaryWriter, summary_iterator
-from tfevents.summaries._torch_graph import TORCH_RUN_METADATA_TAG, onnx_graph, torch_graph
+from tfevents.summaries.builders.torch_graph import TORCH_RUN_METADATA_TAG, onnx_graph, torch_graph
 
 torch = pytest.importorskip("torch")
 nn = torch.nn
@@ -305,7 +305,7 @@ def test_bad_arguments():
 
 def test_torch_not_imported_for_other_objects():
     code = ("import sys\n"
-            "from tfevents.summaries._torch_graph import torch_graph\n"
+            "from tfevents.summaries.builders.torch_graph import torch_graph\n"
             "try:\n    torch_graph(object())\nexcept TypeError as e:\n    print(e)\n"
             "print('torch' in sys.modules, 'onnx' in sys.modules)\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout

@@ -1,4 +1,4 @@
-"""tfevents report: one self-contained HTML file, opened in headless Chromium (no console errors, not blank,
+"""tfevents report --static: one self-contained HTML file of PNG charts, opened in headless Chromium (no console errors, not blank,
 a `<script>` text summary shown as text and never run, nothing fetched), and `--watch` re-rendering."""
 import io
 import os
@@ -30,7 +30,7 @@ def report(mixed, tmp_path_factory):
     from tfevents.viewer.cli import main
     root, _ = mixed
     out = str(tmp_path_factory.mktemp("report") / "report.html")
-    assert main(["report", root, "-o", out]) == 0
+    assert main(["report", root, "-o", out, "--static"]) == 0
     return out
 
 
@@ -86,7 +86,7 @@ def test_report_image_steps_and_filters(mixed, tmp_path):
     from tfevents.viewer.cli import main
     root, _ = mixed
     out = tmp_path / "r.html"
-    args = ["report", root, "-o", str(out), "--runs", "^tbx$", "--tags", "^sample$", "--image-steps", "40,100"]
+    args = ["report", root, "-o", str(out), "--static", "--runs", "^tbx$", "--tags", "^sample$", "--image-steps", "40,100"]
     assert main(args) == 0
     parser = _Tags()
     parser.feed(out.read_text())
@@ -133,7 +133,7 @@ def test_report_watch_rerenders_when_event_files_grow(tmp_path):
     w = SummaryWriter(str(logdir / "run"))
     w.add_text("status", "first entry", 1)
     w.flush()
-    proc, wait_rendered = _watch(["report", str(logdir), "-o", str(out)], "rendered")
+    proc, wait_rendered = _watch(["report", str(logdir), "-o", str(out), "--static"], "rendered")
     try:
         wait_rendered()
         first = out.read_text()

@@ -4,7 +4,8 @@ import os
 import pytest
 
 from tfevents.proto import graph_pb2
-from tfevents.summaries import graph_io, write_graph
+from tfevents.summaries import write_graph
+from tfevents.summaries.writer import graph_io as graph_io
 
 
 @pytest.fixture

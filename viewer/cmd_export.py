@@ -19,7 +19,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args) -> int:
-    from tfevents.summaries.export import export_scalars
+    from tfevents.summaries.reader.export import export_scalars
     logdir, status = load(args, "tfevents export", kinds=("scalars",))
     if logdir is None:
         return status

@@ -11,8 +11,8 @@ import numpy as np
 
 from tfevents.proto import summary_pb2
 
-from ._common import as_array, clean_tag, require_finite, single_value
-from ._media import _to_uint8, encode_png, to_hwc
+from .common import as_array, clean_tag, require_finite, single_value
+from .media import _to_uint8, encode_png, to_hwc
 
 __all__ = ["image_with_boxes", "draw_boxes"]
 

@@ -27,15 +27,15 @@ from typing import Any, Optional
 
 from tfevents.proto import summary_pb2
 
-from ._common import as_array, clean_tag, single_value
-from ._histogram import default_bucket_edges, histogram, histogram_raw
-from ._media import audio, figure, image, images
-from ._boxes import image_with_boxes
-from ._mesh import mesh
-from ._plugins import (compute_pr_curve, custom_scalars, custom_scalars_marginchart, custom_scalars_multilinechart,
+from .common import as_array, clean_tag, single_value
+from .histogram import default_bucket_edges, histogram, histogram_raw
+from .media import audio, figure, image, images
+from .boxes import image_with_boxes
+from .mesh import mesh
+from .plugins import (compute_pr_curve, custom_scalars, custom_scalars_marginchart, custom_scalars_multilinechart,
                        hparams, pr_curve, pr_curve_raw, text)
-from ._tensors import tensor
-from ._video import video
+from .tensors import tensor
+from .video import video
 
 __all__ = [
     "scalar", "histogram", "histogram_raw", "default_bucket_edges", "image", "images", "figure", "audio",

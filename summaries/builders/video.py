@@ -15,8 +15,8 @@ import numpy as np
 
 from tfevents.proto import summary_pb2
 
-from ._common import as_array, clean_tag, require_finite, single_value
-from ._media import _PNG_MODE, _to_uint8, make_grid
+from .common import as_array, clean_tag, require_finite, single_value
+from .media import _PNG_MODE, _to_uint8, make_grid
 
 __all__ = ["video", "video_frames", "video_grid_shape", "encode_gif"]
 

@@ -17,8 +17,8 @@ from typing import BinaryIO, Callable, Optional
 
 import numpy as np
 
-from . import record
-from ._reader_decode import FileRows, Problem
+from .. import record
+from .decode import FileRows, Problem
 
 try:
     from . import _fastscan

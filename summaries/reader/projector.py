@@ -23,8 +23,8 @@ from google.protobuf import text_format
 
 from tfevents.proto import plugin_projector_pb2
 
-from ._reader_decode import Problem
-from ._reader_types import EmbeddingRecord
+from .decode import Problem
+from .types import EmbeddingRecord
 
 __all__ = ["load_embeddings", "read_matrix", "read_metadata", "read_bytes", "PROJECTOR_FILENAME"]
 

@@ -20,7 +20,7 @@ Checksums are checked. A file ending inside a record (still being written) is re
 at the next intact record. ``on_error`` says what else happens: ``'warn'`` (a ReadWarning per
 problem), ``'raise'`` (CorruptedRecordError on the first corrupted record) or ``'skip'``; either
 way, ``Logdir.problems`` lists every problem, including points purged by restarts
-(``restarts=``: see :mod:`tfevents.summaries.restarts`).
+(``restarts=``: see :mod:`tfevents.summaries.reader.restarts`).
 
 Record kinds beyond the columns: images whose data is a GIF are ``videos``; mesh plugin tensors are
 ``meshes`` keyed by the mesh name (not the ``<name>_VERTEX`` tags); ``embeddings`` come from each run
@@ -39,10 +39,10 @@ from dataclasses import dataclass, field
 from typing import Callable, Dict, Iterable, List, Optional, Tuple, Union
 
 from . import restarts as _restarts
-from ._reader_decode import Problem
-from ._reader_merge import RunData, merge_run
-from ._reader_scan import ReadWarning, report, scan_file
-from ._reader_types import (AudioRecord, EmbeddingRecord, HistogramSeries, HParamsRecord, ImageRecord, MeshRecord,
+from .decode import Problem
+from .merge import RunData, merge_run
+from .scan import ReadWarning, report, scan_file
+from .types import (AudioRecord, EmbeddingRecord, HistogramSeries, HParamsRecord, ImageRecord, MeshRecord,
                             PrCurveRecord, ScalarSeries, TensorRecord, TextRecord, VideoRecord)
 
 __all__ = ["load_logdir", "read_scalars", "Logdir", "Problem", "ReadWarning", "ScalarSeries", "HistogramSeries",
@@ -274,7 +274,7 @@ def load_logdir(path: PathLike, tags: Optional[str] = None, runs: Optional[str] 
 
 def _reread(fs, path: str, offsets: List[int]) -> List[bytes]:
     """The payloads of the records at ``offsets`` of one event file (already checked when scanned)."""
-    from .record import HEADER_SIZE
+    from ..record import HEADER_SIZE
     out = []
     with (fs.open(path, "rb") if fs is not None else open(path, "rb")) as f:
         for offset in offsets:
@@ -289,7 +289,7 @@ def _reread(fs, path: str, offsets: List[int]) -> List[bytes]:
 def _load_embeddings(logdir: Logdir, fs, path, groups, tags, runs) -> List[Problem]:
     """``logdir.embeddings`` from the projector config of every run directory, and of the logdir itself
     (run ``.``) when it is a directory without event files of its own, as TensorBoard's projector looks."""
-    from ._reader_projector import load_embeddings
+    from .projector import load_embeddings
     dirs = [(run, (posixpath if fs is not None else os.path).dirname(files[0])) for run, files in groups if files]
     if not any(run == "." for run, _ in dirs) and (runs is None or re.search(runs, ".")):
         root = os.fspath(path)

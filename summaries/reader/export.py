@@ -13,7 +13,7 @@ from typing import Dict, Optional, Tuple
 
 import numpy as np
 
-from ._reader_types import ScalarSeries
+from .types import ScalarSeries
 
 __all__ = ["scalars_to_pandas", "write_csv", "write_tensorboard_csv", "write_parquet", "export_scalars"]
 

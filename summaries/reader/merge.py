@@ -23,8 +23,8 @@ from google.protobuf.message import DecodeError
 from tfevents.proto import event_pb2, plugin_hparams_pb2, plugin_mesh_pb2, summary_pb2
 
 from . import restarts as _restarts
-from ._reader_decode import FileRows, Problem, tensor_to_ndarray
-from ._reader_types import (AudioRecord, HistogramSeries, HParamsRecord, ImageRecord, MeshRecord, PrCurveRecord,
+from .decode import FileRows, Problem, tensor_to_ndarray
+from .types import (AudioRecord, HistogramSeries, HParamsRecord, ImageRecord, MeshRecord, PrCurveRecord,
                             ScalarSeries, TensorRecord, TextRecord, VideoRecord)
 
 __all__ = ["merge_run", "RunData"]

@@ -15,7 +15,7 @@ import numpy as np
 
 from tfevents.proto import summary_pb2
 
-from ._common import as_numeric_array, check_int, clean_tag, require_finite, single_value
+from .common import as_numeric_array, check_int, clean_tag, require_finite, single_value
 
 __all__ = ["histogram", "histogram_raw", "default_bucket_edges", "make_histogram_proto"]
 

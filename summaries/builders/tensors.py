@@ -20,7 +20,7 @@ import numpy as np
 
 from tfevents.proto import summary_pb2, tensor_pb2, tensor_shape_pb2, types_pb2
 
-from ._common import as_array, clean_tag, plugin_metadata, single_value
+from .common import as_array, clean_tag, plugin_metadata, single_value
 
 __all__ = ["tensor", "tensor_proto", "scalar_record", "scalars_to_json", "TENSOR_PLUGIN_NAME"]
 

@@ -14,7 +14,7 @@ import numpy as np
 
 from tfevents.proto import summary_pb2
 
-from ._common import as_array, clean_tag, require_finite, single_value
+from .common import as_array, clean_tag, require_finite, single_value
 
 __all__ = ["image", "images", "figure", "audio", "to_hwc", "make_grid", "encode_png", "encode_wav"]
 

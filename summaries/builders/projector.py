@@ -28,9 +28,9 @@ from google.protobuf import text_format
 
 from tfevents.proto import plugin_projector_pb2
 
-from ._atomic import atomic_write
-from ._common import as_array, as_numeric_array, check_tag, require_finite
-from ._media import encode_png, make_grid
+from .._atomic import atomic_write
+from .common import as_array, as_numeric_array, check_tag, require_finite
+from .media import encode_png, make_grid
 
 __all__ = ["write_embedding", "embedding_subdir", "PROJECTOR_FILENAME", "MAX_SPRITE_SIZE"]
 

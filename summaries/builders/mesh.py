@@ -18,7 +18,7 @@ import numpy as np
 
 from tfevents.proto import plugin_mesh_pb2, summary_pb2
 
-from ._common import as_numeric_array, clean_tag, float32_tensor, plugin_metadata, require_finite
+from .common import as_numeric_array, clean_tag, float32_tensor, plugin_metadata, require_finite
 
 __all__ = ["mesh", "mesh_components", "MESH_PLUGIN_NAME"]
 

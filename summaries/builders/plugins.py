@@ -12,7 +12,7 @@ from tfevents.proto import plugin_custom_scalars_pb2 as layout_pb2
 from tfevents.proto import plugin_hparams_pb2 as hp
 from tfevents.proto import plugin_pr_curve_pb2, plugin_text_pb2, summary_pb2
 
-from ._common import (as_array, as_numeric_array, check_int, check_tag, clean_tag, float32_tensor, plugin_metadata,
+from .common import (as_array, as_numeric_array, check_int, check_tag, clean_tag, float32_tensor, plugin_metadata,
                       require_finite, single_value, string_tensor)
 
 __all__ = ["text", "pr_curve", "pr_curve_raw", "compute_pr_curve", "hparams", "custom_scalars",

@@ -37,8 +37,8 @@ import time
 import weakref
 from typing import Iterable, Optional
 
-from . import record
-from ._event_bytes import file_version_event
+from .. import record
+from .event_bytes import file_version_event
 
 __all__ = ["EventFileWriter", "event_file_name"]
 

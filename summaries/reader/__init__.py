@@ -1,0 +1,21 @@
+"""The offline reader: a logdir of event files -> runs -> columns, as TensorBoard loads it.
+
+- ``load.py``: ``load_logdir`` / ``read_scalars`` / ``Logdir`` (the entry points) and ``list_runs``;
+- ``walk.py``: finding runs and event files (local or fsspec), skipping what is not a regular file;
+- ``scan.py``: one file -> rows (framing, checksums, corruption recovery; ``_fastscan.c`` in bulk);
+- ``decode.py``: Event protos -> rows (the general path); ``types.py``: the result types;
+- ``merge.py``: a run's files -> series (kinds by first metadata, records); ``restarts.py``: TensorBoard's rules;
+- ``projector.py``: ``projector_config.pbtxt`` -> embeddings; ``export.py``: pandas, CSV, Parquet;
+- ``incremental.py``: a live, bounded-memory loader that reads only appended bytes (``tfevents serve``).
+"""
+from __future__ import annotations
+
+from .._lazy import lazy_exports
+
+_EXPORTS = {name: "load" for name in (
+    "load_logdir", "read_scalars", "Logdir", "Problem", "ReadWarning", "ScalarSeries", "HistogramSeries",
+    "ImageRecord", "AudioRecord", "TextRecord", "PrCurveRecord", "TensorRecord", "HParamsRecord", "VideoRecord",
+    "MeshRecord", "EmbeddingRecord", "KINDS", "list_runs")}
+__all__ = sorted(_EXPORTS)
+
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, globals())
