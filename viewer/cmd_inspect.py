@@ -89,7 +89,7 @@ def load(args, prog: str, kinds=None):
         return None, 2
     finally:
         bar.close()
-    bad = [p for p in logdir.problems if p.kind in ("corrupted", "truncated", "unparseable", "unreadable")]
+    bad = [p for p in logdir.problems if p.kind in ("corrupted", "truncated", "unparseable", "unreadable", "skipped")]
     if args.on_error != "skip":
         for p in bad:
             print("%s: warning: %s" % (prog, printable(p)), file=sys.stderr)

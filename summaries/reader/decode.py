@@ -47,7 +47,8 @@ _MAX_PADDING = 1 << 14   # elements a short value list may be padded to (TF's fi
 @dataclass
 class Problem:
     """Something wrong found while reading: ``kind`` is 'truncated', 'corrupted', 'unparseable',
-    'purged' or 'unreadable'; ``offset`` the byte offset of the record (None when not about one)."""
+    'purged', 'unreadable' or 'skipped' (not a regular file); ``offset`` the byte offset of the record (None
+    when not about one)."""
 
     path: str
     offset: Optional[int]

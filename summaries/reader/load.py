@@ -12,7 +12,8 @@
     read_scalars("s3://bucket/runs", tags="loss")  # {(run, tag): ScalarSeries}
 
 A run is each directory holding files whose name contains ``tfevents`` (its path relative to
-the logdir, ``.`` for the logdir itself); a run's files are read in name order. ``path`` may be a
+the logdir, ``.`` for the logdir itself); a run's files are read in name order (walk.py: symlinked
+directories followed once; FIFOs, sockets, devices and unreadable files skipped and reported). ``path`` may be a
 logdir, a run directory, one event file, or an fsspec URL (``s3://``, ``gs://``, ``memory://``).
 
 Checksums are checked. A file ending inside a record (still being written) is reported as
@@ -42,6 +43,7 @@ from . import restarts as _restarts
 from .decode import Problem
 from .merge import RunData, merge_run
 from .scan import ReadWarning, report, scan_file
+from .walk import discover
 from .types import (AudioRecord, EmbeddingRecord, HistogramSeries, HParamsRecord, ImageRecord, MeshRecord,
                             PrCurveRecord, ScalarSeries, TensorRecord, TextRecord, VideoRecord)
 
@@ -120,52 +122,17 @@ class Logdir:
 
 # ---------------------------------------------------------------- finding runs and files
 
-def _is_url(path: str) -> bool:
-    return "://" in path or path.startswith("memory:")
-
-
-def _event_file(name: str) -> bool:
-    return "tfevents" in os.path.basename(name)
-
-
 def list_runs(path: PathLike, runs: Optional[str] = None, storage_options: Optional[dict] = None):
     """``(fs, [(run, [file, ...]), ...])`` for a logdir, run directory or event file.
 
     ``fs`` is None for local paths, else the fsspec filesystem; runs are sorted, files in name
     order; ``runs`` is a regex (re.search) on the run name; ``storage_options`` go to fsspec.
+    Files that are not regular or not readable are skipped with a ReadWarning (see walk.py).
     """
-    path = os.fspath(path)
-    fs = None
-    if _is_url(path):
-        import fsspec
-        fs, root = fsspec.core.url_to_fs(path, **(storage_options or {}))
-        if fs.isfile(root):
-            groups = {".": [root]}
-        elif fs.isdir(root):
-            root = root.rstrip("/")
-            groups = {}
-            for f in fs.find(root):
-                if _event_file(f):
-                    d = f.rsplit("/", 1)[0] if "/" in f else ""
-                    rel = os.path.relpath(d, root) if d != root else "."
-                    groups.setdefault(rel.replace(os.sep, "/"), []).append(f)
-        else:
-            raise FileNotFoundError("no such file or directory: %s" % path)
-    elif os.path.isfile(path):
-        groups = {".": [path]}
-    elif os.path.isdir(path):
-        groups = {}
-        for d, _, names in os.walk(path):
-            found = sorted(n for n in names if _event_file(n))
-            if found:
-                rel = os.path.relpath(d, path).replace(os.sep, "/")
-                groups[rel] = [os.path.join(d, n) for n in found]
-    else:
-        raise FileNotFoundError("no such file or directory: %s" % path)
-    select = re.compile(runs).search if runs is not None else None
-    out = [(run, sorted(files)) for run, files in sorted(groups.items())
-           if select is None or select(run) is not None]
-    return fs, out
+    found = discover(path, runs, storage_options)
+    for problem in found.problems:
+        warnings.warn(str(problem), ReadWarning, stacklevel=2)
+    return found.fs, found.runs
 
 
 def _file_size(fs, path: str) -> int:
@@ -250,11 +217,14 @@ def load_logdir(path: PathLike, tags: Optional[str] = None, runs: Optional[str] 
                 re.compile(pattern)
             except re.error as err:
                 raise ValueError("%s is not a valid regex: %r (%s)" % (name, pattern, err)) from None
-    fs, groups = list_runs(path, runs, storage_options)
+    found = discover(path, runs, storage_options)
+    fs, groups = found.fs, found.runs
+    for problem in found.problems:
+        report(problem, on_error)
     jobs = [f for _, files in groups for f in files]
     sizes = [_file_size(fs, f) for f in jobs]
     scanned = iter(_scan_all(fs, jobs, sizes, tags, kinds, check_crc, workers, progress))
-    logdir = Logdir(os.fspath(path), runs=[run for run, _ in groups], restarts=restarts)
+    logdir = Logdir(os.fspath(path), runs=[run for run, _ in groups], restarts=restarts, problems=list(found.problems))
     for run, files in groups:
         rows = [next(scanned) for _ in files]
         for r in rows:

@@ -1,0 +1,127 @@
+"""Finding runs and event files under a logdir, as TensorBoard's data server walks it, without hanging.
+
+A run is each directory holding files whose name contains ``tfevents`` (its path relative to the logdir,
+``.`` for the logdir itself); its files are in name order. Directory symlinks are followed (as the Rust data
+server does), each directory once, so a symlink loop cannot walk forever. Only regular files are event files:
+a FIFO, socket or device named like one is skipped with a problem (opening a FIFO blocks until a writer comes),
+and so is a file that cannot be opened. Remote logdirs (fsspec URLs) are listed with ``fs.find``.
+"""
+from __future__ import annotations
+
+import os
+import re
+import stat
+from dataclasses import dataclass, field
+from typing import Dict, List, Optional, Tuple
+
+from .decode import Problem
+
+__all__ = ["Discovery", "discover", "is_url", "is_event_file"]
+
+
+def is_url(path: str) -> bool:
+    return "://" in path or path.startswith("memory:")
+
+
+def is_event_file(name: str) -> bool:
+    return "tfevents" in os.path.basename(name)
+
+
+@dataclass
+class Discovery:
+    """What a walk found: ``fs`` (None for local paths, else the fsspec filesystem), ``runs`` as sorted
+    ``[(run, [file, ...])]``, and ``problems``: files skipped because they are not regular or not readable."""
+
+    fs: object
+    runs: List[Tuple[str, List[str]]]
+    problems: List[Problem] = field(default_factory=list)
+
+
+def _check_local_file(path: str, st: os.stat_result) -> Optional[Problem]:
+    """A problem if ``path`` (with its stat) cannot be read as an event file, else None."""
+    if not stat.S_ISREG(st.st_mode):
+        what = ("a FIFO" if stat.S_ISFIFO(st.st_mode) else "a socket" if stat.S_ISSOCK(st.st_mode)
+                else "a device" if stat.S_ISCHR(st.st_mode) or stat.S_ISBLK(st.st_mode) else "not a regular file")
+        return Problem(path, None, "skipped", "%s named like an event file; not read" % what)
+    if not os.access(path, os.R_OK):
+        return Problem(path, None, "unreadable", "permission denied")
+    return None
+
+
+def _walk_local(root: str) -> Tuple[Dict[str, List[str]], List[Problem]]:
+    groups: Dict[str, List[str]] = {}
+    problems: List[Problem] = []
+    seen_dirs = set()
+    stack = [root]
+    while stack:
+        directory = stack.pop()
+        try:
+            st = os.stat(directory)
+        except OSError:
+            continue  # vanished, or a dangling symlink: TensorBoard walks past these quietly
+        if (st.st_dev, st.st_ino) in seen_dirs:
+            continue  # a symlink loop, or a second link to a directory already walked
+        seen_dirs.add((st.st_dev, st.st_ino))
+        try:
+            entries = sorted(os.scandir(directory), key=lambda e: e.name)
+        except OSError as err:
+            if directory != root:
+                problems.append(Problem(directory, None, "unreadable", err.strerror or str(err)))
+            continue
+        found = []
+        for entry in entries:
+            try:
+                if entry.is_dir(follow_symlinks=True):
+                    stack.append(entry.path)
+                    continue
+                if not is_event_file(entry.name):
+                    continue
+                problem = _check_local_file(entry.path, entry.stat(follow_symlinks=True))
+            except OSError as err:  # a dangling symlink, or an entry removed while walking
+                if is_event_file(entry.name):
+                    problems.append(Problem(entry.path, None, "unreadable", err.strerror or str(err)))
+                continue
+            if problem is not None:
+                problems.append(problem)
+            else:
+                found.append(entry.path)
+        if found:
+            rel = os.path.relpath(directory, root).replace(os.sep, "/")
+            groups[rel] = found
+    return groups, problems
+
+
+def discover(path: str, runs: Optional[str] = None, storage_options: Optional[dict] = None) -> Discovery:
+    """Walk ``path`` (a logdir, a run directory, one event file, or an fsspec URL); ``runs`` is a regex
+    (re.search) on run names. FileNotFoundError when ``path`` does not exist."""
+    path = os.fspath(path)
+    fs = None
+    problems: List[Problem] = []
+    if is_url(path):
+        import fsspec
+        fs, root = fsspec.core.url_to_fs(path, **(storage_options or {}))
+        if fs.isfile(root):
+            groups = {".": [root]}
+        elif fs.isdir(root):
+            root = root.rstrip("/")
+            groups = {}
+            for f in fs.find(root):
+                if is_event_file(f):
+                    d = f.rsplit("/", 1)[0] if "/" in f else ""
+                    rel = os.path.relpath(d, root) if d != root else "."
+                    groups.setdefault(rel.replace(os.sep, "/"), []).append(f)
+        else:
+            raise FileNotFoundError("no such file or directory: %s" % path)
+    elif os.path.isdir(path):
+        groups, problems = _walk_local(path)
+    elif os.path.exists(path):
+        problem = _check_local_file(path, os.stat(path))
+        if problem is not None:
+            raise ValueError(str(problem))
+        groups = {".": [path]}
+    else:
+        raise FileNotFoundError("no such file or directory: %s" % path)
+    select = re.compile(runs).search if runs is not None else None
+    found = [(run, sorted(files)) for run, files in sorted(groups.items())
+             if select is None or select(run) is not None]
+    return Discovery(fs, found, problems)
