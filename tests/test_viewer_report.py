@@ -1,5 +1,6 @@
-"""tfevents report --static: one self-contained HTML file of PNG charts, opened in headless Chromium (no console errors, not blank,
-a `<script>` text summary shown as text and never run, nothing fetched), and `--watch` re-rendering."""
+"""tfevents report --static: one self-contained HTML file of PNG charts, opened in headless Chromium (no
+console errors, not blank, a `<script>` text summary shown as text and never run, nothing fetched), and
+`--watch` re-rendering."""
 import io
 import os
 import subprocess
@@ -86,7 +87,8 @@ def test_report_image_steps_and_filters(mixed, tmp_path):
     from tfevents.viewer.cli import main
     root, _ = mixed
     out = tmp_path / "r.html"
-    args = ["report", root, "-o", str(out), "--static", "--runs", "^tbx$", "--tags", "^sample$", "--image-steps", "40,100"]
+    args = ["report", root, "-o", str(out), "--static", "--runs", "^tbx$", "--tags", "^sample$",
+            "--image-steps", "40,100"]
     assert main(args) == 0
     parser = _Tags()
     parser.feed(out.read_text())

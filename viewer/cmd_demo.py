@@ -126,11 +126,9 @@ def run(args) -> int:
                  result.seconds, result.checkpoint_path))
     logdir = os.path.abspath(config.logdir)
     if not args.no_report:
-        import matplotlib
-        matplotlib.use("Agg")
-        from .report import write_report
-        report = write_report(logdir, os.path.join(logdir, "report.html"),
-                              title="tfevents demo: %s" % config.logdir)
+        from .interactive import write_interactive_report
+        report = write_interactive_report(logdir, os.path.join(logdir, "report.html"),
+                                          title="tfevents demo: %s" % config.logdir)
         print("report: %s" % report)
     print("graph dumps: %s" % ", ".join(f for r in results for f in r.graph_files))
     print("to look at the runs in TensorBoard:\n    %s --logdir %s\nthen open http://localhost:6006"

@@ -1,4 +1,8 @@
-"""``tfevents report LOGDIR -o report.html``: one self-contained HTML file; ``--watch`` keeps it current."""
+"""``tfevents report LOGDIR -o report.html``: one self-contained HTML file; ``--watch`` keeps it current.
+
+By default the report is interactive (``viewer/interactive``: uPlot charts with hover, zoom, run toggles and
+a smoothing slider, data embedded); ``--static`` writes the script-free report of PNG charts
+(``viewer/report.py``)."""
 from __future__ import annotations
 
 import argparse
@@ -11,9 +15,12 @@ from .cmd_plot import _weight
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("logdir", help="directory of runs (event files are found recursively)")
     parser.add_argument("-o", "--output", default="report.html", help="output HTML file (default report.html)")
+    parser.add_argument("--static", action="store_true",
+                        help="no JavaScript: every chart a PNG image (as before the interactive report)")
     parser.add_argument("--tags", metavar="REGEX", help="only tags matching this regex (re.search)")
     parser.add_argument("--runs", metavar="REGEX", help="only runs matching this regex (re.search)")
-    parser.add_argument("--smoothing", type=_weight, default=0.6, help="scalar smoothing weight in [0, 1]")
+    parser.add_argument("--smoothing", type=_weight, default=0.6,
+                        help="scalar smoothing weight in [0, 1] (the interactive report's starting value)")
     parser.add_argument("--x", choices=("step", "relative", "wall"), default="step", help="scalar x axis")
     parser.add_argument("--logy", action="store_true", help="logarithmic y axis for scalars")
     parser.add_argument("--group", metavar="REGEX",
@@ -37,9 +44,13 @@ def run(args) -> int:
     if not os.path.isdir(args.logdir):
         print("tfevents report: no such directory: %s" % args.logdir, file=sys.stderr)
         return 2
-    import matplotlib
-    matplotlib.use("Agg")
-    from .report import watch_report, write_report
+    if args.static:
+        import matplotlib
+        matplotlib.use("Agg")
+        from .report import watch_report, write_report
+    else:
+        from .interactive import watch_interactive_report as watch_report
+        from .interactive import write_interactive_report as write_report
     options = dict(tags=args.tags, runs=args.runs, smoothing=args.smoothing, x=args.x, logy=args.logy,
                    group=args.group, title=args.title, image_steps=args.image_steps)
     try:

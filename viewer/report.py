@@ -1,5 +1,6 @@
-"""One self-contained HTML file for a logdir: every chart and image inline as a data URI, inline CSS, no
-scripts and nothing fetched from a network. ``watch_report`` re-renders it whenever event files grow."""
+"""The static report (``tfevents report --static``): one self-contained HTML file for a logdir, every chart
+and image inline as a data URI, inline CSS, no scripts and nothing fetched from a network. ``watch_report``
+re-renders it whenever event files grow. The default, interactive report is ``viewer/interactive``."""
 from __future__ import annotations
 
 import datetime

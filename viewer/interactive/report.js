@@ -1,0 +1,270 @@
+// tfevents interactive report: the page's core. Reads the embedded data (JSON + one base64 buffer of typed
+// arrays), builds the sidebar (tag filter, smoothing, x axis, log y, outliers, runs) and the sections, and
+// keeps the controls' state across reloads (sessionStorage). Every user string is inserted as text
+// (textContent), never as HTML; the only HTML inserted is text summaries already cleaned by safe_html.py.
+// scalars.js, charts.js and panels.js follow this file in the same script.
+
+const ARRAYS = {f64: Float64Array, f32: Float32Array, i32: Int32Array, u8: Uint8Array};
+const TFE = window.__tfe = {sections: [], charts: [], ready: false};
+const DATA = JSON.parse(document.getElementById("tfe-data").textContent);
+TFE.data = DATA;
+let BUFFER = null;
+
+// --- data -------------------------------------------------------------------------------------------
+
+function decodeBase64(text) {
+  const table = new Uint8Array(128);
+  const abc = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  for (let i = 0; i < 64; i++) table[abc.charCodeAt(i)] = i;
+  let n = text.length;
+  while (n > 0 && (text.charCodeAt(n - 1) === 61 || text.charCodeAt(n - 1) <= 32)) n--;   // '=' padding
+  const out = new Uint8Array((n * 3) >> 2);
+  let j = 0, i = 0;
+  for (; i + 4 <= n; i += 4) {
+    const v = (table[text.charCodeAt(i)] << 18) | (table[text.charCodeAt(i + 1)] << 12) |
+              (table[text.charCodeAt(i + 2)] << 6) | table[text.charCodeAt(i + 3)];
+    out[j++] = v >> 16; out[j++] = (v >> 8) & 255; out[j++] = v & 255;
+  }
+  const rest = n - i;
+  if (rest >= 2) {
+    const v = (table[text.charCodeAt(i)] << 18) | (table[text.charCodeAt(i + 1)] << 12) |
+              (rest > 2 ? table[text.charCodeAt(i + 2)] << 6 : 0);
+    out[j++] = v >> 16;
+    if (rest > 2) out[j++] = (v >> 8) & 255;
+  }
+  return out;
+}
+
+/** The embedded buffer: base64, inflated with the browser's DecompressionStream when compressed. */
+async function loadBuffer() {
+  const node = document.getElementById("tfe-blob"), bytes = decodeBase64(node.textContent.trim());
+  if (node.dataset.encoding !== "deflate") return bytes;
+  if (!window.DecompressionStream)
+    throw new Error("this browser cannot inflate the report's data (no DecompressionStream): open the file in a current Chrome, Edge, Firefox or Safari");
+  const stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream("deflate"));
+  return new Uint8Array(await new Response(stream).arrayBuffer());
+}
+
+/** A typed array view of one embedded array, ``[dtype, byte offset, length]`` (after ``loadBuffer``). */
+function arr(ref) {
+  const [type, offset, length] = ref;
+  return new ARRAYS[type](BUFFER.buffer, offset, length);
+}
+TFE.arr = arr;
+
+// --- small DOM helpers ---------------------------------------------------------------------------------
+
+/** An element; string children become text nodes; ``on*`` attributes become listeners. */
+function el(tag, attrs, ...children) {
+  const node = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs || {})) {
+    if (v === null || v === undefined || v === false) continue;
+    if (k.startsWith("on")) node.addEventListener(k.slice(2), v);
+    else if (k === "style" && typeof v === "object") Object.assign(node.style, v);
+    else if (k === "dataset") Object.assign(node.dataset, v);
+    else if (k in node && typeof v !== "string") node[k] = v;
+    else node.setAttribute(k, v === true ? "" : v);
+  }
+  for (const c of children.flat()) {
+    if (c === null || c === undefined || c === false) continue;
+    node.append(c instanceof Node ? c : document.createTextNode(String(c)));
+  }
+  return node;
+}
+
+function fmtNumber(v, digits) {
+  if (v === null || v === undefined) return "";
+  if (typeof v !== "number") return String(v);
+  if (!isFinite(v)) return String(v);
+  if (v !== 0 && (Math.abs(v) >= 1e6 || Math.abs(v) < 1e-4)) return v.toExponential((digits || 4) - 1);
+  return String(+v.toPrecision(digits || 4));
+}
+
+function fmtDuration(seconds) {
+  const s = Math.abs(seconds), sign = seconds < 0 ? "-" : "";
+  if (s < 60) return sign + +s.toPrecision(3) + "s";
+  if (s < 3600) return sign + Math.floor(s / 60) + "m " + Math.round(s % 60) + "s";
+  if (s < 86400) return sign + Math.floor(s / 3600) + "h " + Math.round((s % 3600) / 60) + "m";
+  return sign + Math.floor(s / 86400) + "d " + Math.round((s % 86400) / 3600) + "h";
+}
+
+function fmtWall(seconds) {
+  const d = new Date(seconds * 1000);
+  return isNaN(d) ? "" : d.toLocaleString();
+}
+
+function runName(i) { return DATA.runs[i].name; }
+function runColor(i) { return DATA.runs[i].color; }
+function swatch(run) { return el("i", {class: "swatch", style: {background: runColor(run)}}); }
+
+/** "tag (run)" heading as text nodes. */
+function cardTitle(tag, run) {
+  return el("div", {class: "card-title", title: tag + " (" + runName(run) + ")"},
+            swatch(run), el("span", {class: "tag"}, tag), " ", el("small", null, "(" + runName(run) + ")"));
+}
+
+// --- state --------------------------------------------------------------------------------------------
+
+const STORE_KEY = "tfevents-report:" + DATA.title;
+const STATE = Object.assign({smoothing: DATA.options.smoothing, x: DATA.options.x, logy: DATA.options.logy,
+                             outliers: false, tagFilter: "", runFilter: "", hidden: []}, loadState());
+TFE.state = STATE;
+
+function loadState() {
+  try { return JSON.parse(sessionStorage.getItem(STORE_KEY) || "{}") || {}; } catch (e) { return {}; }
+}
+function saveState() {
+  try { sessionStorage.setItem(STORE_KEY, JSON.stringify(STATE)); } catch (e) { /* storage disabled */ }
+}
+
+function compileRegex(text) {
+  if (!text) return {re: null, ok: true};
+  try { return {re: new RegExp(text), ok: true}; } catch (e) { return {re: null, ok: false}; }
+}
+
+/** Is run ``i`` shown: not unticked and matching the run regex. */
+function runVisible(i) {
+  if (STATE.hidden.includes(runName(i))) return false;
+  const {re} = compileRegex(STATE.runFilter);
+  return !re || re.test(runName(i));
+}
+function tagVisible(tag) {
+  const {re} = compileRegex(STATE.tagFilter);
+  return !re || re.test(tag);
+}
+TFE.runVisible = runVisible;
+
+/** Tell every section what changed (``smoothing``, ``x``, ``logy``, ``outliers``, ``runs``, ``tags``). */
+function changed(what) {
+  saveState();
+  for (const s of TFE.sections) if (s.update) s.update(what);
+  for (const node of document.querySelectorAll("[data-run], [data-tag]")) {
+    if (node.dataset.scalar) continue;
+    const run = node.dataset.run, tag = node.dataset.tag;
+    const show = (run === undefined || runVisible(+run)) && (tag === undefined || tagVisible(tag));
+    node.classList.toggle("hidden", !show);
+  }
+  for (const group of document.querySelectorAll(".group")) {
+    const cards = group.querySelectorAll(".card");
+    group.classList.toggle("hidden", cards.length > 0 && !Array.from(cards).some(c => !c.classList.contains("hidden")));
+  }
+}
+TFE.changed = changed;
+
+// --- sidebar ------------------------------------------------------------------------------------------
+
+function sidebar() {
+  const tagInput = el("input", {type: "search", id: "tag-filter", placeholder: "Filter tags (regex)", value: STATE.tagFilter,
+    oninput: e => { STATE.tagFilter = e.target.value; tagInput.classList.toggle("invalid", !compileRegex(e.target.value).ok); changed("tags"); }});
+  const smoothNumber = el("input", {type: "number", id: "smoothing-value", min: 0, max: 0.999, step: 0.001, value: STATE.smoothing});
+  const smoothRange = el("input", {type: "range", id: "smoothing", min: 0, max: 0.999, step: 0.001, value: STATE.smoothing});
+  const setSmoothing = v => {
+    v = Math.min(0.999, Math.max(0, +v || 0));
+    STATE.smoothing = v; smoothRange.value = v; smoothNumber.value = v; changed("smoothing");
+  };
+  smoothRange.addEventListener("input", e => setSmoothing(e.target.value));
+  smoothNumber.addEventListener("change", e => setSmoothing(e.target.value));
+  const xRadios = ["step", "relative", "wall"].map(x => el("label", null,
+    el("input", {type: "radio", name: "x-axis", value: x, checked: STATE.x === x,
+                 onchange: () => { STATE.x = x; changed("x"); }}), {step: "Step", relative: "Relative", wall: "Wall"}[x]));
+  const check = (key, id, label) => el("label", null, el("input", {type: "checkbox", id, checked: STATE[key],
+    onchange: e => { STATE[key] = e.target.checked; changed(key); }}), label);
+  const runBoxes = DATA.runs.map((r, i) => el("label", {class: "run", dataset: {runRow: i}, title: r.name},
+    el("input", {type: "checkbox", class: "run-toggle", value: r.name, checked: !STATE.hidden.includes(r.name),
+      onchange: e => { setHidden(r.name, !e.target.checked); changed("runs"); }}),
+    el("i", {class: "swatch", style: {background: r.color}}), el("span", null, r.name)));
+  const runInput = el("input", {type: "search", id: "run-filter", placeholder: "Filter runs (regex)", value: STATE.runFilter,
+    oninput: e => { STATE.runFilter = e.target.value; runInput.classList.toggle("invalid", !compileRegex(e.target.value).ok);
+                    filterRunRows(); changed("runs"); }});
+  const all = el("input", {type: "checkbox", id: "all-runs", checked: STATE.hidden.length === 0,
+    onchange: e => {
+      for (const box of document.querySelectorAll(".run-toggle")) {
+        if (box.closest(".run").classList.contains("hidden")) continue;
+        box.checked = e.target.checked; setHidden(box.value, !e.target.checked);
+      }
+      changed("runs");
+    }});
+  function filterRunRows() {
+    const {re} = compileRegex(STATE.runFilter);
+    for (const row of runBoxes) row.classList.toggle("hidden", !!re && !re.test(runName(+row.dataset.runRow)));
+  }
+  const side = el("aside", {class: "sidebar"},
+    el("div", {class: "control"}, tagInput),
+    el("div", {class: "control"}, el("div", {class: "label"}, "Smoothing"), el("div", {class: "row"}, smoothRange, smoothNumber)),
+    el("div", {class: "control"}, el("div", {class: "label"}, "Horizontal axis"), el("div", {class: "radios"}, xRadios)),
+    el("div", {class: "control"}, check("logy", "log-y", "Log-scale y axis")),
+    el("div", {class: "control"}, check("outliers", "ignore-outliers", "Ignore outliers in chart scaling")),
+    el("div", {class: "control runs"}, el("div", {class: "label"}, "Runs"), runInput,
+       el("label", {class: "run all"}, all, el("span", null, "all")), el("div", {class: "run-list"}, runBoxes)));
+  filterRunRows();
+  return side;
+}
+
+function setHidden(name, hidden) {
+  const at = STATE.hidden.indexOf(name);
+  if (hidden && at < 0) STATE.hidden.push(name);
+  if (!hidden && at >= 0) STATE.hidden.splice(at, 1);
+}
+
+/** A section of the page: ``build(body)`` fills it; ``update(what)`` reacts to control changes. */
+function section(id, name, count, build, update) {
+  TFE.sections.push({id, name, count, build, update});
+}
+TFE.section = section;
+
+/** Cards grouped by tag prefix (TensorBoard's categories: the part of the tag before its first "/"). */
+function groupByPrefix(items, tagOf) {
+  const groups = new Map();
+  for (const item of items) {
+    const tag = tagOf(item), key = tag.includes("/") ? tag.slice(0, tag.indexOf("/")) : tag;
+    if (!groups.has(key)) groups.set(key, []);
+    groups.get(key).push(item);
+  }
+  return Array.from(groups.entries()).sort((a, b) => a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0);
+}
+TFE.groupByPrefix = groupByPrefix;
+
+function groupBox(name, count, cards) {
+  return el("details", {class: "group", open: true},
+            el("summary", null, el("span", {class: "group-name"}, name), el("small", null, " " + count)),
+            el("div", {class: "grid"}, cards));
+}
+
+// --- boot ---------------------------------------------------------------------------------------------
+
+function boot() {
+  const t0 = performance.now();
+  loadBuffer().then(buffer => { BUFFER = buffer; build(t0); }).catch(err => {
+    document.getElementById("app").append(el("p", {class: "problems"}, "The report could not be shown: " + err.message));
+    window.__reportError = String(err && err.stack || err);
+    throw err;
+  });
+}
+
+function build(t0) {
+  const app = document.getElementById("app");
+  app.textContent = "";
+  const nRuns = DATA.runs.length;
+  app.append(el("header", null, el("h1", null, DATA.title),
+    el("p", null, nRuns + " run" + (nRuns === 1 ? "" : "s") + " · rendered " + DATA.rendered + " · tfevents")));
+  const main = el("main");
+  app.append(el("div", {class: "layout"}, sidebar(), main));
+  const shown = TFE.sections.filter(s => s.count > 0);
+  main.append(el("nav", null, shown.map(s => el("a", {href: "#" + s.id}, s.name + " (" + s.count + ")"))));
+  if (DATA.problems.length)
+    main.append(el("div", {class: "problems"}, el("b", null, "Problems while reading"),
+                   el("ul", null, DATA.problems.map(p => el("li", null, p)))));
+  if (!shown.length) main.append(el("p", {class: "empty"}, "No summaries found."));
+  for (const s of shown) {
+    const body = el("div", {class: "section-body"});
+    main.append(el("section", {id: s.id}, el("h2", null, s.name), body));
+    s.build(body);
+  }
+  changed("all");
+  TFE.buildMs = performance.now() - t0;
+  // every chart is drawn synchronously above; the next frame has painted them
+  requestAnimationFrame(() => setTimeout(() => {
+    TFE.ready = true;
+    window.__reportReady = performance.now();
+  }, 0));
+}

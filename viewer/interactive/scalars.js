@@ -1,0 +1,319 @@
+// Scalars: one uPlot chart per tag (or per --group value), every visible run overlaid, the raw series faint
+// behind TensorBoard's debiased EMA. Hover shows each run's step, wall time, smoothed and raw value; drag
+// zooms, double-click resets; each chart downloads its every point as CSV. Long series are drawn M4
+// downsampled (per pixel column: first, last, min, max of raw and smoothed), re-done for the zoomed range.
+
+const SC = DATA.scalars;
+let SERIES = [];   // filled by buildScalars once the buffer is loaded
+
+/** TensorBoard's smoothing (vz_line_chart2 resmoothDataset), the rule viewer/smoothing.py implements. */
+function smooth(values, weight) {
+  const n = values.length, out = new Float64Array(n);
+  let constant = true;
+  for (let i = 1; i < n; i++) if (!(values[i] === values[0])) { constant = false; break; }
+  if (n > 0 && !(values[0] === values[0])) constant = false;
+  if (n === 0 || constant) { out.set(values); return out; }
+  let last = 0, count = 0;
+  for (let i = 0; i < n; i++) {
+    const v = values[i];
+    if (!isFinite(v)) { out[i] = v; continue; }
+    last = last * weight + (1 - weight) * v;
+    count++;
+    const debias = weight === 1 ? 1 : 1 - Math.pow(weight, count);
+    out[i] = last / debias;
+  }
+  return out;
+}
+TFE.smooth = smooth;
+
+function smoothed(s) {
+  if (s.weight !== STATE.smoothing) { s.smoothed = smooth(s.value, STATE.smoothing); s.weight = STATE.smoothing; }
+  return s.smoothed;
+}
+
+/** The series' x values in the current axis mode (Float64Array, cached per mode). */
+function xsOf(s, mode) {
+  if (s.xs[mode]) return s.xs[mode];
+  const n = s.step.length, out = new Float64Array(n);
+  if (mode === "step") out.set(s.step);
+  else if (mode === "wall") out.set(s.wall);
+  else for (let i = 0; i < n; i++) out[i] = s.wall[i] - s.wall[0];
+  let sorted = true;
+  for (let i = 1; i < n; i++) if (out[i] < out[i - 1]) { sorted = false; break; }
+  const order = sorted ? null : Array.from(out.keys()).sort((a, b) => out[a] - out[b] || a - b);
+  return (s.xs[mode] = {x: out, order});
+}
+
+/** Indices (ascending x) kept for display: every point in [lo, hi] when they are few, else per bucket of
+ * the range the first, last, min and max of ``a`` and ``b`` (M4); plus the neighbours just outside. */
+function m4(x, order, a, b, lo, hi, buckets) {
+  const n = x.length, at = k => (order ? order[k] : k);
+  let first = 0, last = n - 1;
+  while (first < n && x[at(first)] < lo) first++;
+  while (last >= 0 && x[at(last)] > hi) last--;
+  const keep = [];
+  if (first > 0) keep.push(at(first - 1));
+  if (last - first + 1 <= 4 * buckets) {
+    for (let k = first; k <= last; k++) keep.push(at(k));
+  } else {
+    const scale = buckets / ((hi - lo) || 1);
+    let bucket = -1, picks = null;
+    const flush = () => { if (picks) keep.push(...new Set(picks.filter(i => i >= 0)).values()); };
+    let aMin, aMax, bMin, bMax, iaMin, iaMax, ibMin, ibMax, prev;
+    for (let k = first; k <= last; k++) {
+      const i = at(k), bk = Math.min(buckets - 1, Math.floor((x[i] - lo) * scale));
+      if (bk !== bucket) {
+        if (picks) { picks.push(iaMin, iaMax, ibMin, ibMax, prev); picks.sort((p, q) => p - q); flush(); }
+        bucket = bk; picks = [i]; aMin = bMin = Infinity; aMax = bMax = -Infinity; iaMin = iaMax = ibMin = ibMax = -1;
+      }
+      const va = a[i], vb = b[i];
+      if (va < aMin) { aMin = va; iaMin = i; } if (va > aMax) { aMax = va; iaMax = i; }
+      if (vb < bMin) { bMin = vb; ibMin = i; } if (vb > bMax) { bMax = vb; ibMax = i; }
+      if (!isFinite(va)) picks.push(i);
+      prev = i;
+    }
+    if (picks) { picks.push(iaMin, iaMax, ibMin, ibMax, prev); picks.sort((p, q) => p - q); flush(); }
+  }
+  if (last < n - 1 && last >= -1) keep.push(at(last + 1));
+  return keep;
+}
+TFE.m4 = m4;
+
+function visibleSeries(chart) {
+  return chart.series.map(i => SERIES[i]).filter(s => runVisible(s.run));
+}
+
+/** uPlot's aligned data for a chart: one shared x (the union of the kept points' x) and, per series, raw
+ * then smoothed y with null where the series has no point (spanGaps joins them). */
+function chartData(chart, range) {
+  const mode = STATE.x, logy = STATE.logy, shown = chart.shown;
+  const width = Math.max(200, chart.width || 400);
+  const picks = [];
+  let lo = Infinity, hi = -Infinity;
+  for (const s of shown) {
+    const {x} = xsOf(s, mode);
+    for (let i = 0; i < x.length; i++) { if (x[i] < lo) lo = x[i]; if (x[i] > hi) hi = x[i]; }
+  }
+  for (const s of shown) {
+    const {x, order} = xsOf(s, mode), sm = smoothed(s);
+    let idx = m4(x, order, s.value, sm, lo, hi, width);
+    if (range && range[0] > lo || range && range[1] < hi) {
+      idx = Array.from(new Set(idx.concat(m4(x, order, s.value, sm, range[0], range[1], width))));
+      idx.sort((p, q) => x[p] - x[q] || p - q);
+    }
+    picks.push(idx);
+  }
+  const all = [];
+  shown.forEach((s, k) => { const {x} = xsOf(s, mode); for (const i of picks[k]) all.push(x[i]); });
+  const xsU = Float64Array.from(new Set(all)).sort();
+  const pos = new Map();
+  xsU.forEach((v, i) => pos.set(v, i));
+  const data = [xsU];
+  shown.forEach((s, k) => {
+    const {x} = xsOf(s, mode), sm = smoothed(s);
+    const raw = new Array(xsU.length).fill(null), smo = new Array(xsU.length).fill(null);
+    for (const i of picks[k]) {
+      const p = pos.get(x[i]);
+      const rv = s.value[i], sv = sm[i];
+      raw[p] = isFinite(rv) && (!logy || rv > 0) ? rv : null;
+      smo[p] = isFinite(sv) && (!logy || sv > 0) ? sv : null;
+    }
+    data.push(raw, smo);
+  });
+  return data;
+}
+
+function quantile(sorted, q) {
+  const p = (sorted.length - 1) * q, i = Math.floor(p), f = p - i;
+  return i + 1 < sorted.length ? sorted[i] + f * (sorted[i + 1] - sorted[i]) : sorted[i];
+}
+
+/** The y range: all visible points, or their 5th to 95th percentile ("ignore outliers"), padded 5%. */
+function yRange(u, dmin, dmax) {
+  const x0 = u.scales.x.min, x1 = u.scales.x.max, xs = u.data[0], n = xs.length;
+  let i0 = 0, i1 = n - 1;
+  if (x0 != null) { while (i0 < n && xs[i0] < x0) i0++; while (i1 >= 0 && xs[i1] > x1) i1--; }
+  let lo = Infinity, hi = -Infinity, count = 0;
+  for (let k = 1; k < u.data.length; k++) {
+    if (!u.series[k].show) continue;
+    const ys = u.data[k];
+    for (let i = i0; i <= i1; i++) { const v = ys[i]; if (v !== null) { count++; if (v < lo) lo = v; if (v > hi) hi = v; } }
+  }
+  if (!count) return STATE.logy ? [1, 10] : [0, 1];
+  if (STATE.outliers) {
+    const vals = new Float64Array(count);
+    let j = 0;
+    for (let k = 1; k < u.data.length; k++) {
+      if (!u.series[k].show) continue;
+      const ys = u.data[k];
+      for (let i = i0; i <= i1; i++) if (ys[i] !== null) vals[j++] = ys[i];
+    }
+    vals.sort();
+    lo = quantile(vals, 0.05); hi = quantile(vals, 0.95);
+  }
+  if (STATE.logy) return uPlot.rangeLog(lo, hi, 10, true);
+  const pad = (hi - lo) * 0.05 || Math.abs(lo) * 0.1 || 1;
+  return [lo - pad, hi + pad];
+}
+
+function xAxisValues(u, splits) {
+  if (STATE.x === "relative") return splits.map(v => fmtDuration(v));
+  return splits.map(v => fmtNumber(v, 6));
+}
+
+function tooltipRows(chart, u) {
+  const left = u.cursor.left;
+  if (left == null || left < 0) return null;
+  const xv = u.posToVal(left, "x"), mode = STATE.x, rows = [];
+  const multiTag = new Set(chart.shown.map(s => s.tag)).size > 1;
+  for (const s of chart.shown) {
+    const {x, order} = xsOf(s, mode);
+    let loK = 0, hiK = x.length - 1;
+    const at = k => (order ? order[k] : k);
+    while (loK < hiK) { const mid = (loK + hiK) >> 1; if (x[at(mid)] < xv) loK = mid + 1; else hiK = mid; }
+    let i = at(loK);
+    if (loK > 0 && Math.abs(x[at(loK - 1)] - xv) <= Math.abs(x[i] - xv)) i = at(loK - 1);
+    rows.push([s, i]);
+  }
+  return {multiTag, rows};
+}
+
+function showTooltip(chart, u) {
+  const tip = chart.tooltip, info = tooltipRows(chart, u);
+  if (!info) { tip.classList.add("hidden"); return; }
+  const body = el("tbody");
+  for (const [s, i] of info.rows) {
+    const sm = smoothed(s);
+    body.append(el("tr", null, el("td", null, swatch(s.run)),
+      el("td", {class: "name"}, info.multiTag ? runName(s.run) + ": " + s.tag : runName(s.run)),
+      el("td", null, fmtNumber(sm[i])), el("td", null, fmtNumber(s.value[i])), el("td", null, String(s.step[i])),
+      el("td", null, fmtWall(s.wall[i])), el("td", null, fmtDuration(s.wall[i] - s.wall[0]))));
+  }
+  tip.textContent = "";
+  tip.append(el("table", null, el("thead", null, el("tr", null, ["", "Run", "Smoothed", "Value", "Step", "Time", "Relative"]
+    .map(h => el("th", null, h)))), body));
+  tip.classList.remove("hidden");
+  const box = chart.card.getBoundingClientRect(), over = u.over.getBoundingClientRect();
+  const x = over.left - box.left + u.cursor.left, y = over.top - box.top + u.cursor.top;
+  tip.style.left = Math.max(0, Math.min(x + 14, box.width - tip.offsetWidth - 4)) + "px";
+  tip.style.top = (y + 14 + tip.offsetHeight > box.height ? Math.max(0, y - tip.offsetHeight - 10) : y + 14) + "px";
+}
+
+/** The chart's every point as CSV: run,tag,step,wall_time,value (one row per logged value). */
+function chartCsv(chart) {
+  const lines = ["run,tag,step,wall_time,value"];
+  const q = v => /[",\n\r]/.test(v) ? '"' + v.replace(/"/g, '""') + '"' : v;
+  for (const s of visibleSeries(chart)) {
+    const name = q(runName(s.run)), tag = q(s.tag);
+    for (let i = 0; i < s.step.length; i++) lines.push(name + "," + tag + "," + s.step[i] + "," + s.wall[i] + "," + s.value[i]);
+  }
+  return lines.join("\n") + "\n";
+}
+TFE.chartCsv = chartCsv;
+
+function downloadCsv(chart) {
+  const url = URL.createObjectURL(new Blob([chartCsv(chart)], {type: "text/csv"}));
+  const name = chart.title.replace(/[^A-Za-z0-9_.-]+/g, "_") + ".csv";
+  const a = el("a", {href: url, download: name});
+  document.body.append(a); a.click(); a.remove();
+  setTimeout(() => URL.revokeObjectURL(url), 1000);
+}
+
+function makePlot(chart) {
+  if (chart.u) { chart.u.destroy(); chart.u = null; }
+  chart.shown = visibleSeries(chart);
+  chart.card.classList.toggle("hidden", !chart.shown.length || !tagVisible(chart.title) && !chart.shown.some(s => tagVisible(s.tag)));
+  if (!chart.shown.length) return;
+  const multiTag = new Set(chart.shown.map(s => s.tag)).size > 1, tags = Array.from(new Set(chart.shown.map(s => s.tag)));
+  const series = [{}];
+  for (const s of chart.shown) {
+    const label = multiTag ? runName(s.run) + ": " + s.tag : runName(s.run), dash = [[], [6, 3], [2, 2], [8, 3, 2, 3]][tags.indexOf(s.tag) % 4];
+    series.push({label: label + " (raw)", stroke: runColor(s.run) + "40", width: 1, spanGaps: true, dash, show: STATE.smoothing > 0, points: {show: false}},
+                {label, stroke: runColor(s.run), width: 1.5, spanGaps: true, dash, points: {show: false}});
+  }
+  const width = Math.max(240, chart.plot.clientWidth || 400);
+  chart.width = width;
+  const opts = {
+    width, height: 260, series, legend: {show: false},
+    cursor: {drag: {x: true, y: false}, points: {size: 6}},
+    scales: {x: {time: STATE.x === "wall"}, y: {distr: STATE.logy ? 3 : 1, range: yRange}},
+    axes: [{values: STATE.x === "wall" ? undefined : xAxisValues, size: 36, font: "11px system-ui, sans-serif"},
+           {size: 56, font: "11px system-ui, sans-serif", values: (u, splits) => splits.map(v => fmtNumber(v, 4))}],
+    hooks: {
+      setCursor: [u => showTooltip(chart, u)],
+      setScale: [(u, key) => { if (key === "x") rezoom(chart, u); }],
+      draw: [() => { chart.draws++; }],
+    },
+  };
+  chart.range = null;
+  chart.u = new uPlot(opts, chartData(chart, null), chart.plot);
+  chart.u.over.addEventListener("mouseleave", () => chart.tooltip.classList.add("hidden"));
+}
+
+/** After a zoom (or its reset), re-pick the drawn points so the zoomed range is at full resolution. */
+function rezoom(chart, u) {
+  if (chart.rezooming) return;
+  const lo = u.scales.x.min, hi = u.scales.x.max;
+  const xs = u.data[0];
+  const full = xs.length && lo <= xs[0] && hi >= xs[xs.length - 1];
+  const range = full ? null : [lo, hi];
+  if (JSON.stringify(range) === JSON.stringify(chart.range)) return;
+  chart.range = range;
+  chart.rezooming = true;
+  try { u.setData(chartData(chart, range), false); u.setScale("x", {min: lo, max: hi}); } finally { chart.rezooming = false; }
+}
+
+function refreshData(chart) {
+  if (!chart.u) return;
+  const {min, max} = chart.u.scales.x;
+  chart.rezooming = true;
+  try {
+    chart.u.setData(chartData(chart, chart.range), !chart.range);
+    if (chart.range) chart.u.setScale("x", {min, max});
+  } finally { chart.rezooming = false; }
+  chart.u.series.forEach((s, k) => { if (k > 0 && k % 2 === 1) chart.u.setSeries(k, {show: STATE.smoothing > 0}); });
+}
+
+function buildScalars(body) {
+  SERIES = SC.series.map(s => ({run: s.run, tag: s.tag, step: arr(s.step), wall: arr(s.wall),
+                                value: arr(s.value), smoothed: null, weight: null, xs: {}}));
+  const charts = SC.charts.map(c => ({title: c.title, series: c.series, u: null, draws: 0}));
+  TFE.charts = charts;
+  const groups = groupByPrefix(charts, c => c.title);
+  for (const [name, members] of groups) {
+    const cards = members.map(chart => {
+      chart.plot = el("div", {class: "plot"});
+      chart.tooltip = el("div", {class: "tooltip hidden"});
+      chart.card = el("div", {class: "card scalar-card", dataset: {scalar: "1", chart: chart.title}},
+        el("div", {class: "card-head"}, el("span", {class: "tag"}, chart.title),
+           el("button", {type: "button", class: "csv", title: "Download every point of this chart as CSV",
+                         onclick: () => downloadCsv(chart)}, "CSV")),
+        chart.plot, chart.tooltip);
+      return chart.card;
+    });
+    body.append(groupBox(name, members.length, cards));
+  }
+  for (const chart of charts) makePlot(chart);
+  if (window.ResizeObserver) {
+    const observer = new ResizeObserver(() => {
+      for (const chart of charts) {
+        if (!chart.u) continue;
+        const w = Math.max(240, chart.plot.clientWidth);
+        if (Math.abs(w - chart.u.width) > 2) { chart.width = w; chart.u.setSize({width: w, height: 260}); }
+      }
+    });
+    observer.observe(body);
+  }
+}
+
+function updateScalars(what) {
+  if (what === "smoothing") { for (const c of TFE.charts) refreshData(c); return; }
+  if (what === "outliers") { for (const c of TFE.charts) refreshData(c); return; }
+  if (what === "tags" || what === "all") {
+    for (const c of TFE.charts) if (c.card) c.card.classList.toggle("hidden", !c.shown || !c.shown.length || !(tagVisible(c.title) || c.shown.some(s => tagVisible(s.tag))));
+    return;
+  }
+  for (const c of TFE.charts) makePlot(c);
+}
+
+section("scalars", "Scalars", SC.charts.length, buildScalars, updateScalars);
