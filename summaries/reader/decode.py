@@ -223,6 +223,9 @@ class FileRows:
     problems: List[Problem] = field(default_factory=list)
     tensor_scalars: set = field(default_factory=set)  # tags whose scalar rows include tensor values
     records: int = 0
+    end: int = 0  # where reading stopped (see scan.scan_stream)
+    min_wall_time: float = float("inf")  # the earliest finite wall time of any event (a run's start time)
+    keep_empty: bool = False  # keep values without a value oneof as 'empty' entries (the live loader's null tensors)
     tag_filter: Optional[object] = None  # callable(tag) -> bool, or None for every tag
     kinds: Optional[frozenset] = None
     _accepted: Dict[str, bool] = field(default_factory=dict)
@@ -245,6 +248,8 @@ class FileRows:
             return
         what = event.WhichOneof("what")
         step, wall_time = event.step, event.wall_time
+        if wall_time < self.min_wall_time and wall_time - wall_time == 0:  # finite: not inf, nan
+            self.min_wall_time = wall_time
         if what == "summary":
             self._add_summary(offset, step, wall_time, event.summary)
         elif what == "file_version":
@@ -281,6 +286,8 @@ class FileRows:
             if tag not in metadata and value.HasField("metadata"):
                 metadata[tag] = (offset, value.metadata.SerializeToString())
             if what is None or what == "obsolete_old_style_histogram":
+                if what is None and self.keep_empty:  # e.g. tensorboardX's hparams: metadata and no value
+                    self.values.setdefault(tag, []).append((offset, step, wall_time, "empty", None))
                 continue
             if what == "simple_value":
                 scalar = value.simple_value
@@ -326,8 +333,14 @@ class FileRows:
         """Turn the scalar columns into numpy arrays (int64 offset/step, float64 wall_time/value)."""
         for tag, cols in list(self.scalars.items()):
             if isinstance(cols[0], array):
-                self.scalars[tag] = (np.frombuffer(cols[0], dtype=np.int64), np.frombuffer(cols[1], dtype=np.int64),
-                                     np.frombuffer(cols[2], dtype=np.float64), np.frombuffer(cols[3], dtype=np.float64))
+                cols = self.scalars[tag] = (
+                    np.frombuffer(cols[0], dtype=np.int64), np.frombuffer(cols[1], dtype=np.int64),
+                    np.frombuffer(cols[2], dtype=np.float64), np.frombuffer(cols[3], dtype=np.float64))
+            walls = cols[2]
+            if len(walls):
+                finite = walls[np.isfinite(walls)]
+                if len(finite):
+                    self.min_wall_time = min(self.min_wall_time, float(finite.min()))
         self.tag_filter = None  # not picklable in general, and no longer needed
         self._accepted = {}
         return self

@@ -78,32 +78,40 @@ def _truncated(rows: FileRows, offset: int, size: int, on_error: str) -> None:
     report(problem, on_error)
 
 
-def _scan_pure(f: BinaryIO, size: int, rows: FileRows, check_crc: bool, on_error: str) -> None:
-    pos = 0
+def _scan_pure(f: BinaryIO, size: int, rows: FileRows, check_crc: bool, on_error: str, start: int = 0,
+               tail_ok: bool = False) -> None:
+    pos = start
     while pos is not None:
         f.seek(pos)
+        rows.end = pos
         try:
             for offset, payload in record.iter_records(f, check_crc=check_crc, start=0):
                 rows.records += 1
                 rows.add_event(offset + pos, payload)
+                rows.end = offset + pos + record.HEADER_SIZE + len(payload) + record.FOOTER_SIZE
             return
         except record.TruncatedRecordError as err:
-            _truncated(rows, err.offset + pos, size, on_error)
+            rows.end = err.offset + pos
+            if not tail_ok:
+                _truncated(rows, err.offset + pos, size, on_error)
             return
         except record.CorruptedRecordError as err:
             pos = _corrupted(rows, f, err.offset + pos, size, err.detail, on_error)
+            if pos is None:
+                rows.end = max(size, rows.end)
 
 
-def _scan_fast(f: BinaryIO, size: int, rows: FileRows, check_crc: bool, on_error: str) -> None:
+def _scan_fast(f: BinaryIO, size: int, rows: FileRows, check_crc: bool, on_error: str, start: int = 0,
+               tail_ok: bool = False) -> None:
     want = _WANT_SUMMARIES
     if rows.kinds is None or "graphs" in rows.kinds:
         want |= _WANT_GRAPHS
     if rows.kinds is None or "run_metadata" in rows.kinds:
         want |= _WANT_RUN_METADATA
     scanner = _fastscan.Scanner(rows.tag_filter, want, check_crc)
-    buf = bytearray(min(CHUNK, max(size, record.HEADER_SIZE)))
-    base, filled, eof = 0, 0, False  # buf[:filled] holds the file from offset base
-    f.seek(0)
+    buf = bytearray(min(CHUNK, max(size - start, record.HEADER_SIZE)))
+    base, filled, eof = start, 0, False  # buf[:filled] holds the file from offset base
+    f.seek(start)
     while True:
         if not eof and filled < len(buf):
             with memoryview(buf) as view:
@@ -116,7 +124,8 @@ def _scan_fast(f: BinaryIO, size: int, rows: FileRows, check_crc: bool, on_error
             rows.add_event(offset, payload)
         if status == 0:
             if eof:
-                if used < filled:
+                rows.end = base + used
+                if used < filled and not tail_ok:
                     _truncated(rows, base + used, size, on_error)
                 break
             # keep the incomplete record; make room for all of it, but never beyond the file's end
@@ -130,6 +139,7 @@ def _scan_fast(f: BinaryIO, size: int, rows: FileRows, check_crc: bool, on_error
         detail = "length checksum mismatch" if status == 1 else "payload checksum mismatch"
         resume = _corrupted(rows, f, offset, size, detail, on_error)
         if resume is None:
+            rows.end = size
             break
         f.seek(resume)
         base, filled, eof = resume, 0, False
@@ -144,14 +154,20 @@ def _scan_fast(f: BinaryIO, size: int, rows: FileRows, check_crc: bool, on_error
 
 def scan_stream(f: BinaryIO, path: str, size: int, *, tag_filter: Optional[Callable[[str], bool]] = None,
                 kinds: Optional[frozenset] = None, check_crc: bool = True, on_error: str = "warn",
-                fast: Optional[bool] = None) -> FileRows:
-    """Read an open, seekable binary file of ``size`` bytes into FileRows."""
-    rows = FileRows(path, tag_filter=tag_filter, kinds=kinds)
+                fast: Optional[bool] = None, start: int = 0, tail_ok: bool = False,
+                keep_empty: bool = False) -> FileRows:
+    """Read an open, seekable binary file of ``size`` bytes into FileRows, from the record boundary ``start``.
+
+    ``rows.end`` is where reading stopped: the end of the last whole record, or the start of a record the
+    file ends inside. That record is reported as truncated unless ``tail_ok`` (a live file: its writer may
+    still be writing it, so the next pass reads it from ``rows.end``).
+    """
+    rows = FileRows(path, tag_filter=tag_filter, kinds=kinds, keep_empty=keep_empty)
     if fast is None:
         fast = _fastscan is not None
     elif fast and _fastscan is None:
         raise RuntimeError("the _fastscan extension is not built")
-    (_scan_fast if fast else _scan_pure)(f, size, rows, check_crc, on_error)
+    (_scan_fast if fast else _scan_pure)(f, size, rows, check_crc, on_error, start, tail_ok)
     return rows.finish()
 
 
