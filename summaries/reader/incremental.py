@@ -1,0 +1,317 @@
+"""A live logdir: each ``reload()`` reads only the bytes appended since the last, into bounded series.
+
+This is the loader behind ``tfevents serve``, with the Rust data server's model of a logdir (its
+``logdir.rs``, ``run.rs``, ``data_compat.rs``):
+
+- a run is a directory of event files (``walk.discover``); runs whose files are gone are dropped;
+- every file keeps a byte offset; a pass scans from there (the C fast path), and a record the file ends
+  inside is read again next pass, not reported. A file that shrank or was replaced (new inode) is read
+  again from its start. A corrupted record is reported once with file and offset, and the records after it
+  are read (the Rust server stops reading such a file);
+- a run's series are keyed by tag; the first value of a tag fixes its *data class* and metadata (TF1
+  ``simple_value`` -> scalars, images/audio -> blob sequences, histograms -> tensors, else the plugin name's
+  class), the run's graph is the blob sequence ``__run_graph__``, and each tagged RunMetadata one of its own;
+- each series is a :class:`~.reservoir.Reservoir` (preemption on repeated steps, last point kept) of
+  ``samples_per_plugin`` points (scalars 1000, tensors 100, blob sequences 10 by default), so memory does not
+  grow with the number of steps.
+
+Values are kept compactly (``packing.py``): scalar columns packed, histograms as ``CompactHistogram`` (rebuilt
+as the Rust server's [k, 3] tensor when read), other tensors as serialized TensorProtos, blobs as lists of bytes.
+"""
+from __future__ import annotations
+
+import logging
+import os
+import threading
+from dataclasses import dataclass, field
+from typing import Callable, Dict, List, Mapping, Optional, Tuple
+
+import numpy as np
+
+from ...proto import summary_pb2, tensor_pb2, tensor_shape_pb2, types_pb2
+from .decode import FileRows, Problem
+from .packing import CompactHistogram
+from .reservoir import Reservoir
+from .scan import scan_stream
+from .walk import discover
+
+__all__ = ["LiveLogdir", "LiveRun", "Series", "tensor_bytes", "SCALAR", "TENSOR", "BLOB_SEQUENCE",
+           "RUN_GRAPH_TAG"]
+
+log = logging.getLogger("tfevents.serve")
+
+UNKNOWN, SCALAR, TENSOR, BLOB_SEQUENCE = 0, 1, 2, 3
+RUN_GRAPH_TAG = "__run_graph__"
+DEFAULT_CAPACITY = {SCALAR: 1000, TENSOR: 100, BLOB_SEQUENCE: 10}
+_TENSOR_PLUGINS = frozenset({"histograms", "text", "hparams", "pr_curves", "mesh", "custom_scalars"})
+_BLOB_PLUGINS = frozenset({"images", "audio", "graph_run_metadata", "graph_run_metadata_graph", "graph_keras_model"})
+_GRAPH_STRING_PLUGINS = frozenset({"graph_run_metadata", "graph_run_metadata_graph", "graph_keras_model"})
+
+
+def _blank(plugin: str, data_class: int, content: bytes = b"") -> bytes:
+    md = summary_pb2.SummaryMetadata(data_class=data_class)
+    md.plugin_data.plugin_name = plugin
+    md.plugin_data.content = content
+    return md.SerializeToString()
+
+
+_SCALAR_MD = _blank("scalars", SCALAR)
+_HISTO_MD = _blank("histograms", TENSOR)
+_IMAGE_MD = _blank("images", BLOB_SEQUENCE, b"\x10\x01")  # ImagePluginData{converted_to_tensor: true}
+_AUDIO_MD = _blank("audio", BLOB_SEQUENCE, b"\x18\x01")   # AudioPluginData{converted_to_tensor: true}
+_GRAPH_MD = _blank("graphs", BLOB_SEQUENCE)
+_RUN_METADATA_MD = _blank("graph_tagged_run_metadata", BLOB_SEQUENCE)
+
+
+def initial_metadata(first_what: str, metadata: Optional[bytes]) -> Tuple[bytes, int, str]:
+    """(SummaryMetadata bytes, data class, plugin name) of a series from its first value's kind
+    ('simple_value', 'image', 'audio', 'histo', 'tensor') and metadata: the Rust server's rules."""
+    md = summary_pb2.SummaryMetadata.FromString(metadata) if metadata else None
+    if md is not None and md.data_class != UNKNOWN:
+        return metadata, md.data_class, md.plugin_data.plugin_name
+    fixed = {"simple_value": (_SCALAR_MD, SCALAR, "scalars"), "image": (_IMAGE_MD, BLOB_SEQUENCE, "images"),
+             "audio": (_AUDIO_MD, BLOB_SEQUENCE, "audio"), "histo": (_HISTO_MD, TENSOR, "histograms")}
+    if first_what in fixed:
+        return fixed[first_what]
+    if md is None:
+        return b"", UNKNOWN, ""
+    plugin = md.plugin_data.plugin_name
+    if plugin == "scalars":
+        md.data_class = SCALAR
+    elif plugin in _TENSOR_PLUGINS:
+        md.data_class = TENSOR
+    elif plugin in _BLOB_PLUGINS:
+        md.data_class = BLOB_SEQUENCE
+    return md.SerializeToString(), md.data_class, plugin
+
+
+# ---------------------------------------------------------------- values in the form they are served
+
+def blob_sequence(what: str, payload, plugin: str) -> Optional[list]:
+    """The blobs of one value of a blob-sequence series, or None (the Rust server's DataLoss)."""
+    if what == "image":
+        return [str(payload.width).encode(), str(payload.height).encode(), payload.encoded_image_string]
+    if what == "audio":
+        return [payload.encoded_audio_string]
+    if what == "tensor" and payload.dtype == types_pb2.DT_STRING:
+        dims = [d.size for d in payload.tensor_shape.dim]
+        values = list(payload.string_val)
+        if len(dims) == 1:
+            return values
+        if len(dims) == 2 and dims[1] == 2 and plugin == "audio":
+            return values[0::2]
+        if not dims and len(values) == 1 and plugin in _GRAPH_STRING_PLUGINS:
+            return values
+    return None
+
+
+# a summary value with no value set is served as this empty float tensor, as the Rust server does
+_NULL_TENSOR = tensor_pb2.TensorProto(dtype=types_pb2.DT_FLOAT, tensor_shape=tensor_shape_pb2.TensorShapeProto(
+    dim=[tensor_shape_pb2.TensorShapeProto.Dim(size=0)])).SerializeToString()
+
+
+def _scalar_tensor_bytes(value: float) -> bytes:
+    return tensor_pb2.TensorProto(dtype=types_pb2.DT_FLOAT, float_val=[value],
+                                  tensor_shape=tensor_shape_pb2.TensorShapeProto()).SerializeToString()
+
+
+# ---------------------------------------------------------------- series and runs
+
+@dataclass
+class Series:
+    """One tag of one run: its data class, SummaryMetadata (serialized) and reservoir of values."""
+
+    data_class: int
+    metadata: bytes
+    plugin: str
+    reservoir: Reservoir
+
+
+@dataclass
+class _Cursor:
+    offset: int = 0
+    inode: Optional[int] = None
+
+
+@dataclass
+class LiveRun:
+    """A run: its files' read positions, start time (earliest wall time of any event) and series by tag."""
+
+    name: str
+    capacity: Mapping[str, int]
+    files: Dict[str, _Cursor] = field(default_factory=dict)
+    start_time: Optional[float] = None
+    series: Dict[str, Series] = field(default_factory=dict)
+
+    def _series(self, tag: str, first_what: str, metadata: Optional[bytes]) -> Optional[Series]:
+        s = self.series.get(tag)
+        if s is None:
+            md, data_class, plugin = initial_metadata(first_what, metadata)
+            cap = self.capacity.get(plugin, DEFAULT_CAPACITY.get(data_class, 0)) if data_class else 0
+            dtype = np.float32 if data_class == SCALAR else object
+            s = self.series[tag] = Series(data_class, md, plugin, Reservoir(cap, dtype))
+        return s
+
+    def apply(self, rows: FileRows) -> None:
+        """Fold one scan of a file's new bytes into the run's series."""
+        if rows.min_wall_time != float("inf") and (self.start_time is None or rows.min_wall_time < self.start_time):
+            self.start_time = rows.min_wall_time
+        tags = set(rows.scalars) | set(rows.values)
+        for tag in tags:
+            self._apply_tag(tag, rows)
+        for offset, step, wall, graph, from_meta_graph in rows.graphs:
+            if not from_meta_graph:  # the Rust server reads GraphDef events only
+                self._offer_blobs(RUN_GRAPH_TAG, "graph", None, [(step, wall, [graph])])
+        for offset, step, wall, tag, blob in rows.run_metadata:
+            self._offer_blobs(tag, "run_metadata", None, [(step, wall, [blob])])
+
+    def _offer_blobs(self, tag: str, what: str, metadata, points) -> None:
+        s = self.series.get(tag)
+        if s is None:
+            md = _GRAPH_MD if what == "graph" else _RUN_METADATA_MD
+            cap = self.capacity.get(summary_pb2.SummaryMetadata.FromString(md).plugin_data.plugin_name,
+                                    DEFAULT_CAPACITY[BLOB_SEQUENCE])
+            s = self.series[tag] = Series(BLOB_SEQUENCE, md, summary_pb2.SummaryMetadata.FromString(md)
+                                          .plugin_data.plugin_name, Reservoir(cap, object))
+        if s.data_class != BLOB_SEQUENCE:
+            return
+        values = np.empty(len(points), dtype=object)
+        values[:] = [blobs for _, _, blobs in points]
+        s.reservoir.offer(np.array([p[0] for p in points], np.int64), np.array([p[1] for p in points]), values)
+
+    def _apply_tag(self, tag: str, rows: FileRows) -> None:
+        cols = rows.scalars.get(tag)
+        others = rows.values.get(tag, ())
+        meta = rows.metadata.get(tag)
+        s = self.series.get(tag)
+        if s is None:
+            first_scalar = int(cols[0][0]) if cols is not None and len(cols[0]) else None
+            first_other = others[0][0] if others else None
+            if first_other is None or (first_scalar is not None and first_scalar < first_other):
+                first_what = "tensor" if tag in rows.tensor_scalars else "simple_value"
+            else:
+                first_what = "tensor" if others[0][3] == "empty" else others[0][3]
+            s = self._series(tag, first_what, meta[1] if meta else None)
+        if s.reservoir.capacity <= 0:
+            return
+        if s.data_class == SCALAR:
+            if cols is not None and len(cols[0]):
+                s.reservoir.offer(cols[1], cols[2], cols[3].astype(np.float32))
+            return
+        # tensors and blob sequences: values in file order, with one-element tensors from the scalar columns
+        points = []  # (offset, step, wall, served value)
+        for offset, step, wall, what, payload in others:
+            if s.data_class == TENSOR:   # histograms stay rows until kept (then compacted, see tensor_bytes)
+                value = payload if what == "histo" else (
+                    payload.SerializeToString() if what == "tensor" else _NULL_TENSOR if what == "empty" else None)
+            else:
+                value = blob_sequence(what, payload, s.plugin)
+            if value is not None:
+                points.append((offset, step, wall, value))
+        if cols is not None and len(cols[0]) and s.data_class == TENSOR and tag in rows.tensor_scalars:
+            points.extend((int(o), int(st), float(w), _scalar_tensor_bytes(float(v)))
+                          for o, st, w, v in zip(*cols))
+            points.sort(key=lambda p: p[0])
+        if not points:
+            return
+        values = np.empty(len(points), dtype=object)
+        values[:] = [p[3] for p in points]
+        s.reservoir.offer(np.array([p[1] for p in points], np.int64), np.array([p[2] for p in points]), values)
+        if s.data_class == TENSOR:
+            kept = s.reservoir.data[2]
+            for i, v in enumerate(kept):
+                if isinstance(v, tuple):
+                    kept[i] = CompactHistogram(v)
+
+
+def tensor_bytes(value) -> Optional[bytes]:
+    """A kept tensor value as serialized TensorProto bytes (histograms are rebuilt as the Rust server's tensor)."""
+    if isinstance(value, bytes):
+        return value
+    if isinstance(value, tuple):
+        value = CompactHistogram(value)
+    return value.tensor_bytes()
+
+
+class LiveLogdir:
+    """Runs of a logdir kept current by :meth:`reload`; thread-safe for readers (hold :attr:`lock` while
+    iterating ``runs`` or a run's ``series``).
+
+    ``samples_per_plugin``: reservoir size by plugin name (TensorBoard's flag), e.g. ``{"scalars": 1000}``.
+    ``on_problem(problem)`` is called once per problem (corrupted record, unreadable file).
+    """
+
+    def __init__(self, path: str, samples_per_plugin: Optional[Mapping[str, int]] = None,
+                 storage_options: Optional[dict] = None,
+                 on_problem: Optional[Callable[[Problem], None]] = None, check_crc: bool = True):
+        self.path = os.fspath(path)
+        self.capacity = dict(samples_per_plugin or {})
+        self.storage_options = storage_options
+        self.on_problem = on_problem or (lambda p: log.warning("%s", p))
+        self.check_crc = check_crc
+        self.runs: Dict[str, LiveRun] = {}
+        self.problems: List[Problem] = []
+        self.lock = threading.RLock()
+        self.passes = 0
+        self._reported = set()
+
+    def _report(self, problem: Problem) -> None:
+        key = (problem.path, problem.offset, problem.kind)
+        if key not in self._reported:
+            self._reported.add(key)
+            self.problems.append(problem)
+            self.on_problem(problem)
+
+    def reload(self) -> None:
+        """One pass: find runs and files, read what was appended to each file since the last pass."""
+        try:
+            found = discover(self.path, storage_options=self.storage_options)
+        except FileNotFoundError:
+            found = None  # a logdir may be created after the server starts, as TensorBoard allows
+        groups = dict(found.runs) if found is not None else {}
+        if found is not None:
+            for problem in found.problems:
+                self._report(problem)
+        with self.lock:
+            for name in [r for r in self.runs if r not in groups]:
+                del self.runs[name]
+            for name in groups:
+                if name not in self.runs:
+                    self.runs[name] = LiveRun(name, self.capacity)
+        fs = found.fs if found is not None else None
+        for name, files in sorted(groups.items()):
+            run = self.runs[name]
+            for path in files:
+                self._read_file(fs, run, path)
+        self.passes += 1
+
+    def _read_file(self, fs, run: LiveRun, path: str) -> None:
+        cursor = run.files.get(path)
+        if cursor is None:
+            cursor = run.files[path] = _Cursor()
+        try:
+            if fs is None:
+                f = open(path, "rb")
+                st = os.fstat(f.fileno())
+                size, inode = st.st_size, st.st_ino
+            else:
+                f = fs.open(path, "rb")
+                size, inode = fs.size(path), None
+        except OSError as err:
+            self._report(Problem(path, None, "unreadable", str(err)))
+            return
+        with f:
+            if size < cursor.offset or (inode is not None and cursor.inode not in (None, inode)):
+                log.info("%s shrank or was replaced; reading it again from the start", path)
+                cursor.offset = 0
+            cursor.inode = inode
+            if size <= cursor.offset:
+                return
+            rows = scan_stream(f, path, size, start=cursor.offset, tail_ok=True, check_crc=self.check_crc,
+                               on_error="skip", keep_empty=True)
+        for problem in rows.problems:
+            if problem.kind != "truncated":
+                self._report(problem)
+        cursor.offset = max(rows.end, cursor.offset)
+        with self.lock:
+            run.apply(rows)

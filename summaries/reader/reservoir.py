@@ -1,0 +1,111 @@
+"""A bounded sample of one time series that always keeps its last point, fed in vectorized chunks.
+
+TensorBoard's Rust data server keeps each series in a reservoir: a point with step ``s`` first *preempts* every
+kept point with step ``>= s`` (a job restarted from a checkpoint re-logs those steps), then the reservoir keeps
+the latest point and a uniform random sample of the others, at most ``capacity`` in all. This is the same rule
+on numpy chunks instead of one point at a time:
+
+- preemption: within a chunk, point ``i`` survives iff ``step[i] < min(step[j] for later j)``; a kept point
+  survives iff its step is below the chunk's smallest step. Survivors are strictly increasing in step.
+- sampling: of the survivors but the last, keep the ``capacity - 1`` with the smallest priority, where the
+  priority is a hash of the step (splitmix64): a uniform sample, the same whatever the chunking, so a logdir
+  loaded at once or record by record keeps the same points. The Rust server draws its sample from a ChaCha
+  stream instead, so the two keep different (equally uniform) subsets of a series longer than ``capacity``.
+
+Memory is ``capacity`` points per series whatever the number of steps.
+"""
+from __future__ import annotations
+
+from typing import Tuple
+
+import numpy as np
+
+from .packing import pack_columns, unpack_columns
+
+__all__ = ["Reservoir", "survivors"]
+
+_GOLDEN, _M1, _M2 = np.uint64(0x9E3779B97F4A7C15), np.uint64(0xBF58476D1CE4E5B9), np.uint64(0x94D049BB133111EB)
+
+
+def _priority(steps: np.ndarray) -> np.ndarray:
+    """splitmix64 of each step: a well-mixed uint64 per step."""
+    z = steps.astype(np.uint64) + _GOLDEN
+    z = (z ^ (z >> np.uint64(30))) * _M1
+    z = (z ^ (z >> np.uint64(27))) * _M2
+    return z ^ (z >> np.uint64(31))
+
+
+def survivors(steps: np.ndarray) -> np.ndarray:
+    """Mask of the points of one chunk (in arrival order) that no later point of the chunk preempts."""
+    n = len(steps)
+    if n < 2:
+        return np.ones(n, dtype=bool)
+    later_min = np.empty(n, dtype=steps.dtype)
+    later_min[:-1] = np.minimum.accumulate(steps[:0:-1])[::-1]
+    keep = np.ones(n, dtype=bool)
+    keep[:-1] = steps[:-1] < later_min[:-1]
+    return keep
+
+
+class Reservoir:
+    """Steps (int64), wall times (float64) and values (a numpy array: float32 scalars, or objects) of one
+    series, at most ``capacity`` points (0: nothing is kept). Numeric columns are stored packed
+    (:func:`~.packing.pack_columns`); ``data`` unpacks them. The stored state is replaced whole on every offer,
+    so a reader sees one consistent snapshot; ``stats`` is ``(points, last step, max wall time)``."""
+
+    __slots__ = ("capacity", "_stored", "_packed", "stats")
+
+    def __init__(self, capacity: int, value_dtype=np.float32):
+        self.capacity = int(capacity)
+        self._packed = value_dtype != object
+        self._store(np.empty(0, np.int64), np.empty(0, np.float64), np.empty(0, value_dtype))
+
+    def _store(self, steps: np.ndarray, walls: np.ndarray, values: np.ndarray) -> None:
+        stats = (len(steps), int(steps[-1]), float(walls.max())) if len(steps) else (0, None, None)
+        stored = pack_columns(steps, walls, values) if self._packed else (steps, walls, values)
+        self._stored, self.stats = stored, stats
+
+    @property
+    def data(self) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+        stored = self._stored
+        return unpack_columns(stored) if self._packed else stored
+
+    def __len__(self) -> int:
+        return self.stats[0]
+
+    def offer(self, steps: np.ndarray, walls: np.ndarray, values: np.ndarray) -> None:
+        """Add a chunk of points in the order they were logged (points with a non-finite wall time are
+        dropped, as the Rust server drops their events)."""
+        if self.capacity <= 0 or not len(steps):
+            return
+        steps = np.asarray(steps, dtype=np.int64)
+        walls = np.asarray(walls, dtype=np.float64)
+        finite = np.isfinite(walls)
+        if not finite.all():
+            steps, walls, values = steps[finite], walls[finite], values[finite]
+            if not len(steps):
+                return
+        keep = survivors(steps)
+        if not keep.all():
+            steps, walls, values = steps[keep], walls[keep], values[keep]
+        old_steps, old_walls, old_values = self.data if self.stats[0] else (None, None, None)
+        if old_steps is not None:
+            kept = int(np.searchsorted(old_steps, steps[0], side="left"))  # old steps are increasing
+            steps = np.concatenate([old_steps[:kept], steps])
+            walls = np.concatenate([old_walls[:kept], walls])
+            values = np.concatenate([old_values[:kept], values.astype(old_values.dtype, copy=False)])
+        if len(steps) > self.capacity:
+            chosen = self._sample(steps)
+            steps, walls, values = steps[chosen], walls[chosen], values[chosen]
+        self._store(steps, walls, values)
+
+    def _sample(self, steps: np.ndarray) -> np.ndarray:
+        """Indices (increasing) of the points kept: the last, and the capacity - 1 others of least priority."""
+        k = self.capacity - 1
+        if k == 0:
+            return np.array([len(steps) - 1])
+        prio = _priority(steps[:-1])
+        chosen = np.argpartition(prio, k - 1)[:k]
+        chosen.sort()
+        return np.append(chosen, len(steps) - 1)
+

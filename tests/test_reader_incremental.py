@@ -1,0 +1,157 @@
+"""The live loader behind `tfevents serve`: reservoirs with the Rust server's preemption, lossless packing,
+histograms as TensorBoard converts them, and reload passes that read only appended bytes."""
+import os
+
+import numpy as np
+import pytest
+
+from tfevents.summaries import SummaryWriter
+from tfevents.summaries.reader.incremental import SCALAR, TENSOR, LiveLogdir, tensor_bytes
+from tfevents.summaries.reader.packing import CompactHistogram, pack_columns, unpack_columns
+from tfevents.summaries.reader.reservoir import Reservoir
+
+
+def preempted_stream(steps):
+    """The points of a stream a record-by-record reservoir of unbounded capacity keeps (the Rust server's rule:
+    a point with step s drops every kept point with step >= s)."""
+    kept = []
+    for i, s in enumerate(steps):
+        while kept and steps[kept[-1]] >= s:
+            kept.pop()
+        kept.append(i)
+    return kept
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_reservoir_preemption_and_sampling_do_not_depend_on_chunking(seed):
+    rng = np.random.default_rng(seed)
+    steps = np.concatenate([np.arange(0, 300), np.arange(120, 500), np.arange(450, 460), np.arange(40, 900)])
+    walls = 1.7e9 + np.arange(len(steps)) * 0.01
+    values = rng.standard_normal(len(steps)).astype(np.float32)
+    expected = preempted_stream(steps.tolist())
+    big = Reservoir(10 ** 6)
+    big.offer(steps, walls, values)
+    assert big.data[0].tolist() == steps[expected].tolist()
+    assert big.data[2].tolist() == values[expected].tolist()
+    results = []
+    for chunks in (1, 7, len(steps)):
+        r = Reservoir(100)
+        for part in np.array_split(np.arange(len(steps)), chunks):
+            r.offer(steps[part], walls[part], values[part])
+        results.append(r.data)
+    for got in results[1:]:
+        for a, b in zip(results[0], got):
+            assert np.array_equal(a, b)
+    kept_steps, kept_walls, kept_values = results[0]
+    assert len(kept_steps) == 100 and kept_steps[-1] == steps[-1]
+    assert set(kept_steps.tolist()) <= set(steps[expected].tolist())
+    assert np.all(np.diff(kept_steps) > 0)
+    by_step = {int(s): (w, v) for s, w, v in zip(steps[expected], walls[expected], values[expected])}
+    assert all(by_step[int(s)] == (w, v) for s, w, v in zip(kept_steps, kept_walls, kept_values))
+
+
+def test_packing_is_lossless_and_falls_back_when_columns_do_not_fit():
+    rng = np.random.default_rng(0)
+    cases = [
+        (np.arange(1000) * 7 + 10 ** 12, 1.7e9 + np.cumsum(rng.random(1000)), rng.random(1000).astype(np.float32)),
+        (np.array([-5, 0, 2 ** 40]), np.array([0.0, 1e-300, 1e300]), np.zeros(3, np.float32)),
+        (np.array([3]), np.array([np.nan]), np.array([1.5], np.float32)),
+        (np.empty(0, np.int64), np.empty(0), np.empty(0, np.float32)),
+    ]
+    for steps, walls, values in cases:
+        steps = steps.astype(np.int64)
+        out = unpack_columns(pack_columns(steps, walls, values))
+        assert out[0].dtype == np.int64 and np.array_equal(out[0], steps)
+        assert out[1].tobytes() == walls.tobytes()   # bit for bit, NaN included
+        assert np.array_equal(out[2], values)
+    packed = pack_columns(*cases[0])
+    assert packed[1].dtype == np.int32 and packed[3].dtype == np.int32   # 12 bytes a point
+
+
+def test_histograms_compact_losslessly_into_the_rust_servers_tensor(peer_logdir, tmp_path):
+    """Every TF1-style histogram the peers (TF1, tensorboardX, torch) and we write, compacted and rebuilt, is the
+    [k, 3] tensor of the Rust data server's data_compat.rs: lefts ``[min] + limits[:-1]``, rights ``limits[:-1] +
+    [max]``, counts (TensorBoard's Python data_compat trims empty end buckets instead; tests/test_serve.py checks
+    the served histograms against the Rust server itself)."""
+    from tfevents.proto import tensor_pb2
+    from tfevents.summaries.iterator import summary_iterator
+    from tfevents.summaries.reader.decode import histo_row, tensor_to_ndarray
+    with SummaryWriter(str(tmp_path / "ours")) as w:
+        w.add_histogram("h", np.random.default_rng(1).normal(size=500), 0)
+        w.add_histogram("wide", np.array([0.0, 0.0, 1e30, -3e-5]), 1)
+    paths = [os.path.join(d, f) for root in (peer_logdir, str(tmp_path)) for d, _, fs in os.walk(root)
+             for f in fs if "tfevents" in f]
+    kinds = set()
+    for path in paths:
+        for event in summary_iterator(path):
+            for value in event.summary.value:
+                if value.WhichOneof("value") != "histo":
+                    continue
+                h = value.histo
+                limits, counts = list(h.bucket_limit), list(h.bucket)
+                expected = np.array([[lo, hi, c] for lo, hi, c in zip([h.min] + limits[:-1], limits[:-1] + [h.max],
+                                                                        counts)]).reshape(-1, 3)
+                compact = CompactHistogram(histo_row(h))
+                got = tensor_to_ndarray(tensor_pb2.TensorProto.FromString(compact.tensor_bytes()))
+                assert got.shape == expected.shape and got.tobytes() == expected.tobytes(), path
+                kinds.add(type(compact.edges).__name__)
+    assert kinds == {"slice", "bytes"}     # contiguous default edges (ours) and sparse or custom ones (peers)
+
+
+def test_reload_reads_only_appended_bytes_and_retries_a_partial_record(tmp_path):
+    run = tmp_path / "run"
+    with SummaryWriter(str(run)) as w:
+        for step in range(5):
+            w.add_scalar("loss", float(step), step)
+            w.add_histogram("h", np.arange(10.0) + step, step)
+    (path,) = [str(run / f) for f in os.listdir(run)]
+    data = open(path, "rb").read()
+    live = LiveLogdir(str(tmp_path), on_problem=lambda p: problems.append(p))
+    problems = []
+    cut = len(data) - 7                                   # inside the last record: still being written
+    open(path, "wb").write(data[:cut])
+    live.reload()
+    series = live.runs["run"].series
+    assert series["loss"].data_class == SCALAR and series["h"].data_class == TENSOR
+    assert series["loss"].reservoir.data[0].tolist() == [0, 1, 2, 3, 4][:len(series["loss"].reservoir)]
+    before = len(series["h"].reservoir) + len(series["loss"].reservoir)
+    with open(path, "ab") as f:                           # the writer finishes the record
+        f.write(data[cut:])
+    live.reload()
+    assert series["loss"].reservoir.data[0].tolist() == [0, 1, 2, 3, 4]
+    assert series["h"].reservoir.data[0].tolist() == [0, 1, 2, 3, 4]
+    assert len(series["h"].reservoir) + len(series["loss"].reservoir) == before + 1
+    assert problems == []                                 # a partial record is not a problem
+    assert live.runs["run"].files[path].offset == len(data)
+    with SummaryWriter(str(run), filename_suffix=".b") as w:   # a second file, found by the next pass
+        w.add_scalar("loss", 9.0, 9)
+    live.reload()
+    assert series["loss"].reservoir.data[0].tolist() == [0, 1, 2, 3, 4, 9]
+    tensor = tensor_bytes(series["h"].reservoir.data[2][-1])
+    assert isinstance(tensor, bytes) and len(tensor) > 30
+
+
+def test_a_replaced_file_is_read_again_from_its_start(tmp_path):
+    run = tmp_path / "run"
+    with SummaryWriter(str(run)) as w:
+        for step in range(20):
+            w.add_scalar("loss", float(step), step)
+    (path,) = [str(run / f) for f in os.listdir(run)]
+    live = LiveLogdir(str(tmp_path))
+    live.reload()
+    os.remove(path)
+    live.reload()
+    assert "run" not in live.runs                         # a run whose files are gone is dropped
+    with SummaryWriter(str(run)) as w:                    # a shorter file under a new name
+        for step in range(3):
+            w.add_scalar("loss", 10.0 + step, step)
+    live.reload()
+    loss = live.runs["run"].series["loss"].reservoir.data
+    assert loss[0].tolist() == [0, 1, 2] and loss[2].tolist() == [10.0, 11.0, 12.0]
+    (path,) = [str(run / f) for f in os.listdir(run)]
+    head = open(path, "rb").read()
+    with open(path + ".tmp", "wb") as f:                  # replaced in place by a shorter copy
+        f.write(head[:len(head) // 2])
+    os.replace(path + ".tmp", path)
+    live.reload()
+    assert live.runs["run"].files[path].offset <= len(head) // 2
