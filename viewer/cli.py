@@ -17,6 +17,7 @@ COMMANDS = {
     "export": "export scalars to CSV or Parquet",
     "plot": "plot scalars to PNG, SVG or PDF",
     "report": "write a self-contained HTML report of a logdir",
+    "serve": "TensorBoard's UI on tfevents' reader (a gRPC data provider; faster, smaller than its own)",
     "demo": "train the example MLP with tfevents.core and log every kind of summary",
 }
 

@@ -1,0 +1,138 @@
+"""Running the data provider: a gRPC server, a reload thread, and TensorBoard's web server as a child.
+
+``DataServer`` owns the first two; ``start_tensorboard`` launches ``tensorboard --grpc_data_provider ADDR`` in a
+process group of its own (so stopping it stops whatever it started), and ``serve_forever`` ties them together
+until Ctrl-C or SIGTERM, then stops the child and the gRPC server, leaving no orphan.
+"""
+from __future__ import annotations
+
+import logging
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from concurrent import futures
+from typing import Dict, List, Mapping, Optional
+
+import grpc
+from tensorboard.data.proto import data_provider_pb2_grpc as pb_grpc
+
+from tfevents.summaries.reader.incremental import LiveLogdir
+
+from .provider import DataProvider
+
+__all__ = ["DataServer", "parse_samples_per_plugin", "start_tensorboard", "stop_process_group"]
+
+log = logging.getLogger("tfevents.serve")
+
+# TensorBoard's client accepts messages up to 256 MiB (server_ingester.py); a big ReadTensors can be large
+_MAX_MESSAGE = 256 << 20
+
+
+def parse_samples_per_plugin(text: Optional[str]) -> Dict[str, int]:
+    """'scalars=1000,images=10' -> {'scalars': 1000, 'images': 10} (TensorBoard's flag syntax; 'all' = 0)."""
+    out: Dict[str, int] = {}
+    for item in (text or "").split(","):
+        item = item.strip()
+        if not item:
+            continue
+        name, sep, value = item.partition("=")
+        if not sep or not name.strip():
+            raise ValueError("expected PLUGIN=COUNT, got %r" % item)
+        value = value.strip()
+        if value == "all":
+            raise ValueError("%s=all: keeping every point is not supported; give a count" % name.strip())
+        try:
+            count = int(value)
+        except ValueError:
+            raise ValueError("%r: the count must be an integer" % item) from None
+        if count < 0:
+            raise ValueError("%r: the count must be non-negative" % item)
+        out[name.strip()] = count
+    return out
+
+
+class DataServer:
+    """The gRPC data provider over a logdir, reloading it every ``reload_interval`` seconds (0: load once)."""
+
+    def __init__(self, logdir: str, *, host: str = "127.0.0.1", port: int = 0, reload_interval: float = 5.0,
+                 samples_per_plugin: Optional[Mapping[str, int]] = None, storage_options: Optional[dict] = None,
+                 threads: int = 8):
+        self.live = LiveLogdir(logdir, samples_per_plugin, storage_options)
+        self.reload_interval = reload_interval
+        self._server = grpc.server(futures.ThreadPoolExecutor(max_workers=threads),
+                                   options=[("grpc.max_send_message_length", _MAX_MESSAGE),
+                                            ("grpc.max_receive_message_length", _MAX_MESSAGE)])
+        pb_grpc.add_TensorBoardDataProviderServicer_to_server(DataProvider(self.live, logdir), self._server)
+        bound = self._server.add_insecure_port("%s:%d" % (_bracket(host), port))
+        if not bound:
+            raise OSError("could not bind the gRPC data provider to %s:%d" % (host, port))
+        self.host, self.port = host, bound
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._reload_loop, name="tfevents-reload", daemon=True)
+        self.loaded = threading.Event()  # set after the first full pass
+
+    @property
+    def address(self) -> str:
+        return "%s:%d" % (_bracket(self.host), self.port)
+
+    def start(self) -> "DataServer":
+        self._server.start()
+        self._thread.start()
+        return self
+
+    def _reload_loop(self) -> None:
+        while not self._stop.is_set():
+            t = time.perf_counter()
+            try:
+                self.live.reload()
+            except Exception:  # a bad pass must not end serving: say so and try again next interval
+                log.exception("reload of %s failed", self.live.path)
+            log.info("reload pass %d took %.2f s", self.live.passes, time.perf_counter() - t)
+            self.loaded.set()
+            if self.reload_interval <= 0:
+                return
+            self._stop.wait(self.reload_interval)
+
+    def stop(self, grace: float = 1.0) -> None:
+        self._stop.set()
+        self._server.stop(grace).wait()
+
+
+def _bracket(host: str) -> str:
+    return "[%s]" % host if ":" in host and not host.startswith("[") else host
+
+
+def tensorboard_command() -> List[str]:
+    exe = os.path.join(os.path.dirname(sys.executable), "tensorboard")
+    return [exe] if os.path.exists(exe) else [sys.executable, "-m", "tensorboard.main"]
+
+
+def start_tensorboard(provider_address: str, *, host: str, port: int, logdir: Optional[str],
+                      samples_per_plugin: Optional[str], reload_interval: float,
+                      extra: Optional[List[str]] = None) -> subprocess.Popen:
+    """TensorBoard's web server on our provider, in a new process group. ``logdir`` (local logdirs) is passed
+    too, for plugins that read files themselves (the Projector)."""
+    cmd = tensorboard_command() + ["--grpc_data_provider", provider_address, "--host", host, "--port", str(port),
+                                   "--reload_interval", str(reload_interval)]
+    if logdir:
+        cmd += ["--logdir", logdir]
+    if samples_per_plugin:
+        cmd += ["--samples_per_plugin", samples_per_plugin]
+    return subprocess.Popen(cmd + list(extra or ()), start_new_session=True)
+
+
+def stop_process_group(proc: subprocess.Popen, timeout: float = 10.0) -> None:
+    """SIGTERM the child's process group, SIGKILL it if it lingers."""
+    if proc.poll() is not None:
+        return
+    try:
+        os.killpg(proc.pid, signal.SIGTERM)
+        proc.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=timeout)
+    except ProcessLookupError:
+        pass
