@@ -6,7 +6,8 @@
 - ``decode.py``: Event protos -> rows (the general path); ``types.py``: the result types;
 - ``merge.py``: a run's files -> series (kinds by first metadata, records); ``restarts.py``: TensorBoard's rules;
 - ``projector.py``: ``projector_config.pbtxt`` -> embeddings; ``export.py``: pandas, CSV, Parquet;
-- ``incremental.py``: a live, bounded-memory loader that reads only appended bytes (``tfevents serve``).
+- ``incremental.py``: a live, bounded-memory loader that reads only appended bytes (``tfevents serve``), with
+  ``reservoir.py`` (bounded series, the Rust server's preemption) and ``packing.py`` (compact columns).
 """
 from __future__ import annotations
 
