@@ -68,7 +68,7 @@ def test_serve_starts_tensorboard_and_stops_it_with_itself(small_logdir, sig):
 @pytest.mark.parametrize("args, message", [
     (["--samples-per-plugin", "scalars"], "PLUGIN=COUNT"),
     (["--samples-per-plugin", "scalars=-3"], "non-negative"),
-    (["--samples-per-plugin", "images=lots"], "integer"),
+    (["--samples-per-plugin", "images=lots"], "integer or 'all'"),
 ])
 def test_bad_arguments_are_clear_errors(small_logdir, args, message):
     out = subprocess.run([sys.executable, "-m", "tfevents.viewer.cli", "serve", small_logdir, "--provider-only"]
@@ -80,6 +80,13 @@ def test_a_missing_logdir_is_a_clear_error(tmp_path):
     out = subprocess.run([sys.executable, "-m", "tfevents.viewer.cli", "serve", str(tmp_path / "nope")],
                          capture_output=True, text=True, timeout=60)
     assert out.returncode == 2 and "no such directory" in out.stderr
+
+
+def test_samples_per_plugin_parses_tensorboards_flag():
+    from tfevents.summaries.reader.incremental import UNBOUNDED
+    from tfevents.viewer.serve.server import parse_samples_per_plugin
+    assert parse_samples_per_plugin("scalars=5, images=all,audio=0") == {
+        "scalars": 5, "images": UNBOUNDED, "audio": UNBOUNDED}   # 'all' and 0 keep every point, as in TensorBoard
 
 
 def test_samples_per_plugin_bounds_what_is_kept(small_logdir):

@@ -23,7 +23,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--reload-interval", type=float, default=5.0,
                         help="seconds between reload passes (default 5; 0 loads once)")
     parser.add_argument("--samples-per-plugin", metavar="PLUGIN=N,...",
-                        help="points kept per series by plugin, e.g. scalars=1000,images=10 (TensorBoard's flag)")
+                        help="points kept per series by plugin, e.g. scalars=1000,images=all (TensorBoard's "
+                             "flag; 'all' or 0: every point)")
     parser.add_argument("--provider-only", action="store_true",
                         help="start only the gRPC data provider and print its address")
     parser.add_argument("-v", "--verbose", action="store_true", help="log each reload pass")

@@ -36,13 +36,14 @@ from .scan import scan_stream
 from .walk import discover
 
 __all__ = ["LiveLogdir", "LiveRun", "Series", "tensor_bytes", "SCALAR", "TENSOR", "BLOB_SEQUENCE",
-           "RUN_GRAPH_TAG"]
+           "RUN_GRAPH_TAG", "UNBOUNDED"]
 
 log = logging.getLogger("tfevents.serve")
 
 UNKNOWN, SCALAR, TENSOR, BLOB_SEQUENCE = 0, 1, 2, 3
 RUN_GRAPH_TAG = "__run_graph__"
 DEFAULT_CAPACITY = {SCALAR: 1000, TENSOR: 100, BLOB_SEQUENCE: 10}
+UNBOUNDED = 2 ** 62  # a reservoir capacity that keeps every point (TensorBoard's ``--samples_per_plugin x=all``)
 _TENSOR_PLUGINS = frozenset({"histograms", "text", "hparams", "pr_curves", "mesh", "custom_scalars"})
 _BLOB_PLUGINS = frozenset({"images", "audio", "graph_run_metadata", "graph_run_metadata_graph", "graph_keras_model"})
 _GRAPH_STRING_PLUGINS = frozenset({"graph_run_metadata", "graph_run_metadata_graph", "graph_keras_model"})
@@ -238,17 +239,21 @@ class LiveLogdir:
     iterating ``runs`` or a run's ``series``).
 
     ``samples_per_plugin``: reservoir size by plugin name (TensorBoard's flag), e.g. ``{"scalars": 1000}``.
-    ``on_problem(problem)`` is called once per problem (corrupted record, unreadable file).
+    ``on_problem(problem)`` is called once per problem (corrupted record, unreadable file). ``threads``: files
+    scanned at once (default: the CPUs, at most 4).
     """
 
     def __init__(self, path: str, samples_per_plugin: Optional[Mapping[str, int]] = None,
                  storage_options: Optional[dict] = None,
-                 on_problem: Optional[Callable[[Problem], None]] = None, check_crc: bool = True):
+                 on_problem: Optional[Callable[[Problem], None]] = None, check_crc: bool = True,
+                 threads: Optional[int] = None):
         self.path = os.fspath(path)
         self.capacity = dict(samples_per_plugin or {})
         self.storage_options = storage_options
         self.on_problem = on_problem or (lambda p: log.warning("%s", p))
         self.check_crc = check_crc
+        cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+        self.threads = max(1, threads if threads is not None else min(4, cpus))
         self.runs: Dict[str, LiveRun] = {}
         self.problems: List[Problem] = []
         self.lock = threading.RLock()
@@ -279,13 +284,45 @@ class LiveLogdir:
                 if name not in self.runs:
                     self.runs[name] = LiveRun(name, self.capacity)
         fs = found.fs if found is not None else None
+        work = []
         for name, files in sorted(groups.items()):
             run = self.runs[name]
-            for path in files:
-                self._read_file(fs, run, path)
+            for gone in [p for p in run.files if p not in set(files)]:
+                del run.files[gone]
+            work.extend((run, path) for path in files)
+        # Files are scanned by a few threads (the C scanner releases the GIL while it frames and decodes) and
+        # folded into their runs in order; one scan per thread is in flight, so memory stays bounded.
+        if self.threads > 1 and len(work) > 1:
+            from concurrent.futures import ThreadPoolExecutor
+            with ThreadPoolExecutor(self.threads) as pool:
+                window = []
+                for run, path in work:
+                    window.append((run, pool.submit(self._scan, fs, run, path)))
+                    if len(window) >= self.threads:
+                        self._apply(*self._next(window))
+                while window:
+                    self._apply(*self._next(window))
+        else:
+            for run, path in work:
+                self._apply(run, self._scan(fs, run, path))
         self.passes += 1
 
-    def _read_file(self, fs, run: LiveRun, path: str) -> None:
+    @staticmethod
+    def _next(window: list):
+        run, future = window.pop(0)
+        return run, future.result()
+
+    def _apply(self, run: "LiveRun", rows: Optional[FileRows]) -> None:
+        if rows is None:
+            return
+        for problem in rows.problems:
+            if problem.kind != "truncated":
+                self._report(problem)
+        with self.lock:
+            run.apply(rows)
+
+    def _scan(self, fs, run: "LiveRun", path: str) -> Optional[FileRows]:
+        """The rows appended to ``path`` since the last pass (None when nothing was), its cursor moved on."""
         cursor = run.files.get(path)
         if cursor is None:
             cursor = run.files[path] = _Cursor()
@@ -299,19 +336,15 @@ class LiveLogdir:
                 size, inode = fs.size(path), None
         except OSError as err:
             self._report(Problem(path, None, "unreadable", str(err)))
-            return
+            return None
         with f:
             if size < cursor.offset or (inode is not None and cursor.inode not in (None, inode)):
                 log.info("%s shrank or was replaced; reading it again from the start", path)
                 cursor.offset = 0
             cursor.inode = inode
             if size <= cursor.offset:
-                return
+                return None
             rows = scan_stream(f, path, size, start=cursor.offset, tail_ok=True, check_crc=self.check_crc,
                                on_error="skip", keep_empty=True)
-        for problem in rows.problems:
-            if problem.kind != "truncated":
-                self._report(problem)
         cursor.offset = max(rows.end, cursor.offset)
-        with self.lock:
-            run.apply(rows)
+        return rows

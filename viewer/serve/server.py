@@ -19,7 +19,7 @@ from typing import Dict, List, Mapping, Optional
 import grpc
 from tensorboard.data.proto import data_provider_pb2_grpc as pb_grpc
 
-from tfevents.summaries.reader.incremental import LiveLogdir
+from tfevents.summaries.reader.incremental import UNBOUNDED, LiveLogdir
 
 from .provider import DataProvider
 
@@ -32,7 +32,8 @@ _MAX_MESSAGE = 256 << 20
 
 
 def parse_samples_per_plugin(text: Optional[str]) -> Dict[str, int]:
-    """'scalars=1000,images=10' -> {'scalars': 1000, 'images': 10} (TensorBoard's flag syntax; 'all' = 0)."""
+    """'scalars=1000,images=all' -> {'scalars': 1000, 'images': UNBOUNDED}: TensorBoard's flag, where 'all' and 0
+    both mean every point."""
     out: Dict[str, int] = {}
     for item in (text or "").split(","):
         item = item.strip()
@@ -42,15 +43,13 @@ def parse_samples_per_plugin(text: Optional[str]) -> Dict[str, int]:
         if not sep or not name.strip():
             raise ValueError("expected PLUGIN=COUNT, got %r" % item)
         value = value.strip()
-        if value == "all":
-            raise ValueError("%s=all: keeping every point is not supported; give a count" % name.strip())
         try:
-            count = int(value)
+            count = UNBOUNDED if value == "all" else int(value)
         except ValueError:
-            raise ValueError("%r: the count must be an integer" % item) from None
+            raise ValueError("%r: the count must be an integer or 'all'" % item) from None
         if count < 0:
             raise ValueError("%r: the count must be non-negative" % item)
-        out[name.strip()] = count
+        out[name.strip()] = count or UNBOUNDED
     return out
 
 
