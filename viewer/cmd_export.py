@@ -1,40 +1,150 @@
 """``tfevents export PATH -o out.csv|out.parquet``: scalars in long format (run, tag, step, wall_time,
-value), or ``--format tensorboard-csv -o DIR`` for TensorBoard's ``Wall time,Step,Value`` file per series."""
+value), or ``--format tensorboard-csv -o DIR`` for TensorBoard's ``Wall time,Step,Value`` file per series.
+
+``--dask SCHEDULER -o OUT_DIR`` reads the runs on a Dask cluster (``local``, ``local:N`` for a LocalCluster of
+N worker processes, or a scheduler address such as ``tcp://host:8786``) and has the workers write
+hive-partitioned Parquet, ``OUT_DIR/run=<escaped run>/part-NNNNN.parquet`` (run names percent-encoded: see
+``tfevents.summaries.dask.escape_run``), with Dask's progress bar on the terminal. OUT_DIR may be an fsspec URL;
+it must be new or empty, and reachable by every worker.
+"""
 from __future__ import annotations
 
 import argparse
+import logging
+import os
 import sys
 
-from .cmd_inspect import add_load_arguments, load
+from .cmd_inspect import add_load_arguments, load, printable
 
 FORMATS = ("csv", "parquet", "tensorboard-csv")
+PROG = "tfevents export"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_load_arguments(parser)
     parser.add_argument("-o", "--output", required=True,
-                        help="output file (.csv or .parquet), or a directory for --format tensorboard-csv")
+                        help="output file (.csv or .parquet), or a directory for --format tensorboard-csv and --dask")
     parser.add_argument("--format", choices=FORMATS, default=None,
-                        help="default: from the output's extension (.parquet/.pq -> parquet, else csv)")
+                        help="default: parquet with --dask, else from the output's extension "
+                             "(.parquet/.pq -> parquet, else csv)")
+    parser.add_argument("--dask", metavar="SCHEDULER", default=None,
+                        help="read on a Dask cluster and write partitioned Parquet to the directory -o: "
+                             "'local', 'local:N' (a LocalCluster of N worker processes) or a scheduler "
+                             "address (tcp://host:8786); needs the dask extra")
 
 
 def run(args) -> int:
+    if args.dask is not None:
+        return run_dask(args)
     from tfevents.summaries.reader.export import export_scalars
-    logdir, status = load(args, "tfevents export", kinds=("scalars",))
+    logdir, status = load(args, PROG, kinds=("scalars",))
     if logdir is None:
         return status
     if not logdir.scalars:
-        print("tfevents export: no scalars in %s match --tags %r --runs %r" % (args.path, args.tags, args.runs),
+        print("%s: no scalars in %s match --tags %r --runs %r" % (PROG, args.path, args.tags, args.runs),
               file=sys.stderr)
         return 1
     try:
         n = export_scalars(logdir.scalars, args.output, args.format)
     except ImportError as err:
-        print("tfevents export: %s" % err, file=sys.stderr)
+        print("%s: %s" % (PROG, err), file=sys.stderr)
         return 2
     except OSError as err:
-        print("tfevents export: cannot write %s: %s" % (args.output, err), file=sys.stderr)
+        print("%s: cannot write %s: %s" % (PROG, args.output, err), file=sys.stderr)
         return 2
-    print("tfevents export: wrote %d rows of %d series to %s" % (n, len(logdir.scalars), args.output),
-          file=sys.stderr)
+    print("%s: wrote %d rows of %d series to %s" % (PROG, n, len(logdir.scalars), args.output), file=sys.stderr)
     return 0
+
+
+def _output_problem(out: str):
+    """Why ``out`` cannot take a partitioned export (it exists and is not an empty directory), or None."""
+    if "://" in out:
+        import fsspec
+        fs, root = fsspec.core.url_to_fs(out)
+        if fs.exists(root) and (not fs.isdir(root) or fs.ls(root)):
+            return "%s exists and is not an empty directory" % out
+        return None
+    if os.path.exists(out) and (not os.path.isdir(out) or os.listdir(out)):
+        return "%s exists and is not an empty directory (old partitions would mix with new ones)" % out
+    return None
+
+
+def _report(problems, on_error: str) -> int:
+    """Problems found on the cluster, as ``load`` reports them: warnings on stderr, or stop on a corrupted record."""
+    from tfevents.summaries import record
+    bad = [p for p in problems if p.kind in ("corrupted", "truncated", "unparseable", "unreadable", "skipped")]
+    if on_error != "skip":
+        for p in bad:
+            print("%s: warning: %s" % (PROG, printable(p)), file=sys.stderr)
+    if on_error == "raise":
+        first = next((p for p in bad if p.kind == "corrupted"), None)
+        if first is not None:
+            print("%s: %s" % (PROG, printable(record.CorruptedRecordError(first.path, first.offset, first.detail))),
+                  file=sys.stderr)
+            return 1
+    return 0
+
+
+def run_dask(args) -> int:
+    """``--dask``: read on the cluster, have the workers write ``run=<escaped>/part-*.parquet``."""
+    fmt = args.format or "parquet"
+    if fmt != "parquet":
+        print("%s: --dask writes partitioned Parquet; use --format parquet (not %s)" % (PROG, fmt), file=sys.stderr)
+        return 2
+    try:
+        from tfevents.summaries import dask as tfdask
+        from tfevents.summaries.reader.walk import is_url
+    except ImportError as err:
+        print("%s: %s" % (PROG, err), file=sys.stderr)
+        return 2
+    problem = _output_problem(args.output)
+    if problem:
+        print("%s: %s" % (PROG, problem), file=sys.stderr)
+        return 2
+    show = args.progress if args.progress is not None else sys.stdout.isatty()
+    local = args.dask == "local" or args.dask.startswith("local:")
+    try:
+        # a remote logdir keeps a worker waiting on the network: threads then, one per process for local files
+        client = tfdask.connect(args.dask, silence_logs=logging.ERROR,
+                                threads_per_worker=4 if is_url(args.path) else 1) if local \
+            else tfdask.connect(args.dask)
+    except ValueError as err:
+        print("%s: %s" % (PROG, err), file=sys.stderr)
+        return 2
+    except OSError as err:  # includes the TimeoutError of a scheduler that does not answer
+        print("%s: cannot reach the Dask scheduler %s: %s" % (PROG, args.dask, err), file=sys.stderr)
+        return 2
+    cluster = client.cluster if local else None
+    try:
+        try:
+            logdir = tfdask.read_logdir(args.path, args.tags, args.runs, kinds=("scalars",), restarts=args.restarts,
+                                        on_error="skip", check_crc=args.checksum, progress=show)
+        except (FileNotFoundError, ValueError) as err:
+            print("%s: %s" % (PROG, err), file=sys.stderr)
+            return 2
+        status = _report(logdir.problems, args.on_error)
+        if status:
+            return status
+        keys = logdir.keys["scalars"]
+        if not keys:
+            print("%s: no scalars in %s match --tags %r --runs %r" % (PROG, args.path, args.tags, args.runs),
+                  file=sys.stderr)
+            return 1
+        too_long = [run for run in sorted({run for run, _ in keys}) if len(tfdask.escape_run(run).encode()) > 255]
+        if too_long:
+            print("%s: run name too long for a partition directory once escaped: %s" % (PROG, printable(too_long[0])),
+                  file=sys.stderr)
+            return 2
+        try:
+            n = tfdask.write_parquet(logdir.scalars, args.output, progress=show)
+        except OSError as err:
+            print("%s: cannot write %s: %s" % (PROG, args.output, err), file=sys.stderr)
+            return 2
+        runs = len({run for run, _ in keys})
+        print("%s: wrote %d rows of %d series in %d runs to %s (run=<run>/part-*.parquet)"
+              % (PROG, n, len(keys), runs, args.output), file=sys.stderr)
+        return 0
+    finally:
+        client.close()
+        if cluster is not None:
+            cluster.close()

@@ -1,0 +1,230 @@
+"""Scale-out: a sweep of RUNS runs x TAGS scalar tags x STEPS steps read by plain ``load_logdir`` and by
+``tfevents.summaries.dask.read_scalars`` on a LocalCluster of 1 and of 2 worker processes, from local disk and
+from the moto S3 server (the real S3 protocol on 127.0.0.1, in a process of its own), in one run.
+
+Each run is one event file written by our SummaryWriter (``add_scalar`` per tag and step, as a training loop
+logs). The logdir is generated once and cached in ``$TMPDIR/tfevents-scale-out-<runs>x<tags>x<steps>``; the S3
+copy is uploaded to a fresh moto server at every run. Every reading runs in a fresh subprocess (imports and
+cluster start-up excluded from the time):
+  load_logdir  -- ``tfevents.summaries.load_logdir(kinds=("scalars",))``: worker processes for local files
+                  (as many as pay off), 16 threads for S3;
+  dask xN      -- a LocalCluster of N worker processes (1 thread each for local files, 4 for S3: S3 reads wait
+                  on the network), ``read_scalars``: every file scanned, every run merged into its pandas
+                  partition on the workers and kept there, the problems and row counts back on the client.
+Printed: wall time, points/s (and for load_logdir also the time with ``.to_pandas()``, since the Dask reader
+builds DataFrames), the scaling ratio (1 worker's time over 2 workers'), the peak RSS of the
+reading process (the client for Dask) and of each Dask worker (VmHWM). On a 2-core machine that also runs the
+moto server and the client, 2 workers cannot give 2x.
+
+    .venv/bin/python benchmarks/scale_out.py [--runs 1000] [--tags 20] [--steps 2000] [--only local,s3]
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.abspath(__file__)
+
+
+# ---------------------------------------------------------------- data
+
+def _write_runs(args) -> None:
+    root, first, last, tags, steps = args
+    import numpy as np
+    from tfevents.summaries import SummaryWriter
+    names = ["metric_%02d" % t for t in range(tags)]
+    for r in range(first, last):
+        rng = np.random.RandomState(r)
+        values = rng.rand(steps, tags).tolist()
+        with SummaryWriter(os.path.join(root, "lr-%g" % (10 ** -(1 + r % 4)), "run-%04d" % r),
+                           max_queue=10000, flush_secs=3600) as w:
+            for step in range(steps):
+                row = values[step]
+                for t, name in enumerate(names):
+                    w.add_scalar(name, row[t], step)
+
+
+def make_logdir(runs: int, tags: int, steps: int) -> str:
+    """The cached logdir of ``runs`` runs (generated in parallel processes the first time)."""
+    root = os.path.join(tempfile.gettempdir(), "tfevents-scale-out-%dx%dx%d" % (runs, tags, steps))
+    done = os.path.join(root, ".complete")
+    if os.path.exists(done):
+        return root
+    shutil.rmtree(root, ignore_errors=True)
+    os.makedirs(root)
+    t = time.perf_counter()
+    from concurrent.futures import ProcessPoolExecutor
+    procs = max(1, min(len(os.sched_getaffinity(0)), runs))
+    bounds = [runs * i // procs for i in range(procs + 1)]
+    with ProcessPoolExecutor(procs) as pool:
+        list(pool.map(_write_runs, [(root, bounds[i], bounds[i + 1], tags, steps) for i in range(procs)]))
+    open(done, "w").close()
+    print("generated %s in %.1f s" % (root, time.perf_counter() - t), flush=True)
+    return root
+
+
+def _size(root: str) -> int:
+    return sum(os.path.getsize(os.path.join(d, f)) for d, _, files in os.walk(root) for f in files
+               if "tfevents" in f)
+
+
+class MotoServer:
+    """``moto_server`` in a process of its own on a free port of 127.0.0.1."""
+
+    def __init__(self):
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            self.port = s.getsockname()[1]
+        exe = os.path.join(os.path.dirname(sys.executable), "moto_server")
+        self.proc = subprocess.Popen([exe, "-H", "127.0.0.1", "-p", str(self.port)], stdout=subprocess.DEVNULL,
+                                     stderr=subprocess.DEVNULL)
+        self.endpoint = "http://127.0.0.1:%d" % self.port
+        deadline = time.time() + 30
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", self.port), timeout=1).close()
+                break
+            except OSError:
+                if time.time() > deadline:
+                    raise RuntimeError("moto_server did not start")
+                time.sleep(0.2)
+
+    def options(self) -> dict:
+        return {"key": "testing", "secret": "testing",
+                "client_kwargs": {"endpoint_url": self.endpoint, "region_name": "us-east-1"}}
+
+    def upload(self, root: str) -> str:
+        import boto3
+        import s3fs
+        boto3.client("s3", endpoint_url=self.endpoint, aws_access_key_id="testing", aws_secret_access_key="testing",
+                     region_name="us-east-1").create_bucket(Bucket="bench")
+        fs = s3fs.S3FileSystem(**self.options())
+        t = time.perf_counter()
+        files = {os.path.join(d, f): "bench/logs/" + os.path.relpath(os.path.join(d, f), root)
+                 for d, _, names in os.walk(root) for f in names if "tfevents" in f}
+        fs.put(list(files), list(files.values()))
+        print("uploaded %d files to moto S3 in %.1f s" % (len(files), time.perf_counter() - t), flush=True)
+        return "s3://bench/logs"
+
+    def stop(self) -> None:
+        self.proc.terminate()
+        self.proc.wait(10)
+
+
+# ---------------------------------------------------------------- the readers (each in a fresh subprocess)
+
+def _peak_rss_mb(pid="self") -> float:
+    """VmHWM of a process, in MB."""
+    with open("/proc/%s/status" % pid) as f:
+        return next(int(line.split()[1]) for line in f if line.startswith("VmHWM")) / 1024
+
+
+def _child(reader: str, workers: int, path: str, options: dict) -> dict:
+    if reader == "load_logdir":
+        from tfevents.summaries.reader import load_logdir
+        t = time.perf_counter()
+        lg = load_logdir(path, kinds=("scalars",), on_error="skip", storage_options=options or None)
+        seconds = time.perf_counter() - t
+        n = len(lg.to_pandas())
+        pandas_seconds = time.perf_counter() - t
+        import resource
+        return {"seconds": seconds, "points": n, "rss_mb": _peak_rss_mb(), "pandas_seconds": pandas_seconds,
+                "workers_rss_mb": [resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024]}
+    import logging
+    from distributed import Client, LocalCluster
+    from tfevents.summaries.dask import read_scalars
+    threads = 4 if "://" in path else 1
+    with LocalCluster(n_workers=workers, threads_per_worker=threads, processes=True, dashboard_address=":0",
+                      silence_logs=logging.CRITICAL) as cluster, Client(cluster) as client:
+        client.run(lambda: __import__("tfevents.summaries.dask"))  # imports excluded, as for load_logdir
+        t = time.perf_counter()
+        df = read_scalars(path, on_error="skip", storage_options=options or None)
+        seconds = time.perf_counter() - t
+        n = df.divisions[-1] + 1  # the index is a RangeIndex over all rows: the last division counts them
+        rss = client.run(_peak_rss_mb)
+        return {"seconds": seconds, "points": n, "rss_mb": _peak_rss_mb(), "workers_rss_mb": sorted(rss.values()),
+                "threads": threads}
+
+
+def run_child(reader: str, workers: int, path: str, options: dict) -> dict:
+    out = subprocess.run([sys.executable, HERE, "--child", reader, str(workers), path, json.dumps(options)],
+                         check=True, stdout=subprocess.PIPE, text=True)
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+# ---------------------------------------------------------------- main
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--runs", type=int, default=1000)
+    p.add_argument("--tags", type=int, default=20)
+    p.add_argument("--steps", type=int, default=2000)
+    p.add_argument("--only", default="local,s3", help="comma-separated storages: local, s3")
+    p.add_argument("--child", nargs=4, help=argparse.SUPPRESS)
+    args = p.parse_args(argv)
+    if args.child:
+        reader, workers, path, options = args.child
+        print(json.dumps(_child(reader, int(workers), path, json.loads(options))))
+        return 0
+    root = make_logdir(args.runs, args.tags, args.steps)
+    expected = args.runs * args.tags * args.steps
+    size = _size(root)
+    print("logdir: %d runs x %d tags x %d steps = %d points, %.1f MB; %d CPUs; load average %s"
+          % (args.runs, args.tags, args.steps, expected, size / 1e6, len(os.sched_getaffinity(0)),
+             " ".join("%.1f" % x for x in os.getloadavg())), flush=True)
+    rows = []
+    for storage in args.only.split(","):
+        server = None
+        try:
+            if storage == "s3":
+                server = MotoServer()
+                path, options = server.upload(root), server.options()
+            elif storage == "local":
+                path, options = root, {}
+            else:
+                raise SystemExit("unknown storage %r (local, s3)" % storage)
+            results = {}
+            for reader, workers in (("load_logdir", 0), ("dask", 1), ("dask", 2)):
+                r = run_child(reader, workers, path, options)
+                if r["points"] != expected:
+                    raise SystemExit("%s read %d points, expected %d" % (reader, r["points"], expected))
+                name = reader if reader == "load_logdir" else "dask x%d" % workers
+                results[name] = r
+                print("  %-5s %-11s %7.2f s  %5.1f M points/s  peak RSS %5.0f MB, workers %s MB%s"
+                      % (storage, name, r["seconds"], expected / r["seconds"] / 1e6, r["rss_mb"],
+                         ", ".join("%.0f" % x for x in r["workers_rss_mb"]),
+                         "; with .to_pandas() %.2f s" % r["pandas_seconds"] if "pandas_seconds" in r else ""),
+                      flush=True)
+            rows.append((storage, results))
+        finally:
+            if server is not None:
+                server.stop()
+    print()
+    print("| storage | reader | wall | points/s | load_logdir's time over this | process (client) peak RSS "
+          "| per-worker peak RSS |")
+    print("|---|---|---|---|---|---|---|")
+    for storage, results in rows:
+        base = results["load_logdir"]["seconds"]
+        for name, r in results.items():
+            print("| %s | %s | %.2f s | %.1f M | %.2f× | %.0f MB | %s |" % (
+                storage, name, r["seconds"], expected / r["seconds"] / 1e6, base / r["seconds"], r["rss_mb"],
+                ", ".join("%.0f MB" % x for x in r["workers_rss_mb"])))
+            if "pandas_seconds" in r:
+                print("| %s | load_logdir + .to_pandas() | %.2f s | %.1f M | %.2f× | | |" % (
+                    storage, r["pandas_seconds"], expected / r["pandas_seconds"] / 1e6, base / r["pandas_seconds"]))
+    print()
+    for storage, results in rows:
+        print("%s: dask 2 workers vs 1 worker: %.2f× faster (scaling ratio; 2.0 would be linear)"
+              % (storage, results["dask x1"]["seconds"] / results["dask x2"]["seconds"]))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
