@@ -14,7 +14,7 @@ from tensorboard.plugins.mesh import plugin_data_pb2 as tb_mesh_pb2
 from tensorboard.util import tensor_util
 
 from tfevents.proto import plugin_mesh_pb2
-from tfevents.summaries.builders.mesh import mesh
+from tfevents.summaries.builders.meshes import mesh
 
 torch = pytest.importorskip("torch")
 TB = tb_mesh_pb2.MeshPluginData
@@ -301,7 +301,7 @@ def test_bad_input(override, error, match):
 def test_face_indices_beyond_float32_precision_are_refused(monkeypatch):
     """The tensors are float32 (as torch/tensorboardX write them): an index above 2**24 would be rounded.
     The limit is lowered here so the test needs no 16M-vertex array."""
-    from tfevents.summaries.builders import mesh as _mesh
+    from tfevents.summaries.builders import meshes as _mesh
     assert _mesh._FLOAT32_EXACT_INT == 1 << 24 and np.float32(1 << 24) + np.float32(1) == np.float32(1 << 24)
     monkeypatch.setattr(_mesh, "_FLOAT32_EXACT_INT", 3)
     mesh("m", V, faces=np.minimum(F, 2))

@@ -17,7 +17,7 @@ from tensorboard.compat.proto import summary_pb2 as tb_summary_pb2
 
 from tfevents.summaries.builders.boxes import draw_boxes, image_with_boxes
 from tfevents.summaries.builders.media import image
-from tfevents.summaries.builders.video import encode_gif, video, video_frames, video_grid_shape
+from tfevents.summaries.builders.videos import encode_gif, video, video_frames, video_grid_shape
 
 tbx_summary = pytest.importorskip("tensorboardX.summary")
 tbx_utils = pytest.importorskip("tensorboardX.utils")
@@ -346,6 +346,6 @@ def test_tensorboard_reads_video_and_boxes(tmp_path):
 
 
 def test_importing_the_modules_does_not_load_pillow():
-    code = ("import sys, tfevents.summaries.builders.video, tfevents.summaries.builders.boxes; "
+    code = ("import sys, tfevents.summaries.builders.videos, tfevents.summaries.builders.boxes; "
             "assert 'PIL' not in sys.modules")
     subprocess.run([sys.executable, "-c", code], check=True)

@@ -63,7 +63,7 @@ def rgb(frames):
 def test_videos_come_back_as_the_frames_tensorboardx_prepares(tmp_path, n, t, c):
     from tensorboardX.summary import Summary as TbxSummary
 
-    from tfevents.summaries.builders.video import encode_gif
+    from tfevents.summaries.builders.videos import encode_gif
 
     rng = np.random.default_rng(n * 10 + t)
     vid = palette_video(rng, n, t, c)

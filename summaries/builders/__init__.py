@@ -28,14 +28,14 @@ from typing import Any, Optional
 from tfevents.proto import summary_pb2
 
 from .common import as_array, clean_tag, single_value
-from .histogram import default_bucket_edges, histogram, histogram_raw
+from .histograms import default_bucket_edges, histogram, histogram_raw
 from .media import audio, figure, image, images
 from .boxes import image_with_boxes
-from .mesh import mesh
+from .meshes import mesh
 from .plugins import (compute_pr_curve, custom_scalars, custom_scalars_marginchart, custom_scalars_multilinechart,
                        hparams, pr_curve, pr_curve_raw, text)
 from .tensors import tensor
-from .video import video
+from .videos import video
 
 __all__ = [
     "scalar", "histogram", "histogram_raw", "default_bucket_edges", "image", "images", "figure", "audio",

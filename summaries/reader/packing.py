@@ -64,7 +64,7 @@ def unpack_columns(packed: tuple) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 @functools.lru_cache(maxsize=1)
 def _edge_table() -> np.ndarray:
-    from ..builders.histogram import default_bucket_edges
+    from ..builders.histograms import default_bucket_edges
     big = sys.float_info.max
     return np.concatenate([[-big], default_bucket_edges(), [big]])
 

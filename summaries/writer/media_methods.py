@@ -23,7 +23,7 @@ class MediaMethods:
     def add_video(self, tag: str, vid_tensor: Any, global_step: Optional[int] = None, fps: float = 4,
                   walltime: Optional[float] = None, dataformats: str = "NTCHW") -> None:
         """Videos ``vid_tensor`` (N, T, C, H, W; uint8, or float in [0, 1]) tiled into one animated GIF."""
-        from ..builders.video import video
+        from ..builders.videos import video
 
         self._add_summary_proto(video(tag, vid_tensor, fps=fps, dataformats=dataformats), global_step, walltime)
 
@@ -82,7 +82,7 @@ class MediaMethods:
                  global_step: Optional[int] = None, walltime: Optional[float] = None) -> None:
         """A 3-D point cloud or mesh for the Mesh dashboard: ``vertices`` [B, N, 3], ``colors`` [B, N, 3] in
         [0, 255], ``faces`` [B, F, 3] vertex indices, ``config_dict`` the three.js scene options."""
-        from ..builders.mesh import mesh
+        from ..builders.meshes import mesh
 
         summary = mesh(tag, vertices, colors=colors, faces=faces, config_dict=config_dict)
         self._add_summary_proto(summary, global_step, walltime)
