@@ -12,8 +12,12 @@
  *   Scanner.take_others() -> [(offset, payload bytes)]  records left to the proto-based decoder:
  *     file_version, session_log, anything not a pure scalar summary, unparseable payloads
  *   Scanner.columns() -> [(tag, meta_offset, meta bytes | None, offsets, steps, wall_times, values, from_tensor)]
- *     columns are bytearrays of int64 / int64 / float64 / float64; from_tensor: some rows were tensors
+ *     columns are bytearrays of int64 / int64 / float64 / float64;
+ *     from_tensor: some rows were tensors
  *   Scanner.records  number of framed records
+ *
+ * feed() releases the GIL while it frames and decodes (see "per-tag columns" below), so threads
+ * scanning different files run in parallel; one Scanner serves one feed() at a time.
  *
  * A summary goes to the columns only if every value in it is a simple_value or a rank-0 float,
  * double, half, int32 or int64 tensor (with a tag); otherwise the whole event goes to the
@@ -301,22 +305,45 @@ static int fast_value(Cur v, FastValue *fv) {
     return 1;
 }
 
-/* ------------------------------------------------------------------ per-tag columns */
+/* ------------------------------------------------------------------ per-tag columns
+ *
+ * feed() runs its record loop without the GIL, so nothing the loop touches is a Python object.
+ * The loop works in raw C memory (PyMem_Raw*, which needs no GIL): it stages each tag's new rows
+ * and first metadata there, creates tags it has not seen (their verdict pending), and notes the
+ * records left to the proto decoder as positions in the caller's buffer. After the loop, with the
+ * GIL back, feed() settles the chunk: the noted records become (offset, bytes) while it still
+ * holds the buffer; each new tag gets its Python name and its accept() verdict (a refused tag's
+ * staged rows are dropped); and the staged rows of accepted tags are appended to their bytearray
+ * columns. (Appending per chunk, from staging arrays that stay allocated, costs one copy of the
+ * rows out of cache; building the columns only in columns() would cost a copy of every row into
+ * fresh memory plus that memory at the peak.)
+ */
+
+enum { TAG_REFUSED, TAG_ACCEPTED, TAG_PENDING };  /* Tag.verdict: PENDING until feed() asks accept() */
 
 typedef struct {
-    uint8_t *key; size_t key_len; uint64_t hash;
-    int accepted, from_tensor;
-    PyObject *name;                 /* str */
-    PyObject *meta; int64_t meta_offset;
-    PyObject *cols[4];              /* bytearrays: offsets, steps, wall_times, values */
-    Py_ssize_t n, cap;
+    uint8_t *key; size_t key_len; uint64_t hash;   /* the tag's UTF-8 bytes */
+    int verdict, from_tensor;
+    PyObject *name;                 /* str; NULL while the verdict is pending */
+    PyObject *meta;                 /* bytes: the tag's first SummaryMetadata (NULL: none, or still staged) */
+    int64_t meta_offset;            /* the offset of its record (-1: none seen yet) */
+    uint8_t *staged_meta; size_t staged_meta_len;  /* the first metadata, found by this chunk's loop */
+    PyObject *cols[4];              /* bytearrays: int64 offsets, int64 steps, double wall_times, double values */
+    Py_ssize_t n;                   /* rows in cols */
+    void *stage[4];                 /* raw: this chunk's rows, in the same layout */
+    Py_ssize_t staged, stage_cap;
 } Tag;
+
+/* A record for the proto decoder, noted during the loop: its payload is buf[pos:pos + len]. */
+typedef struct { int64_t offset; Py_ssize_t pos, len; } Other;
 
 typedef struct {
     PyObject_HEAD
     PyObject *accept;
     int want_other, check_crc;
+    int busy;                       /* a feed() is running: the tags are not to be read or changed */
     PyObject *others;               /* list of (offset, bytes) */
+    Other *pending; Py_ssize_t npending, pending_cap;  /* this chunk's records for the proto decoder */
     Tag *tags; Py_ssize_t ntags, tags_cap;
     Py_ssize_t *slots; Py_ssize_t nslots; /* open addressing: index+1 into tags, 0 empty */
     Py_ssize_t last;                /* last tag hit */
@@ -329,22 +356,25 @@ static uint64_t fnv1a(const uint8_t *p, size_t n) {
     return h;
 }
 
+static void insert_slot(Scanner *s, Py_ssize_t idx) {
+    Py_ssize_t j = (Py_ssize_t)(s->tags[idx].hash & (uint64_t)(s->nslots - 1));
+    while (s->slots[j]) j = (j + 1) & (s->nslots - 1);
+    s->slots[j] = idx + 1;
+}
+
+/* Double the hash table; -1 when out of memory. No GIL needed. */
 static int grow_slots(Scanner *s) {
     Py_ssize_t n = s->nslots ? s->nslots * 2 : 64;
-    Py_ssize_t *slots = PyMem_Calloc((size_t)n, sizeof(Py_ssize_t));
-    if (!slots) { PyErr_NoMemory(); return -1; }
-    for (Py_ssize_t i = 0; i < s->ntags; i++) {
-        Py_ssize_t j = (Py_ssize_t)(s->tags[i].hash & (uint64_t)(n - 1));
-        while (slots[j]) j = (j + 1) & (n - 1);
-        slots[j] = i + 1;
-    }
-    PyMem_Free(s->slots);
+    Py_ssize_t *slots = PyMem_RawCalloc((size_t)n, sizeof(Py_ssize_t));
+    if (!slots) return -1;
+    PyMem_RawFree(s->slots);
     s->slots = slots;
     s->nslots = n;
+    for (Py_ssize_t i = 0; i < s->ntags; i++) insert_slot(s, i);
     return 0;
 }
 
-/* Index of the tag, creating it (and asking accept()) if new; -1 on error. */
+/* Index of the tag, creating it (verdict pending) if new; -1 when out of memory. No GIL needed. */
 static Py_ssize_t find_tag(Scanner *s, const uint8_t *key, size_t len) {
     if (s->last >= 0) {
         Tag *t = &s->tags[s->last];
@@ -362,77 +392,189 @@ static Py_ssize_t find_tag(Scanner *s, const uint8_t *key, size_t len) {
     if ((s->ntags + 1) * 2 > s->nslots && grow_slots(s) < 0) return -1;
     if (s->ntags == s->tags_cap) {
         Py_ssize_t cap = s->tags_cap ? s->tags_cap * 2 : 16;
-        Tag *tags = PyMem_Realloc(s->tags, (size_t)cap * sizeof(Tag));
-        if (!tags) { PyErr_NoMemory(); return -1; }
+        Tag *tags = PyMem_RawRealloc(s->tags, (size_t)cap * sizeof(Tag));
+        if (!tags) return -1;
         s->tags = tags;
         s->tags_cap = cap;
     }
     Tag *t = &s->tags[s->ntags];
     memset(t, 0, sizeof(Tag));
-    t->key = PyMem_Malloc(len ? len : 1);
-    if (!t->key) { PyErr_NoMemory(); return -1; }
+    t->key = PyMem_RawMalloc(len ? len : 1);
+    if (!t->key) return -1;
     memcpy(t->key, key, len);
     t->key_len = len;
     t->hash = h;
     t->meta_offset = -1;
-    t->name = PyUnicode_DecodeUTF8((const char *)key, (Py_ssize_t)len, "replace");
-    if (!t->name) { PyMem_Free(t->key); return -1; }
-    if (s->accept != Py_None) {
-        PyObject *r = PyObject_CallOneArg(s->accept, t->name);
-        if (!r) { Py_DECREF(t->name); PyMem_Free(t->key); return -1; }
-        t->accepted = PyObject_IsTrue(r);
-        Py_DECREF(r);
-        if (t->accepted < 0) { Py_DECREF(t->name); PyMem_Free(t->key); return -1; }
-    } else {
-        t->accepted = 1;
-    }
+    t->verdict = TAG_PENDING;
     Py_ssize_t idx = s->ntags++;
-    Py_ssize_t j = (Py_ssize_t)(h & (uint64_t)(s->nslots - 1));
-    while (s->slots[j]) j = (j + 1) & (s->nslots - 1);
-    s->slots[j] = idx + 1;
+    insert_slot(s, idx);
     return s->last = idx;
 }
 
-static int append_row(Tag *t, int64_t offset, int64_t step, double wall, double value) {
-    if (t->n == t->cap) {
-        Py_ssize_t cap = t->cap ? t->cap * 2 : 256;
-        for (int k = 0; k < 4; k++) {
-            if (!t->cols[k]) {
-                t->cols[k] = PyByteArray_FromStringAndSize(NULL, cap * 8);
-                if (!t->cols[k]) return -1;
-            } else if (PyByteArray_Resize(t->cols[k], cap * 8) < 0) {
-                return -1;
-            }
-        }
-        t->cap = cap;
+/* With the GIL: drop the rows and metadata staged by this chunk's loop (and the bytes made of the
+   metadata by a reserve_staged() whose chunk then failed). */
+static void drop_staged(Tag *t) {
+    t->staged = 0;
+    if (t->staged_meta) {  /* the tag had no metadata before this chunk */
+        PyMem_RawFree(t->staged_meta);
+        t->staged_meta = NULL; t->staged_meta_len = 0; t->meta_offset = -1;
+        Py_CLEAR(t->meta);
     }
-    Py_ssize_t i = t->n++;
-    ((int64_t *)PyByteArray_AS_STRING(t->cols[0]))[i] = offset;
-    ((int64_t *)PyByteArray_AS_STRING(t->cols[1]))[i] = step;
-    ((double *)PyByteArray_AS_STRING(t->cols[2]))[i] = wall;
-    ((double *)PyByteArray_AS_STRING(t->cols[3]))[i] = value;
+}
+
+/* Forget the tags from index `first` on, as if never seen (with the GIL: they may hold objects). */
+static void forget_tags(Scanner *s, Py_ssize_t first) {
+    for (Py_ssize_t i = first; i < s->ntags; i++) {
+        Tag *t = &s->tags[i];
+        for (int k = 0; k < 4; k++) { Py_CLEAR(t->cols[k]); PyMem_RawFree(t->stage[k]); }
+        PyMem_RawFree(t->staged_meta);
+        PyMem_RawFree(t->key);
+        Py_CLEAR(t->name);
+        Py_CLEAR(t->meta);
+    }
+    if (first >= s->ntags) return;
+    s->ntags = first;
+    s->last = -1;
+    memset(s->slots, 0, (size_t)s->nslots * sizeof(Py_ssize_t));
+    for (Py_ssize_t i = 0; i < s->ntags; i++) insert_slot(s, i);
+}
+
+/* With the GIL, after the loop: name each tag first seen in it and ask accept() about it, in the
+   order first seen (the order in which accept() used to be asked, on first sight). A refused
+   tag's staged rows are dropped. On error the tags not yet settled are forgotten. */
+static int settle_tags(Scanner *s, Py_ssize_t first) {
+    for (Py_ssize_t i = first; i < s->ntags; i++) {
+        Tag *t = &s->tags[i];  /* stays valid: `busy` keeps accept() from re-entering feed() */
+        PyObject *name = PyUnicode_DecodeUTF8((const char *)t->key, (Py_ssize_t)t->key_len, "replace");
+        int ok = name != NULL, accepted = 1;
+        if (ok && s->accept != Py_None) {
+            PyObject *r = PyObject_CallOneArg(s->accept, name);
+            accepted = r ? PyObject_IsTrue(r) : -1;
+            Py_XDECREF(r);
+            ok = accepted >= 0;
+        }
+        if (!ok) {
+            Py_XDECREF(name);
+            forget_tags(s, i);
+            return -1;
+        }
+        t->name = name;
+        t->verdict = accepted ? TAG_ACCEPTED : TAG_REFUSED;
+        if (!accepted) {  /* its rows are never wanted: free the staging arrays too */
+            drop_staged(t);
+            for (int k = 0; k < 4; k++) { PyMem_RawFree(t->stage[k]); t->stage[k] = NULL; }
+            t->stage_cap = 0;
+            t->from_tensor = 0;
+        }
+    }
     return 0;
 }
 
-/* Append one fast value to its tag's columns (unless the tag is filtered out). */
+/* With the GIL: make room in an accepted tag's columns for its staged rows, and the bytes of its
+   staged metadata. May fail; nothing is committed until commit_staged(). */
+static int reserve_staged(Tag *t) {
+    if (t->staged_meta && !t->meta) {
+        t->meta = PyBytes_FromStringAndSize((const char *)t->staged_meta, (Py_ssize_t)t->staged_meta_len);
+        if (!t->meta) return -1;
+    }
+    if (!t->staged) return 0;
+    if (t->n > (PY_SSIZE_T_MAX / 8) - t->staged) { PyErr_NoMemory(); return -1; }
+    Py_ssize_t size = (t->n + t->staged) * 8;  /* exact: bytearrays over-allocate as they grow */
+    for (int k = 0; k < 4; k++) {
+        if (!t->cols[k]) {
+            if (!(t->cols[k] = PyByteArray_FromStringAndSize(NULL, size))) return -1;
+        } else if (PyByteArray_Resize(t->cols[k], size) < 0) {
+            return -1;  /* columns() trims the ones already grown back to n rows */
+        }
+    }
+    return 0;
+}
+
+/* After reserve_staged(): append the staged rows to the columns (cannot fail). */
+static void commit_staged(Tag *t) {
+    PyMem_RawFree(t->staged_meta);
+    t->staged_meta = NULL; t->staged_meta_len = 0;
+    for (int k = 0; k < 4; k++)
+        memcpy(PyByteArray_AS_STRING(t->cols[k]) + t->n * 8, t->stage[k], (size_t)t->staged * 8);
+    t->n += t->staged;
+    t->staged = 0;
+}
+
+static int stage_row(Tag *t, int64_t offset, int64_t step, double wall, double value) {
+    if (t->staged == t->stage_cap) {
+        if (t->stage_cap > PY_SSIZE_T_MAX / 16) return -1;
+        Py_ssize_t cap = t->stage_cap ? t->stage_cap * 2 : 16;  /* small: every tag keeps its staging arrays */
+        for (int k = 0; k < 4; k++) {
+            void *col = PyMem_RawRealloc(t->stage[k], (size_t)cap * 8);
+            if (!col) return -1;  /* the arrays grown so far keep their rows; stage_cap stays the old one */
+            t->stage[k] = col;
+        }
+        t->stage_cap = cap;
+    }
+    Py_ssize_t i = t->staged++;
+    ((int64_t *)t->stage[0])[i] = offset;
+    ((int64_t *)t->stage[1])[i] = step;
+    ((double *)t->stage[2])[i] = wall;
+    ((double *)t->stage[3])[i] = value;
+    return 0;
+}
+
+/* Stage one fast value for its tag (unless the tag is refused); -1 when out of memory.
+   Rows of a tag whose verdict is pending are staged too, until feed() asks accept(). No GIL needed. */
 static int emit_value(Scanner *s, const FastValue *fv, int64_t offset, int64_t step, double wall) {
     Py_ssize_t ti = find_tag(s, fv->tag, fv->tag_len);
     if (ti < 0) return -1;
     Tag *t = &s->tags[ti];
-    if (!t->accepted) return 0;
-    if (fv->has_meta && !t->meta) {
-        t->meta = PyBytes_FromStringAndSize((const char *)fv->meta, (Py_ssize_t)fv->meta_len);
-        if (!t->meta) return -1;
+    if (t->verdict == TAG_REFUSED) return 0;
+    if (fv->has_meta && t->meta_offset < 0) {
+        t->staged_meta = PyMem_RawMalloc(fv->meta_len ? fv->meta_len : 1);
+        if (!t->staged_meta) return -1;
+        memcpy(t->staged_meta, fv->meta, fv->meta_len);
+        t->staged_meta_len = fv->meta_len;
         t->meta_offset = offset;
     }
     t->from_tensor |= fv->is_tensor;
-    return append_row(t, offset, step, wall, fv->value);
+    return stage_row(t, offset, step, wall, fv->value);
+}
+
+/* Note a record for the proto decoder (payload at buf[pos:pos + len]); -1 when out of memory. No GIL needed. */
+static int note_other(Scanner *s, int64_t offset, Py_ssize_t pos, Py_ssize_t len) {
+    if (s->npending == s->pending_cap) {
+        Py_ssize_t cap = s->pending_cap ? s->pending_cap * 2 : 64;
+        Other *pending = PyMem_RawRealloc(s->pending, (size_t)cap * sizeof(Other));
+        if (!pending) return -1;
+        s->pending = pending;
+        s->pending_cap = cap;
+    }
+    s->pending[s->npending++] = (Other){offset, pos, len};
+    return 0;
+}
+
+/* With the GIL, after the loop: settle the chunk (see the top of this section). */
+static int settle_chunk(Scanner *s, const uint8_t *buf, Py_ssize_t first_new) {
+    int ok = 1;
+    for (Py_ssize_t i = 0; ok && i < s->npending; i++) {
+        const Other *o = &s->pending[i];
+        PyObject *item = Py_BuildValue("(Ly#)", (long long)o->offset, (const char *)buf + o->pos, o->len);
+        ok = item && PyList_Append(s->others, item) == 0;
+        Py_XDECREF(item);
+    }
+    s->npending = 0;
+    if (ok) ok = settle_tags(s, first_new) == 0;
+    for (Py_ssize_t i = 0; ok && i < s->ntags; i++)  /* first everything that may fail, */
+        if (s->tags[i].verdict == TAG_ACCEPTED) ok = reserve_staged(&s->tags[i]) == 0;
+    for (Py_ssize_t i = 0; i < s->ntags; i++) {      /* then commit, or leave no trace of the chunk */
+        if (!ok) drop_staged(&s->tags[i]);
+        else if (s->tags[i].verdict == TAG_ACCEPTED) commit_staged(&s->tags[i]);
+    }
+    if (!ok) forget_tags(s, first_new);
+    return ok ? 0 : -1;
 }
 
 /* Which part of an Event a record holds. */
 enum { W_NONE, W_SUMMARY, W_GRAPH, W_RUN_METADATA, W_ALWAYS };
 
-/* Decode one payload: 1 = taken into columns, 0 = hand to the proto decoder, 2 = drop, -1 error. */
+/* Decode one payload: 1 = taken into columns, 0 = hand to the proto decoder, 2 = drop, -1 out of memory. */
 static int decode_event(Scanner *s, const uint8_t *p, size_t n, int64_t offset) {
     Cur c = {p, p + n}, summary = {NULL, NULL};
     uint64_t key, v;
@@ -496,15 +638,21 @@ static int decode_event(Scanner *s, const uint8_t *p, size_t n, int64_t offset) 
     return 1;
 }
 
+static const char BUSY[] = "Scanner.feed is running (in another thread, or accept() called back into the scanner)";
+
 static PyObject *Scanner_feed(Scanner *s, PyObject *args) {
     Py_buffer buf;
     long long base;
     if (!s->others) { PyErr_SetString(PyExc_RuntimeError, "Scanner not initialised"); return NULL; }
     if (!PyArg_ParseTuple(args, "y*L", &buf, &base)) return NULL;
+    if (s->busy) { PyBuffer_Release(&buf); PyErr_SetString(PyExc_RuntimeError, BUSY); return NULL; }
     const uint8_t *p = buf.buf;
-    Py_ssize_t n = buf.len, pos = 0;
-    int status = 0;
+    Py_ssize_t n = buf.len, pos = 0, first_new = s->ntags, records = s->records, nothers = PyList_GET_SIZE(s->others);
+    int status = 0, oom = 0;
     long long length = 0;
+    s->busy = 1;
+    /* The record loop: no Python object is touched from here to Py_END_ALLOW_THREADS. */
+    Py_BEGIN_ALLOW_THREADS
     while (1) {
         if (n - pos < 12) { length = 0; status = 0; break; }
         const uint8_t *h = p + pos;
@@ -521,16 +669,29 @@ static PyObject *Scanner_feed(Scanner *s, PyObject *args) {
         }
         s->records++;
         int r = decode_event(s, payload, (size_t)len, base + pos);
-        if (r < 0) { PyBuffer_Release(&buf); return NULL; }
-        if (r == 0) {
-            PyObject *item = Py_BuildValue("(Ly#)", base + pos, (const char *)payload, (Py_ssize_t)len);
-            if (!item || PyList_Append(s->others, item) < 0) { Py_XDECREF(item); PyBuffer_Release(&buf); return NULL; }
-            Py_DECREF(item);
-        }
+        if (r == 0) r = note_other(s, base + pos, pos + 12, (Py_ssize_t)len);
+        if (r < 0) { oom = 1; break; }
         pos += (Py_ssize_t)len + 16;
     }
+    Py_END_ALLOW_THREADS
+    PyObject *result = oom ? PyErr_NoMemory() : Py_BuildValue("(inL)", status, pos, length);
+    int ok = result && settle_chunk(s, p, first_new) == 0;  /* while the buffer is still held */
+    if (!ok) {  /* a failed feed keeps nothing of its chunk: no rows, tags, records or others */
+        if (!result) {  /* settle_chunk() cleans up after itself */
+            s->npending = 0;
+            for (Py_ssize_t i = 0; i < s->ntags; i++) drop_staged(&s->tags[i]);
+            forget_tags(s, first_new);
+        }
+        Py_CLEAR(result);
+        s->records = records;
+        PyObject *type, *value, *tb;
+        PyErr_Fetch(&type, &value, &tb);
+        if (PyList_SetSlice(s->others, nothers, PyList_GET_SIZE(s->others), NULL) < 0) PyErr_Clear();
+        PyErr_Restore(type, value, tb);
+    }
+    s->busy = 0;
     PyBuffer_Release(&buf);
-    return Py_BuildValue("(inL)", status, pos, length);
+    return result;
 }
 
 static PyObject *Scanner_take_others(Scanner *s, PyObject *Py_UNUSED(ignored)) {
@@ -542,14 +703,17 @@ static PyObject *Scanner_take_others(Scanner *s, PyObject *Py_UNUSED(ignored)) {
 }
 
 static PyObject *Scanner_columns(Scanner *s, PyObject *Py_UNUSED(ignored)) {
+    if (s->busy) { PyErr_SetString(PyExc_RuntimeError, BUSY); return NULL; }
     PyObject *out = PyList_New(0);
     if (!out) return NULL;
     for (Py_ssize_t i = 0; i < s->ntags; i++) {
         Tag *t = &s->tags[i];
-        if (!t->accepted || !t->n) continue;
-        for (int k = 0; k < 4; k++)
-            if (PyByteArray_Resize(t->cols[k], t->n * 8) < 0) { Py_DECREF(out); return NULL; }
-        t->cap = t->n;
+        if (t->verdict != TAG_ACCEPTED || !t->n) continue;
+        for (int k = 0; k < 4; k++)  /* n rows each (a no-op unless a failed feed left one longer) */
+            if (PyByteArray_GET_SIZE(t->cols[k]) != t->n * 8 && PyByteArray_Resize(t->cols[k], t->n * 8) < 0) {
+                Py_DECREF(out);
+                return NULL;
+            }
         PyObject *item = Py_BuildValue("(OLOOOOOO)", t->name, (long long)t->meta_offset, t->meta ? t->meta : Py_None,
                                        t->cols[0], t->cols[1], t->cols[2], t->cols[3], t->from_tensor ? Py_True : Py_False);
         if (!item || PyList_Append(out, item) < 0) { Py_XDECREF(item); Py_DECREF(out); return NULL; }
@@ -559,22 +723,20 @@ static PyObject *Scanner_columns(Scanner *s, PyObject *Py_UNUSED(ignored)) {
 }
 
 static void Scanner_clear_tags(Scanner *s) {
-    for (Py_ssize_t i = 0; i < s->ntags; i++) {
-        Tag *t = &s->tags[i];
-        PyMem_Free(t->key);
-        Py_XDECREF(t->name);
-        Py_XDECREF(t->meta);
-        for (int k = 0; k < 4; k++) Py_XDECREF(t->cols[k]);
-    }
-    PyMem_Free(s->tags);
-    PyMem_Free(s->slots);
-    s->tags = NULL; s->slots = NULL; s->ntags = s->tags_cap = s->nslots = 0;
+    forget_tags(s, 0);
+    PyMem_RawFree(s->tags);
+    PyMem_RawFree(s->slots);
+    PyMem_RawFree(s->pending);
+    s->tags = NULL; s->slots = NULL; s->pending = NULL;
+    s->ntags = s->tags_cap = s->nslots = s->npending = s->pending_cap = 0;
+    s->last = -1;
 }
 
 static int Scanner_init(Scanner *s, PyObject *args, PyObject *kwds) {
     static char *kwlist[] = {"accept", "want_other", "check_crc", NULL};
     PyObject *accept = Py_None;
     int want_other = 7, check_crc = 1;
+    if (s->busy) { PyErr_SetString(PyExc_RuntimeError, BUSY); return -1; }
     if (!PyArg_ParseTupleAndKeywords(args, kwds, "|Oip", kwlist, &accept, &want_other, &check_crc)) return -1;
     Py_INCREF(accept);
     Py_XSETREF(s->accept, accept);
@@ -583,7 +745,6 @@ static int Scanner_init(Scanner *s, PyObject *args, PyObject *kwds) {
     Py_XSETREF(s->others, PyList_New(0));
     if (!s->others) return -1;
     Scanner_clear_tags(s);
-    s->last = -1;
     s->records = 0;
     return 0;
 }
