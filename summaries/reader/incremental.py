@@ -43,6 +43,7 @@ log = logging.getLogger("tfevents.serve")
 UNKNOWN, SCALAR, TENSOR, BLOB_SEQUENCE = 0, 1, 2, 3
 RUN_GRAPH_TAG = "__run_graph__"
 DEFAULT_CAPACITY = {SCALAR: 1000, TENSOR: 100, BLOB_SEQUENCE: 10}
+SCAN_BYTES = 16 << 20  # a file is read in slices of this size, so a pass holds little of it at a time
 UNBOUNDED = 2 ** 62  # a reservoir capacity that keeps every point (TensorBoard's ``--samples_per_plugin x=all``)
 _TENSOR_PLUGINS = frozenset({"histograms", "text", "hparams", "pr_curves", "mesh", "custom_scalars"})
 _BLOB_PLUGINS = frozenset({"images", "audio", "graph_run_metadata", "graph_run_metadata_graph", "graph_keras_model"})
@@ -289,37 +290,31 @@ class LiveLogdir:
             run = self.runs[name]
             for gone in [p for p in run.files if p not in set(files)]:
                 del run.files[gone]
-            work.extend((run, path) for path in files)
-        # Files are scanned by a few threads (the C scanner releases the GIL while it frames and decodes) and
-        # folded into their runs in order; one scan per thread is in flight, so memory stays bounded.
+            work.append((run, files))
+        # Runs are read by a few threads at once (the C scanner releases the GIL while it frames and decodes);
+        # within a run, files in name order, each in slices of at most SCAN_BYTES, folded in as they are read,
+        # so a pass holds at most one slice's rows per thread.
         if self.threads > 1 and len(work) > 1:
             from concurrent.futures import ThreadPoolExecutor
             with ThreadPoolExecutor(self.threads) as pool:
-                window = []
-                for run, path in work:
-                    window.append((run, pool.submit(self._scan, fs, run, path)))
-                    if len(window) >= self.threads:
-                        self._apply(*self._next(window))
-                while window:
-                    self._apply(*self._next(window))
+                for future in [pool.submit(self._read_run, fs, run, files) for run, files in work]:
+                    future.result()
         else:
-            for run, path in work:
-                self._apply(run, self._scan(fs, run, path))
+            for run, files in work:
+                self._read_run(fs, run, files)
         self.passes += 1
 
-    @staticmethod
-    def _next(window: list):
-        run, future = window.pop(0)
-        return run, future.result()
-
-    def _apply(self, run: "LiveRun", rows: Optional[FileRows]) -> None:
-        if rows is None:
-            return
-        for problem in rows.problems:
-            if problem.kind != "truncated":
-                self._report(problem)
-        with self.lock:
-            run.apply(rows)
+    def _read_run(self, fs, run: "LiveRun", files: List[str]) -> None:
+        for path in files:
+            while True:
+                rows = self._scan(fs, run, path)
+                if rows is None:
+                    break
+                for problem in rows.problems:
+                    if problem.kind != "truncated":
+                        self._report(problem)
+                with self.lock:
+                    run.apply(rows)
 
     def _scan(self, fs, run: "LiveRun", path: str) -> Optional[FileRows]:
         """The rows appended to ``path`` since the last pass (None when nothing was), its cursor moved on."""
@@ -344,7 +339,13 @@ class LiveLogdir:
             cursor.inode = inode
             if size <= cursor.offset:
                 return None
-            rows = scan_stream(f, path, size, start=cursor.offset, tail_ok=True, check_crc=self.check_crc,
+            start, end = cursor.offset, min(size, cursor.offset + SCAN_BYTES)
+            rows = scan_stream(f, path, end, start=start, tail_ok=True, check_crc=self.check_crc,
                                on_error="skip", keep_empty=True)
-        cursor.offset = max(rows.end, cursor.offset)
+            if rows.end == start and end < size:  # one record longer than a slice: read it whole
+                rows = scan_stream(f, path, size, start=start, tail_ok=True, check_crc=self.check_crc,
+                                   on_error="skip", keep_empty=True)
+        if rows.end <= start:
+            return None  # only a partial record so far: the next pass reads it
+        cursor.offset = rows.end
         return rows

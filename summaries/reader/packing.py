@@ -69,6 +69,11 @@ def _edge_table() -> np.ndarray:
     return np.concatenate([[-big], default_bucket_edges(), [big]])
 
 
+@functools.lru_cache(maxsize=1)
+def _edge_index() -> dict:
+    return {float(e): i for i, e in enumerate(_edge_table())}
+
+
 class CompactHistogram:
     """One TF1 histogram (min, max, bucket limits, counts) in little memory; see the module docstring."""
 
@@ -84,7 +89,7 @@ class CompactHistogram:
         self.nonzero = nz.astype(np.uint16 if self.k < 65536 else np.uint32).tobytes()
         vals = counts[nz]
         as32 = vals.astype(np.float32)
-        self.counts = as32 if np.array_equal(as32, vals) else vals.copy()
+        self.counts = as32 if (as32 == vals).all() else vals.copy()
         if len(counts) != len(limits):  # not a valid histogram: served as nothing (the Rust server's DataLoss)
             self.k = -1
 
@@ -94,6 +99,10 @@ class CompactHistogram:
         table = _edge_table()
         if not len(limits):
             return slice(0, 0)
+        first = _edge_index().get(float(limits[0]))
+        if first is not None and first + len(limits) <= len(table) and np.array_equal(
+                table[first:first + len(limits)], limits):
+            return slice(first, first + len(limits))   # the common case, without a search
         at = np.searchsorted(table, limits)
         at = np.minimum(at, len(table) - 1)
         if np.array_equal(table[at], limits):
