@@ -38,7 +38,7 @@ def _priority(steps: np.ndarray) -> np.ndarray:
 def survivors(steps: np.ndarray) -> np.ndarray:
     """Mask of the points of one chunk (in arrival order) that no later point of the chunk preempts."""
     n = len(steps)
-    if n < 2:
+    if n < 2 or (steps[1:] > steps[:-1]).all():   # the common case: no step repeated, nothing preempted
         return np.ones(n, dtype=bool)
     later_min = np.empty(n, dtype=steps.dtype)
     later_min[:-1] = np.minimum.accumulate(steps[:0:-1])[::-1]
@@ -85,8 +85,8 @@ class Reservoir:
             steps, walls, values = steps[finite], walls[finite], values[finite]
             if not len(steps):
                 return
-        keep = survivors(steps)
-        if not keep.all():
+        if len(steps) > 1 and not (steps[1:] > steps[:-1]).all():
+            keep = survivors(steps)
             steps, walls, values = steps[keep], walls[keep], values[keep]
         old_steps, old_walls, old_values = self.data if self.stats[0] else (None, None, None)
         if old_steps is not None:
