@@ -65,7 +65,9 @@ def test_packing_is_lossless_and_falls_back_when_columns_do_not_fit():
         assert out[1].tobytes() == walls.tobytes()   # bit for bit, NaN included
         assert np.array_equal(out[2], values)
     packed = pack_columns(*cases[0])
-    assert packed[1].dtype == np.int32 and packed[3].dtype == np.int32   # 12 bytes a point
+    assert packed[1].dtype == np.int16 and packed[3].dtype == np.int32   # steps 7 apart, walls ~0.5 s apart
+    packed = pack_columns(np.arange(3) * 10 ** 5, 1.7e9 + np.arange(3) * 1e-4, np.zeros(3, np.float32))
+    assert packed[1].dtype == np.int32 and packed[3].dtype == np.int16
 
 
 def test_histograms_compact_losslessly_into_the_rust_servers_tensor(peer_logdir, tmp_path):

@@ -1,9 +1,9 @@
 """Lossless compact forms for what a live logdir keeps: scalar columns and histograms.
 
-- **Scalar columns** (``pack_columns``): steps as int32 offsets from the first step, wall times as the first
-  wall time plus int32 differences of their float64 bit patterns (consecutive wall times share their exponent,
-  so the differences are small integers; exact by construction), values as float32 (what TensorBoard serves).
-  A column whose differences do not fit int32 stays as it was. 20 bytes a point become 12.
+- **Scalar columns** (``pack_columns``): steps as offsets from the first step, wall times as the first wall time
+  plus the differences of their float64 bit patterns (consecutive wall times share their exponent, so the
+  differences are small integers; exact by construction), both int16 or int32 whichever holds them, values as
+  float32 (what TensorBoard serves). A column that fits neither stays as it was. 20 bytes a point become 8-12.
 - **Histograms** (``CompactHistogram``): a TF1 HistogramProto's bucket limits are almost always TensorFlow's
   default edges (TF, tensorboardX, torch and our writer all use them), so they are kept as indices into that
   table (a slice when contiguous), and the counts sparsely (most buckets are empty). A histogram of 600 buckets,
@@ -21,28 +21,33 @@ from ...proto import tensor_pb2, types_pb2
 
 __all__ = ["pack_columns", "unpack_columns", "CompactHistogram"]
 
-_I32 = np.iinfo(np.int32)
-
-
-def _fits_int32(a: np.ndarray) -> bool:
-    return not len(a) or (a.min() >= _I32.min and a.max() <= _I32.max)
+def _narrow(a: np.ndarray) -> Optional[np.ndarray]:
+    """``a`` as int16 or int32, the smallest that holds it, or None when neither does."""
+    if not len(a):
+        return a.astype(np.int16)
+    lo, hi = a.min(), a.max()
+    for dtype in (np.int16, np.int32):
+        info = np.iinfo(dtype)
+        if lo >= info.min and hi <= info.max:
+            return a.astype(dtype)
+    return None
 
 
 def pack_columns(steps: np.ndarray, walls: np.ndarray, values: np.ndarray) -> tuple:
-    """``(first_step, steps, first_wall_bits, walls, values)`` with int32 columns wherever they fit."""
+    """``(first_step, steps, first_wall_bits, walls, values)`` with int16 or int32 columns wherever they fit."""
     if not len(steps):
-        return (0, steps, 0, walls, values)
+        return (None, steps, None, walls, values)
     first_step = int(steps[0])
-    rel = steps - first_step
-    if _fits_int32(rel):
-        steps = rel.astype(np.int32)
+    narrow = _narrow(steps - first_step)
+    if narrow is not None:
+        steps = narrow
     else:
         first_step = None
     bits = walls.view(np.int64)
-    diffs = np.diff(bits)
-    if _fits_int32(diffs):
+    narrow = _narrow(np.diff(bits))
+    if narrow is not None:
         first_bits = int(bits[0])
-        walls = diffs.astype(np.int32)
+        walls = narrow
     else:
         first_bits = None
     return (first_step, steps, first_bits, walls, values)
@@ -51,9 +56,9 @@ def pack_columns(steps: np.ndarray, walls: np.ndarray, values: np.ndarray) -> tu
 def unpack_columns(packed: tuple) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The int64 steps, float64 wall times and values of :func:`pack_columns`' result."""
     first_step, steps, first_bits, walls, values = packed
-    if first_step is not None and steps.dtype == np.int32:
+    if first_step is not None:
         steps = steps.astype(np.int64) + first_step
-    if first_bits is not None and walls.dtype == np.int32:
+    if first_bits is not None:
         bits = np.empty(len(walls) + 1, dtype=np.int64)
         bits[0] = first_bits
         np.cumsum(walls, out=bits[1:], dtype=np.int64)
