@@ -53,3 +53,16 @@ def logdir(tmp_path):
     d = tmp_path / "logs"
     d.mkdir()
     return str(d)
+
+
+@pytest.fixture(scope="session")
+def s3_endpoint():
+    """moto's S3 server on 127.0.0.1 (the real S3 protocol), shared by the tests that read object storage: its URL.
+    Each test uses buckets of its own."""
+    pytest.importorskip("s3fs")
+    server_mod = pytest.importorskip("moto.server")
+    server = server_mod.ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
+    server.start()
+    host, port = server.get_host_and_port()
+    yield "http://%s:%d" % (host, port)
+    server.stop()

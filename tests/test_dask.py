@@ -236,15 +236,10 @@ N_RUNS = 200
 
 
 @pytest.fixture(scope="module")
-def s3_logdir():
-    pytest.importorskip("s3fs")
-    server_mod = pytest.importorskip("moto.server")
+def s3_logdir(s3_endpoint):
     import s3fs
-    server = server_mod.ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
-    server.start()
-    host, port = server.get_host_and_port()
     opts = {"key": "testing", "secret": "testing",
-            "client_kwargs": {"endpoint_url": "http://%s:%d" % (host, port), "region_name": "us-east-1"}}
+            "client_kwargs": {"endpoint_url": s3_endpoint, "region_name": "us-east-1"}}
     import boto3
     boto3.client("s3", endpoint_url=opts["client_kwargs"]["endpoint_url"], aws_access_key_id="testing",
                  aws_secret_access_key="testing", region_name="us-east-1").create_bucket(Bucket="sweep")
@@ -265,8 +260,7 @@ def s3_logdir():
     data[-3] ^= 1  # the last record's payload checksum
     blobs[bad] = bytes(data)
     fs.pipe(blobs)
-    yield "s3://sweep/logs", opts, "sweep/logs/lr=bad/seed-x/events.out.tfevents.0000001000.h.1.0"
-    server.stop()
+    return "s3://sweep/logs", opts, "sweep/logs/lr=bad/seed-x/events.out.tfevents.0000001000.h.1.0"
 
 
 def test_200_runs_read_by_the_workers_straight_from_s3(client, s3_logdir, monkeypatch):

@@ -1,5 +1,4 @@
 """fsspec URLs: a logdir in memory:// and in S3 (moto's server on 127.0.0.1) reads like a local one."""
-import os
 
 import numpy as np
 import pytest
@@ -64,17 +63,6 @@ def test_memory_filesystem(tmp_path):
         assert sub.runs == ["train"]
     finally:
         fs.rm("/tfevents-test", recursive=True)
-
-
-@pytest.fixture(scope="module")
-def s3_endpoint():
-    pytest.importorskip("s3fs")
-    server_mod = pytest.importorskip("moto.server")
-    server = server_mod.ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
-    server.start()
-    host, port = server.get_host_and_port()
-    yield "http://%s:%d" % (host, port)
-    server.stop()
 
 
 def test_s3_with_moto(s3_endpoint, monkeypatch):

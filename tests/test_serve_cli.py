@@ -114,48 +114,39 @@ def test_samples_per_plugin_bounds_what_is_kept(small_logdir):
         assert err.value.code() == grpc.StatusCode.INVALID_ARGUMENT
 
 
-def test_an_s3_logdir_is_served(tmp_path):
+def test_an_s3_logdir_is_served(tmp_path, s3_endpoint):
     """The logdir as an s3:// URL on the moto S3 server: the provider lists and reads it with fsspec."""
-    pytest.importorskip("s3fs")
-    from moto.server import ThreadedMotoServer
     import boto3
     import grpc
     from tensorboard.data.proto import data_provider_pb2 as pb
     from tensorboard.data.proto import data_provider_pb2_grpc as pb_grpc
     from tfevents.summaries import SummaryWriter
-    port = free_port()
-    server = ThreadedMotoServer(ip_address="127.0.0.1", port=port)
-    server.start()
+    env = dict(os.environ, AWS_ACCESS_KEY_ID="testing", AWS_SECRET_ACCESS_KEY="testing",
+               AWS_DEFAULT_REGION="us-east-1", AWS_ENDPOINT_URL=s3_endpoint)
+    s3 = boto3.client("s3", endpoint_url=s3_endpoint, aws_access_key_id="testing",
+                      aws_secret_access_key="testing", region_name="us-east-1")
+    s3.create_bucket(Bucket="served")
+    with SummaryWriter(str(tmp_path / "exp")) as w:
+        for step in range(4):
+            w.add_scalar("loss", float(step), step)
+    (name,) = os.listdir(tmp_path / "exp")
+    s3.upload_file(str(tmp_path / "exp" / name), "served", "logs/exp/" + name)
+    proc = subprocess.Popen([sys.executable, "-m", "tfevents.viewer.cli", "serve", "s3://served/logs",
+                             "--provider-only"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env,
+                            start_new_session=True)
     try:
-        endpoint = "http://127.0.0.1:%d" % port
-        env = dict(os.environ, AWS_ACCESS_KEY_ID="testing", AWS_SECRET_ACCESS_KEY="testing",
-                   AWS_DEFAULT_REGION="us-east-1", AWS_ENDPOINT_URL=endpoint)
-        s3 = boto3.client("s3", endpoint_url=endpoint, aws_access_key_id="testing",
-                          aws_secret_access_key="testing", region_name="us-east-1")
-        s3.create_bucket(Bucket="runs")
-        with SummaryWriter(str(tmp_path / "exp")) as w:
-            for step in range(4):
-                w.add_scalar("loss", float(step), step)
-        (name,) = os.listdir(tmp_path / "exp")
-        s3.upload_file(str(tmp_path / "exp" / name), "runs", "logs/exp/" + name)
-        proc = subprocess.Popen([sys.executable, "-m", "tfevents.viewer.cli", "serve", "s3://runs/logs",
-                                 "--provider-only"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
-                                start_new_session=True)
-        try:
-            address = proc.stdout.readline().decode().split(": ", 1)[1].strip()
-            stub = pb_grpc.TensorBoardDataProviderStub(grpc.insecure_channel(address))
-            deadline = time.monotonic() + 30
-            while True:
-                runs = stub.ListRuns(pb.ListRunsRequest(), timeout=10).runs
-                if runs or time.monotonic() > deadline:
-                    break
-                time.sleep(0.2)
-            assert [r.name for r in runs] == ["exp"]
-            answer = stub.ReadScalars(pb.ReadScalarsRequest(plugin_filter=pb.PluginFilter(plugin_name="scalars"),
-                                                            downsample=pb.Downsample(num_points=10)), timeout=10)
-            assert list(answer.runs[0].tags[0].data.value) == [0.0, 1.0, 2.0, 3.0]
-            assert stub.GetExperiment(pb.GetExperimentRequest(), timeout=10).data_location == "s3://runs/logs"
-        finally:
-            stop_process_group(proc)
+        address = proc.stdout.readline().decode().split(": ", 1)[1].strip()
+        stub = pb_grpc.TensorBoardDataProviderStub(grpc.insecure_channel(address))
+        deadline = time.monotonic() + 30
+        while True:
+            runs = stub.ListRuns(pb.ListRunsRequest(), timeout=10).runs
+            if runs or time.monotonic() > deadline:
+                break
+            time.sleep(0.2)
+        assert [r.name for r in runs] == ["exp"]
+        answer = stub.ReadScalars(pb.ReadScalarsRequest(plugin_filter=pb.PluginFilter(plugin_name="scalars"),
+                                                        downsample=pb.Downsample(num_points=10)), timeout=10)
+        assert list(answer.runs[0].tags[0].data.value) == [0.0, 1.0, 2.0, 3.0]
+        assert stub.GetExperiment(pb.GetExperimentRequest(), timeout=10).data_location == "s3://served/logs"
     finally:
-        server.stop()
+        stop_process_group(proc)
