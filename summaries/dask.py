@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import functools
 import os
-import re
 import urllib.parse
 import uuid
 import warnings
@@ -47,10 +46,9 @@ except ImportError as err:  # pragma: no cover - depends on the environment
     raise ImportError("tfevents.summaries.dask needs Dask: pip install 'tfevents[dask]' "
                       "(dask[dataframe] and distributed)") from err
 
-from .reader import restarts as _restarts
 from .reader.decode import Problem
 from .reader.export import scalars_to_pandas
-from .reader.load import _check_kinds, _reread
+from .reader.load import _check_kinds, _reread, check_read_options
 from .reader.merge import merge_run
 from .reader.scan import ReadWarning, report, scan_file
 from .reader.walk import discover, is_url
@@ -262,17 +260,9 @@ def read_logdir(path: str, tags: Optional[str] = None, runs: Optional[str] = Non
     to let each worker use its own credentials). ``progress``: draw Dask's progress bar while reading.
     Returns when every run has been read (see the module's docstring); problems are reported on the client.
     """
-    if on_error not in ("warn", "raise", "skip"):
-        raise ValueError("on_error must be 'warn', 'raise' or 'skip', got %r" % (on_error,))
-    mode = _restarts.normalize_mode(restarts)
+    mode = check_read_options(on_error, restarts, tags, runs)
     table_kinds = tuple(sorted(_check_table_kinds(kinds)))
     wanted = frozenset(table_kinds)
-    for name, pattern in (("tags", tags), ("runs", runs)):
-        if pattern is not None:
-            try:
-                re.compile(pattern)
-            except re.error as err:
-                raise ValueError("%s is not a valid regex: %r (%s)" % (name, pattern, err)) from None
     path = os.fspath(path)
     found = discover(path if is_url(path) else os.path.abspath(path), runs, storage_options)
     for problem in found.problems:

@@ -154,6 +154,20 @@ def _check_kinds(kinds) -> Optional[frozenset]:
     return kinds
 
 
+def check_read_options(on_error: str, restarts: str, tags: Optional[str], runs: Optional[str]) -> str:
+    """Check the options every reader takes (ValueError naming the bad one); the normalized restarts mode."""
+    if on_error not in ("warn", "raise", "skip"):
+        raise ValueError("on_error must be 'warn', 'raise' or 'skip', got %r" % (on_error,))
+    mode = _restarts.normalize_mode(restarts)
+    for name, pattern in (("tags", tags), ("runs", runs)):
+        if pattern is not None:
+            try:
+                re.compile(pattern)
+            except re.error as err:
+                raise ValueError("%s is not a valid regex: %r (%s)" % (name, pattern, err)) from None
+    return mode
+
+
 def _scan_all(fs, jobs: List[str], sizes: List[int], tags, kinds, check_crc, workers, progress) -> list:
     """scan_file over ``jobs``, in worker processes (local) or threads (remote) when it pays."""
     total = sum(sizes)
@@ -207,16 +221,8 @@ def load_logdir(path: PathLike, tags: Optional[str] = None, runs: Optional[str] 
     ``progress(done_bytes, total_bytes)`` is called as files finish. ``storage_options`` are
     passed to fsspec for URLs (e.g. ``{"client_kwargs": {"endpoint_url": ...}}`` for S3).
     """
-    if on_error not in ("warn", "raise", "skip"):
-        raise ValueError("on_error must be 'warn', 'raise' or 'skip', got %r" % (on_error,))
-    mode = _restarts.normalize_mode(restarts)
+    mode = check_read_options(on_error, restarts, tags, runs)
     kinds = _check_kinds(kinds)
-    for name, pattern in (("tags", tags), ("runs", runs)):
-        if pattern is not None:
-            try:
-                re.compile(pattern)
-            except re.error as err:
-                raise ValueError("%s is not a valid regex: %r (%s)" % (name, pattern, err)) from None
     found = discover(path, runs, storage_options)
     fs, groups = found.fs, found.runs
     for problem in found.problems:
