@@ -125,6 +125,17 @@ class DataProvider(pb_grpc.TensorBoardDataProviderServicer):
         target.summary_metadata.MergeFromString(s.metadata)
 
     @staticmethod
+    def _read(target, s, num_points: int):
+        """Fill ``target``'s step and wall_time columns from ``s`` downsampled; its values are returned."""
+        steps, walls, values = s.reservoir.data
+        keep = downsample_indices(steps, num_points)
+        if keep is not None:
+            steps, walls, values = steps[keep], walls[keep], values[keep]
+        target.step.extend(steps.tolist())
+        target.wall_time.extend(walls.tolist())
+        return steps, values
+
+    @staticmethod
     def _points(s, num_points: int):
         """(steps, walls, values) of a series, downsampled to ``num_points``."""
         steps, walls, values = s.reservoir.data
@@ -175,10 +186,7 @@ class DataProvider(pb_grpc.TensorBoardDataProviderServicer):
         num_points = _num_points(request, context)
 
         def fill(entry, s):
-            steps, walls, values = self._points(s, num_points)
-            entry.data.step.extend(steps.tolist())
-            entry.data.wall_time.extend(walls.tolist())
-            entry.data.value.extend(values.tolist())
+            entry.data.value.extend(self._read(entry.data, s, num_points)[1].tolist())
         self._entries(response, self._series(request, context, SCALAR), fill)
         return response
 
@@ -187,10 +195,7 @@ class DataProvider(pb_grpc.TensorBoardDataProviderServicer):
         num_points = _num_points(request, context)
 
         def fill(entry, s):
-            steps, walls, values = self._points(s, num_points)
-            entry.data.step.extend(steps.tolist())
-            entry.data.wall_time.extend(walls.tolist())
-            for value in values:
+            for value in self._read(entry.data, s, num_points)[1]:
                 entry.data.value.add().MergeFromString(tensor_bytes(value))
         self._entries(response, self._series(request, context, TENSOR), fill)
         return response
@@ -201,11 +206,9 @@ class DataProvider(pb_grpc.TensorBoardDataProviderServicer):
         eid = request.experiment_id
         # the run is needed for the keys: fill per (run, tag)
         for run, tag, s in self._series(request, context, BLOB_SEQUENCE):
-            steps, walls, values = self._points(s, num_points)
             entry = next((e for e in response.runs if e.run_name == run), None) or response.runs.add(run_name=run)
             tag_entry = entry.tags.add(tag_name=tag)
-            tag_entry.data.step.extend(steps.tolist())
-            tag_entry.data.wall_time.extend(walls.tolist())
+            steps, values = self._read(tag_entry.data, s, num_points)
             for step, blobs in zip(steps.tolist(), values):
                 seq = tag_entry.data.values.add()
                 for i in range(len(blobs)):
