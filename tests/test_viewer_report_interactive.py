@@ -223,7 +223,12 @@ def test_smoothing_slider_shows_viewer_smoothing(browser, long_runs):
         # ... and not what another weight gives
         assert not np.allclose(np.array(shown, dtype=float)[have], smooth(series.value, 0.6)[idx[have]], rtol=1e-6)
     assert console_messages(browser) == []
-    open_file(browser, report)           # a reload (--watch's refresh) keeps the slider where it was
+    # a reload (--watch's refresh: location.reload() in the same tab) keeps the slider where it was; a new
+    # navigation (driver.get) may land in another renderer before its sessionStorage write arrives
+    from selenium.webdriver.support.ui import WebDriverWait
+    browser.execute_script("window.__before_reload = 1; location.reload();")
+    WebDriverWait(browser, 30).until(lambda d: d.execute_script(
+        "return window.__before_reload === undefined && window.__reportReady !== undefined"))
     assert float(browser.find_element(By.ID, "smoothing").get_attribute("value")) == weight
 
 
