@@ -45,8 +45,9 @@ def run(args) -> int:
         return 2
     logdir = args.logdir if remote else os.path.abspath(args.logdir)
     try:
-        server = DataServer(logdir, host=args.host, port=args.grpc_port, reload_interval=args.reload_interval,
-                            samples_per_plugin=samples).start()
+        # TensorBoard, our child, reaches the provider on 127.0.0.1; only --provider-only exposes it on --host
+        server = DataServer(logdir, host=args.host if args.provider_only else "127.0.0.1", port=args.grpc_port,
+                            reload_interval=args.reload_interval, samples_per_plugin=samples).start()
     except OSError as err:
         print("tfevents serve: %s" % err, file=sys.stderr)
         return 1
