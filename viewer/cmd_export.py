@@ -14,7 +14,7 @@ import logging
 import os
 import sys
 
-from .cmd_inspect import add_load_arguments, load, printable
+from .cmd_inspect import add_load_arguments, load, printable, report_problems
 
 FORMATS = ("csv", "parquet", "tensorboard-csv")
 PROG = "tfevents export"
@@ -69,22 +69,6 @@ def _output_problem(out: str):
     return None
 
 
-def _report(problems, on_error: str) -> int:
-    """Problems found on the cluster, as ``load`` reports them: warnings on stderr, or stop on a corrupted record."""
-    from tfevents.summaries import record
-    bad = [p for p in problems if p.kind in ("corrupted", "truncated", "unparseable", "unreadable", "skipped")]
-    if on_error != "skip":
-        for p in bad:
-            print("%s: warning: %s" % (PROG, printable(p)), file=sys.stderr)
-    if on_error == "raise":
-        first = next((p for p in bad if p.kind == "corrupted"), None)
-        if first is not None:
-            print("%s: %s" % (PROG, printable(record.CorruptedRecordError(first.path, first.offset, first.detail))),
-                  file=sys.stderr)
-            return 1
-    return 0
-
-
 def run_dask(args) -> int:
     """``--dask``: read on the cluster, have the workers write ``run=<escaped>/part-*.parquet``."""
     fmt = args.format or "parquet"
@@ -122,7 +106,7 @@ def run_dask(args) -> int:
         except (FileNotFoundError, ValueError) as err:
             print("%s: %s" % (PROG, err), file=sys.stderr)
             return 2
-        status = _report(logdir.problems, args.on_error)
+        status = report_problems(PROG, logdir.problems, args.on_error)
         if status:
             return status
         keys = logdir.keys["scalars"]

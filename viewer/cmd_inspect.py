@@ -78,7 +78,6 @@ class ProgressBar:
 
 def load(args, prog: str, kinds=None):
     """load_logdir with the CLI's options; problems go to stderr. Returns (Logdir, exit status)."""
-    from tfevents.summaries import record
     from tfevents.summaries.reader import load_logdir
     bar = ProgressBar(force=args.progress)
     try:
@@ -89,17 +88,25 @@ def load(args, prog: str, kinds=None):
         return None, 2
     finally:
         bar.close()
-    bad = [p for p in logdir.problems if p.kind in ("corrupted", "truncated", "unparseable", "unreadable", "skipped")]
-    if args.on_error != "skip":
+    status = report_problems(prog, logdir.problems, args.on_error)
+    return (None, status) if status else (logdir, 0)
+
+
+def report_problems(prog: str, problems, on_error: str) -> int:
+    """Read problems on stderr as ``--on-error`` says: warnings (``warn``), nothing (``skip``), or, with ``raise``,
+    the first corrupted record as an error. The exit status: 1 when that error stops the command, else 0."""
+    from tfevents.summaries import record
+    bad = [p for p in problems if p.kind in ("corrupted", "truncated", "unparseable", "unreadable", "skipped")]
+    if on_error != "skip":
         for p in bad:
             print("%s: warning: %s" % (prog, printable(p)), file=sys.stderr)
-    if args.on_error == "raise":
+    if on_error == "raise":
         first = next((p for p in bad if p.kind == "corrupted"), None)
         if first is not None:
             print("%s: %s" % (prog, printable(record.CorruptedRecordError(first.path, first.offset, first.detail))),
                   file=sys.stderr)
-            return None, 1
-    return logdir, 0
+            return 1
+    return 0
 
 
 def _time(t: float) -> str:
