@@ -224,7 +224,7 @@ class FileRows:
     tensor_scalars: set = field(default_factory=set)  # tags whose scalar rows include tensor values
     records: int = 0
     end: int = 0  # where reading stopped (see scan.scan_stream)
-    min_wall_time: float = float("inf")  # the earliest finite wall time of any event (a run's start time)
+    min_wall_time: float = float("inf")  # the earliest finite wall time of the events outside ``scalars``
     keep_empty: bool = False  # keep values without a value oneof as 'empty' entries (the live loader's null tensors)
     tag_filter: Optional[object] = None  # callable(tag) -> bool, or None for every tag
     kinds: Optional[frozenset] = None
@@ -333,14 +333,8 @@ class FileRows:
         """Turn the scalar columns into numpy arrays (int64 offset/step, float64 wall_time/value)."""
         for tag, cols in list(self.scalars.items()):
             if isinstance(cols[0], array):
-                cols = self.scalars[tag] = (
-                    np.frombuffer(cols[0], dtype=np.int64), np.frombuffer(cols[1], dtype=np.int64),
-                    np.frombuffer(cols[2], dtype=np.float64), np.frombuffer(cols[3], dtype=np.float64))
-            walls = cols[2]
-            if len(walls):
-                finite = walls[np.isfinite(walls)]
-                if len(finite):
-                    self.min_wall_time = min(self.min_wall_time, float(finite.min()))
+                self.scalars[tag] = (np.frombuffer(cols[0], dtype=np.int64), np.frombuffer(cols[1], dtype=np.int64),
+                                     np.frombuffer(cols[2], dtype=np.float64), np.frombuffer(cols[3], dtype=np.float64))
         self.tag_filter = None  # not picklable in general, and no longer needed
         self._accepted = {}
         return self

@@ -66,13 +66,16 @@ _RUN_METADATA_MD = _blank("graph_tagged_run_metadata", BLOB_SEQUENCE)
 
 
 def initial_metadata(first_what: str, metadata: Optional[bytes]) -> Tuple[bytes, int, str]:
-    """(SummaryMetadata bytes, data class, plugin name) of a series from its first value's kind
-    ('simple_value', 'image', 'audio', 'histo', 'tensor') and metadata: the Rust server's rules."""
+    """(SummaryMetadata bytes, data class, plugin name) of a series from its first value's kind ('simple_value',
+    'image', 'audio', 'histo', 'tensor'; 'graph', 'run_metadata' for those events) and metadata: the Rust
+    server's rules."""
     md = summary_pb2.SummaryMetadata.FromString(metadata) if metadata else None
     if md is not None and md.data_class != UNKNOWN:
         return metadata, md.data_class, md.plugin_data.plugin_name
     fixed = {"simple_value": (_SCALAR_MD, SCALAR, "scalars"), "image": (_IMAGE_MD, BLOB_SEQUENCE, "images"),
-             "audio": (_AUDIO_MD, BLOB_SEQUENCE, "audio"), "histo": (_HISTO_MD, TENSOR, "histograms")}
+             "audio": (_AUDIO_MD, BLOB_SEQUENCE, "audio"), "histo": (_HISTO_MD, TENSOR, "histograms"),
+             "graph": (_GRAPH_MD, BLOB_SEQUENCE, "graphs"),
+             "run_metadata": (_RUN_METADATA_MD, BLOB_SEQUENCE, "graph_tagged_run_metadata")}
     if first_what in fixed:
         return fixed[first_what]
     if md is None:
@@ -156,25 +159,24 @@ class LiveRun:
 
     def apply(self, rows: FileRows) -> None:
         """Fold one scan of a file's new bytes into the run's series."""
-        if rows.min_wall_time != float("inf") and (self.start_time is None or rows.min_wall_time < self.start_time):
-            self.start_time = rows.min_wall_time
+        earliest = rows.min_wall_time  # the other events'; the scalar columns' finite wall times too:
+        for _, _, walls, _ in rows.scalars.values():
+            finite = walls[np.isfinite(walls)]
+            if len(finite):
+                earliest = min(earliest, float(finite.min()))
+        if earliest != float("inf") and (self.start_time is None or earliest < self.start_time):
+            self.start_time = earliest
         tags = set(rows.scalars) | set(rows.values)
         for tag in tags:
             self._apply_tag(tag, rows)
         for offset, step, wall, graph, from_meta_graph in rows.graphs:
             if not from_meta_graph:  # the Rust server reads GraphDef events only
-                self._offer_blobs(RUN_GRAPH_TAG, "graph", None, [(step, wall, [graph])])
+                self._offer_blobs(RUN_GRAPH_TAG, "graph", [(step, wall, [graph])])
         for offset, step, wall, tag, blob in rows.run_metadata:
-            self._offer_blobs(tag, "run_metadata", None, [(step, wall, [blob])])
+            self._offer_blobs(tag, "run_metadata", [(step, wall, [blob])])
 
-    def _offer_blobs(self, tag: str, what: str, metadata, points) -> None:
-        s = self.series.get(tag)
-        if s is None:
-            md = _GRAPH_MD if what == "graph" else _RUN_METADATA_MD
-            cap = self.capacity.get(summary_pb2.SummaryMetadata.FromString(md).plugin_data.plugin_name,
-                                    DEFAULT_CAPACITY[BLOB_SEQUENCE])
-            s = self.series[tag] = Series(BLOB_SEQUENCE, md, summary_pb2.SummaryMetadata.FromString(md)
-                                          .plugin_data.plugin_name, Reservoir(cap, object))
+    def _offer_blobs(self, tag: str, what: str, points) -> None:
+        s = self._series(tag, what, None)
         if s.data_class != BLOB_SEQUENCE:
             return
         values = np.empty(len(points), dtype=object)
