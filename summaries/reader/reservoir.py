@@ -22,7 +22,7 @@ import numpy as np
 
 from .packing import pack_columns, unpack_columns
 
-__all__ = ["Reservoir", "survivors"]
+__all__ = ["Reservoir", "survivors", "sample_indices"]
 
 _GOLDEN, _M1, _M2 = np.uint64(0x9E3779B97F4A7C15), np.uint64(0xBF58476D1CE4E5B9), np.uint64(0x94D049BB133111EB)
 
@@ -33,6 +33,19 @@ def _priority(steps: np.ndarray) -> np.ndarray:
     z = (z ^ (z >> np.uint64(30))) * _M1
     z = (z ^ (z >> np.uint64(27))) * _M2
     return z ^ (z >> np.uint64(31))
+
+
+def sample_indices(steps: np.ndarray, k: int) -> np.ndarray:
+    """Indices (increasing) of the ``k`` points of ``steps`` a full reservoir keeps (``k < len(steps)``): the last,
+    and the ``k - 1`` others of least priority. Also the rule the data provider downsamples by."""
+    n = len(steps)
+    if k <= 0:
+        return np.empty(0, dtype=np.intp)
+    if k == 1:
+        return np.array([n - 1])
+    chosen = np.argpartition(_priority(steps[:-1]), k - 2)[:k - 1]
+    chosen.sort()
+    return np.append(chosen, n - 1)
 
 
 def survivors(steps: np.ndarray) -> np.ndarray:
@@ -95,17 +108,8 @@ class Reservoir:
             walls = np.concatenate([old_walls[:kept], walls])
             values = np.concatenate([old_values[:kept], values.astype(old_values.dtype, copy=False)])
         if len(steps) > self.capacity:
-            chosen = self._sample(steps)
+            chosen = sample_indices(steps, self.capacity)
             steps, walls, values = steps[chosen], walls[chosen], values[chosen]
         self._store(steps, walls, values)
 
-    def _sample(self, steps: np.ndarray) -> np.ndarray:
-        """Indices (increasing) of the points kept: the last, and the capacity - 1 others of least priority."""
-        k = self.capacity - 1
-        if k == 0:
-            return np.array([len(steps) - 1])
-        prio = _priority(steps[:-1])
-        chosen = np.argpartition(prio, k - 1)[:k]
-        chosen.sort()
-        return np.append(chosen, len(steps) - 1)
 

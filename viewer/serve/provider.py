@@ -19,7 +19,7 @@ from tensorboard.data.proto import data_provider_pb2_grpc as pb_grpc
 
 from tfevents.summaries.reader.incremental import (BLOB_SEQUENCE, SCALAR, TENSOR, UNKNOWN, LiveLogdir,
                                                    tensor_bytes)
-from tfevents.summaries.reader.reservoir import _priority
+from tfevents.summaries.reader.reservoir import sample_indices
 
 __all__ = ["DataProvider", "blob_key", "parse_blob_key", "downsample_indices"]
 
@@ -43,19 +43,9 @@ def parse_blob_key(key: str):
 
 
 def downsample_indices(steps: np.ndarray, num_points: int) -> Optional[np.ndarray]:
-    """Indices of the points kept when ``num_points`` of ``len(steps)`` are asked for: None for all, else
-    ``num_points - 1`` of the others (least hash priority, as the reservoir chooses) and the last."""
-    n = len(steps)
-    if num_points >= n:
-        return None
-    if num_points == 0:
-        return np.empty(0, dtype=np.intp)
-    k = num_points - 1
-    if k == 0:
-        return np.array([n - 1])
-    chosen = np.argpartition(_priority(steps[:-1]), k - 1)[:k]
-    chosen.sort()
-    return np.append(chosen, n - 1)
+    """Indices of the points kept when ``num_points`` of ``len(steps)`` are asked for: None for all, else the
+    reservoir's own rule (the last, and ``num_points - 1`` others of least hash priority)."""
+    return None if num_points >= len(steps) else sample_indices(steps, num_points)
 
 
 def _plugin(request, context) -> str:
