@@ -9,3 +9,22 @@ def tf1_and_core(tf1, program, *args):
     with core.Graph().as_default():
         got = program(core, *args)
     return want, got
+
+
+def core_then_imported_into_tf(tf1, build, choose_feeds):
+    """Build ``build(core) -> (fetches, placeholders)`` in core and run it on ``choose_feeds(placeholders)``
+    ({placeholder key: value}); then import its GraphDef into TF1 with ``tf.import_graph_def`` and run the same
+    fetches on the same feeds. ``(core's values, TF's values)``."""
+    with core.Graph().as_default() as graph:
+        fetches, placeholders = build(core)
+        used = choose_feeds(placeholders)
+        with core.Session() as sess:
+            want = sess.run(fetches, {placeholders[k]: v for k, v in used.items()})
+        graph_def = graph.as_graph_def().SerializeToString()
+        names = [t.name for t in fetches]
+        feed_names = {placeholders[k].name: v for k, v in used.items()}
+    with tf1.Graph().as_default():
+        tf1.import_graph_def(tf1.GraphDef.FromString(graph_def), name="")
+        with tf1.Session() as sess:
+            got = sess.run(names, feed_names)
+    return want, got

@@ -248,21 +248,10 @@ def np_values(shape, name):
 def test_tensorflow_imports_and_runs_our_graph_def(tf1, build):
     """Our GraphDef of a cond or loop and its gradients, imported with tf.import_graph_def, runs in TF1 to the
     numbers core computes."""
-    from tfevents import core
+    from _oracle import core_then_imported_into_tf
     feeds = {"x": X, "a0": np.ones(3, np.float32), "n": 3, "p": False}
-    with core.Graph().as_default() as graph:
-        fetches, placeholders = build(core)
-        used = {k: v for k, v in feeds.items() if k in placeholders}
-        with core.Session() as sess:
-            want = sess.run(fetches, {placeholders[k]: v for k, v in used.items()})
-        graph_def = graph.as_graph_def().SerializeToString()
-        names = [t.name for t in fetches]
-        feed_names = {placeholders[k].name: v for k, v in used.items()}
-    with tf1.Graph().as_default():
-        imported = tf1.GraphDef.FromString(graph_def)
-        tf1.import_graph_def(imported, name="")
-        with tf1.Session() as sess:
-            got = sess.run(names, feed_names)
+    want, got = core_then_imported_into_tf(
+        tf1, build, lambda placeholders: {k: v for k, v in feeds.items() if k in placeholders})
     for w, g in zip(want, got):
         np.testing.assert_allclose(g, w, rtol=1e-6, atol=1e-6)
 

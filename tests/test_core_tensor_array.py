@@ -1,7 +1,6 @@
 """tf.TensorArray against TF1 (graph mode, control flow v1): values and gradients of write/read/gather/scatter/
 stack/unstack/concat/split/size, inside and outside while loops, the TensorArray and control-flow nodes of the
 GraphDef (TF's names, inputs, frames, attrs), and TF's run-time errors."""
-import re
 
 import numpy as np
 import pytest
@@ -269,21 +268,11 @@ def test_writing_the_wrong_shape_fails_when_the_graph_is_built_or_run():
 def test_tensorflow_imports_and_runs_our_graph_def(tf1, build):
     """Our GraphDef of TensorArrays and their gradients (ops, attrs, frames), imported with tf.import_graph_def,
     runs in TF1 to the numbers core computes."""
-    from tfevents import core
+    from _oracle import core_then_imported_into_tf
     feeds = {"x": X, "w": np.array([0.5, -1.0, 2.0], np.float32), "lengths": np.array([1, 3], np.int32),
              "p": False}
-    with core.Graph().as_default() as graph:
-        fetches, placeholders = build(core)
-        used = {k: v if k != "x" or placeholders[k].shape.ndims == 2 else v[0] for k, v in feeds.items()
-                if k in placeholders}
-        with core.Session() as sess:
-            want = sess.run(fetches, {placeholders[k]: v for k, v in used.items()})
-        graph_def = graph.as_graph_def().SerializeToString()
-        names = [t.name for t in fetches]
-        feed_names = {placeholders[k].name: v for k, v in used.items()}
-    with tf1.Graph().as_default():
-        tf1.import_graph_def(tf1.GraphDef.FromString(graph_def), name="")
-        with tf1.Session() as sess:
-            got = sess.run(names, feed_names)
+    want, got = core_then_imported_into_tf(tf1, build, lambda placeholders: {
+        k: v if k != "x" or placeholders[k].shape.ndims == 2 else v[0] for k, v in feeds.items()
+        if k in placeholders})
     for w, g in zip(want, got):
         np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-6)
