@@ -6,7 +6,6 @@ import os
 import subprocess
 import sys
 import tempfile
-import time
 
 from _tensorboard import stop_process_group
 
@@ -24,9 +23,8 @@ class ProviderProcess:
         self.proc = subprocess.Popen([sys.executable, "-m", "tfevents.viewer.cli", "serve", self.logdir,
                                       "--provider-only", "-v"] + self.args,
                                      stdout=subprocess.PIPE, stderr=self._log, start_new_session=True)
-        deadline = time.monotonic() + 60
-        line = self.proc.stdout.readline().decode()
-        if not line.startswith("data provider: ") or time.monotonic() > deadline:
+        line = self.proc.stdout.readline().decode()   # its first line, or "" if it exited
+        if not line.startswith("data provider: "):
             stop_process_group(self.proc)
             raise RuntimeError("tfevents serve did not start: %r\n%s" % (line, self.log()))
         self.address = line.split(": ", 1)[1].strip()
