@@ -4,7 +4,7 @@ import importlib.util
 
 import pytest
 
-from _examples import PROGRAMS as EXAMPLES, program_name
+from _examples import PROGRAMS as EXAMPLES, SHARED_ABSENT, program_name
 
 # these use tf.train (optimizers, Saver, summary_iterator), which lives in core/train
 NEEDS_TRAIN = {"adam_graph", "mlp_clip_by_value", "global_norm_clipping"}
@@ -19,11 +19,13 @@ def _param(path):
     return pytest.param(path, id=name, marks=marks)
 
 
+@pytest.mark.skipif(SHARED_ABSENT is not None, reason=str(SHARED_ABSENT))
 def test_examples_found():
     assert len(EXAMPLES) >= 3, EXAMPLES
 
 
-@pytest.mark.parametrize("path", [_param(p) for p in EXAMPLES])
+@pytest.mark.parametrize("path", [_param(p) for p in EXAMPLES] if EXAMPLES else
+                         [pytest.param(None, id="shared-examples", marks=pytest.mark.skip(reason=str(SHARED_ABSENT)))])
 def test_example_runs(path, example_runs):
     name = program_name(path)
     proc = example_runs.wait()[name]
