@@ -1,4 +1,4 @@
-"""End to end: the demo's logdir (plus the runs the shared TF1 example programs write) served by real TensorBoard,
+"""End to end: the demo's logdir (plus the runs two of the project's TF1 example programs write) served by real TensorBoard,
 the Python loader (``--load_fast=false``) and the Rust data server (``--load_fast=true``), checked through its HTTP
 API against what the demo logged; then TensorBoard's scalars and graphs dashboards rendered in headless Chromium."""
 import contextlib
@@ -11,25 +11,31 @@ import numpy as np
 import pytest
 from google.protobuf import text_format
 
+from _examples import ExampleRuns
 from _tensorboard import TensorBoardServer
+from conftest import REPO
 from tfevents.core.demo import DemoConfig, run_demo
 
 CONFIG = dict(epochs=2, n_train=256, n_test=128, batch_size=64, log_every=2)    # 4 steps per epoch
 SWEEP_CONFIG = dict(epochs=1, n_train=128, n_test=64, batch_size=64, log_every=2)
 SWEEP_RATES = (0.01, 0.1)
-EXAMPLES_WITH_GRAPHS = ("adam_graph", "mlp_clip_by_value")                      # the programs that log a graph
+EXAMPLES_WITH_GRAPHS = ("layers_cnn", "sequence_classifier")    # examples/ programs that log a graph, ~1 s each
 TIMEOUT = 120.0
 
 
 # ------------------------------------------------------------------ fixtures
 
 @pytest.fixture(scope="module")
-def logdir(tmp_path_factory, example_runs):
-    """``demo/{train,test}`` from one short demo run, and ``examples/<program>.*/...`` from the shared TF1 example
-    programs (conftest's ``example_runs``: running against tfevents.core in subprocesses meanwhile)."""
+def logdir(tmp_path_factory):
+    """``demo/{train,test}`` from one short demo run, and ``examples/<program>.*/...`` from the project's TF1 example
+    programs (``EXAMPLES_WITH_GRAPHS``, running against tfevents.core in subprocesses meanwhile)."""
+    example_runs = ExampleRuns(str(tmp_path_factory.mktemp("examples")),
+                               [os.path.join(REPO, "examples", name + ".py") for name in EXAMPLES_WITH_GRAPHS])
     root = tmp_path_factory.mktemp("e2e")
-    result = run_demo(DemoConfig(logdir=str(root / "demo"), **CONFIG), progress=None)
-    finished = example_runs.wait()
+    try:
+        result = run_demo(DemoConfig(logdir=str(root / "demo"), **CONFIG), progress=None)
+    finally:
+        finished = example_runs.wait()
     example_runs_dirs = {}
     for name in EXAMPLES_WITH_GRAPHS:
         out = finished[name].stdout
