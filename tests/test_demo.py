@@ -250,6 +250,9 @@ def test_cli_writes_runs_report_and_says_how_to_open_tensorboard(tmp_path):
     for needle in ("weights/hidden1/kernel", "confusion_matrix", "gradient_norm", "accuracy_ema"):
         assert needle in report, needle
     assert "--logdir %s" % logdir in proc.stdout and "http://localhost:6006" in proc.stdout
+    # and tfevents' own server, as a command this machine runs
+    (serve,) = [line.split() for line in proc.stdout.splitlines() if line.strip().endswith("serve %s" % logdir)]
+    assert serve[-2:] == ["serve", str(logdir)] and (os.path.basename(serve[0]) == "tfevents" or "tfevents.viewer.cli" in serve)
     # the progress bar: one line per epoch on stderr when it is not a terminal
     bars = [line for line in proc.stderr.splitlines() if line.startswith("epoch ")]
     assert len(bars) == 2 and bars[0].startswith("epoch 1/2 [" + "#" * 30 + "] 2/2")

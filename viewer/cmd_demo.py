@@ -72,15 +72,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("-q", "--quiet", action="store_true", help="no progress bars")
 
 
-def _tensorboard_command() -> str:
-    """How to start TensorBoard: ``tensorboard`` if it is on PATH, else the one next to this Python."""
-    found = shutil.which("tensorboard")
-    beside = os.path.join(os.path.dirname(sys.executable), "tensorboard")
+def _console_command(name: str, module: str) -> str:
+    """How to run the console script ``name``: ``name`` if it is on PATH (and is the one next to this Python),
+    else the one next to this Python, else ``python -m module``."""
+    found = shutil.which(name)
+    beside = os.path.join(os.path.dirname(sys.executable), name)
     if found and (not os.path.exists(beside) or os.path.samefile(found, beside)):
-        return "tensorboard"
+        return name
     if os.path.exists(beside):
         return beside
-    return "%s -m tensorboard.main" % os.path.basename(sys.executable)
+    return "%s -m %s" % (os.path.basename(sys.executable), module)
 
 
 def _learning_rates(text: str, config) -> List[float]:
@@ -131,6 +132,7 @@ def run(args) -> int:
                                           title="tfevents demo: %s" % config.logdir)
         print("report: %s" % report)
     print("graph dumps: %s" % ", ".join(f for r in results for f in r.graph_files))
-    print("to look at the runs in TensorBoard:\n    %s --logdir %s\nthen open http://localhost:6006"
-          % (_tensorboard_command(), config.logdir))
+    print("to look at the runs in TensorBoard:\n    %s serve %s\nor\n    %s --logdir %s\nthen open "
+          "http://localhost:6006" % (_console_command("tfevents", "tfevents.viewer.cli"), config.logdir,
+                                     _console_command("tensorboard", "tensorboard.main"), config.logdir))
     return 0
