@@ -126,7 +126,7 @@ def _is_index_tensor(k) -> bool:
 def strided_slice(x, key, name="strided_slice"):
     """``x[key]`` for ints, slices, ``...`` and ``None`` (new axes): TF's StridedSlice with its masks. An index
     or a slice bound may be a scalar int Tensor (``x[t]`` in a loop body), as in TF: then begin/end/strides are
-    ``Pack``\ ed (``stack``) and ``t + 1`` is made before the op's name scope."""
+    ``Pack``-ed (``stack``) and ``t + 1`` is made before the op's name scope."""
     key = key if isinstance(key, tuple) else (key,)
     begin, end, strides = [], [], []
     masks = dict.fromkeys(_MASKS, 0)
