@@ -181,6 +181,36 @@ def test_toggling_a_run_removes_its_line(browser, demo):
     assert console_messages(browser) == []
 
 
+def test_one_point_series_show_their_point_and_its_value_on_hover(browser, demo):
+    """The demo's ``hparam/*`` metrics are one point each: each chart draws it (as TensorBoard does), and hovering
+    over it shows its value."""
+    from selenium.webdriver.common.action_chains import ActionChains
+    from selenium.webdriver.common.by import By
+    from tfevents.summaries import load_logdir
+    logdir, report = demo
+    logged = {tag: (run, s) for (run, tag), s in load_logdir(logdir).scalars.items() if tag.startswith("hparam/")}
+    assert len(logged) == 4 and all(s.step.size == 1 for _, s in logged.values())
+    _open(browser, report)
+    colors = {r["name"]: r["color"] for r in browser.execute_script("return window.__tfe.data.runs")}
+    for tag, (run, series) in sorted(logged.items()):
+        assert _color_pixels(browser, tag, colors[run]) >= 9, "%s: its one point is not drawn" % tag
+        browser.execute_script("arguments[0].scrollIntoView({block: 'center'})",
+                               browser.find_element(By.CSS_SELECTOR, '.scalar-card[data-chart="%s"]' % tag))
+        over, x, y = browser.execute_script("""
+            const u = window.__tfe.charts.find(c => c.title === arguments[0]).u, k = u.data[2].findIndex(v => v !== null);
+            return [u.over, u.valToPos(u.data[0][k], 'x'), u.valToPos(u.data[2][k], 'y')];""", tag)
+        size = over.size
+        ActionChains(browser).move_to_element_with_offset(over, int(x - size["width"] / 2),
+                                                          int(y - size["height"] / 2)).perform()
+        card = browser.find_element(By.CSS_SELECTOR, '.scalar-card[data-chart="%s"]' % tag)
+        rows = [[td.text for td in tr.find_elements(By.TAG_NAME, "td")]
+                for tr in card.find_elements(By.CSS_SELECTOR, ".tooltip tbody tr")]
+        assert len(rows) == 1, (tag, rows)
+        assert float(rows[0][3]) == pytest.approx(float(series.value[0]), rel=1e-3)
+        assert int(rows[0][4]) == int(series.step[0])
+    assert console_messages(browser) == []
+
+
 def test_graph_tree_counts_every_node(browser, demo, tf):
     """The graph tree's op counts per top-level scope equal the GraphDef's as TensorFlow parses it."""
     logdir, report = demo

@@ -219,6 +219,14 @@ function downloadCsv(chart) {
   setTimeout(() => URL.revokeObjectURL(url), 1000);
 }
 
+/** uPlot's points.show: a series with one point in view draws no line, so draw that point (as TensorBoard does). */
+function lonePoint(u, k, i0, i1) {
+  const ys = u.data[k];
+  let n = 0;
+  for (let i = i0; i <= i1 && n < 2; i++) if (ys[i] !== null) n++;
+  return n === 1;
+}
+
 function makePlot(chart) {
   if (chart.u) { chart.u.destroy(); chart.u = null; }
   chart.shown = visibleSeries(chart);
@@ -228,8 +236,8 @@ function makePlot(chart) {
   const series = [{}];
   for (const s of chart.shown) {
     const label = multiTag ? runName(s.run) + ": " + s.tag : runName(s.run), dash = [[], [6, 3], [2, 2], [8, 3, 2, 3]][tags.indexOf(s.tag) % 4];
-    series.push({label: label + " (raw)", stroke: runColor(s.run) + "40", width: 1, spanGaps: true, dash, show: STATE.smoothing > 0, points: {show: false}},
-                {label, stroke: runColor(s.run), width: 1.5, spanGaps: true, dash, points: {show: false}});
+    series.push({label: label + " (raw)", stroke: runColor(s.run) + "40", width: 1, spanGaps: true, dash, show: STATE.smoothing > 0, points: {show: lonePoint}},
+                {label, stroke: runColor(s.run), width: 1.5, spanGaps: true, dash, points: {show: lonePoint, size: 7, fill: runColor(s.run)}});
   }
   const width = Math.max(240, chart.plot.clientWidth || 400);
   chart.width = width;
