@@ -13,7 +13,7 @@ import numpy as np
 from . import dtypes
 from .graph import GraphKeys, get_default_graph, name_scope
 from .registry import apply_op, constant, constant_value, convert_to_tensor, register, shape_scalar
-from ..summaries._tags import clean_tag
+from tfevents.summaries.tags import clean_tag
 
 
 def _builders():

@@ -11,7 +11,7 @@ numpy is loaded only by what needs it.
 """
 from __future__ import annotations
 
-from ._lazy import lazy_exports
+from .lazy import lazy_exports
 
 
 __version__ = "0.1.0"

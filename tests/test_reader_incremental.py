@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 
 from tfevents.summaries import SummaryWriter
-from tfevents.summaries.reader.incremental import SCALAR, TENSOR, LiveLogdir, tensor_bytes
-from tfevents.summaries.reader.packing import CompactHistogram, pack_columns, unpack_columns
-from tfevents.summaries.reader.reservoir import Reservoir
+from tfevents.summaries.live.loader import SCALAR, TENSOR, LiveLogdir, tensor_bytes
+from tfevents.summaries.live.packing import CompactHistogram, pack_columns, unpack_columns
+from tfevents.summaries.live.reservoir import Reservoir
 
 
 def preempted_stream(steps):

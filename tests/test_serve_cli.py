@@ -83,7 +83,7 @@ def test_a_missing_logdir_is_a_clear_error(tmp_path):
 
 
 def test_samples_per_plugin_parses_tensorboards_flag():
-    from tfevents.summaries.reader.incremental import UNBOUNDED
+    from tfevents.summaries.live.loader import UNBOUNDED
     from tfevents.viewer.serve.server import parse_samples_per_plugin
     assert parse_samples_per_plugin("scalars=5, images=all,audio=0") == {
         "scalars": 5, "images": UNBOUNDED, "audio": UNBOUNDED}   # 'all' and 0 keep every point, as in TensorBoard

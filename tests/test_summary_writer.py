@@ -36,7 +36,7 @@ def _scalars(events):
 # ------------------------------------------------------------------ hand-encoded scalar Events
 
 def _proto_scalar_event(wall_time, step, tag, value):
-    # the Summary built by hand: builders.scalar would clean the tag (see summaries/_tags.py)
+    # the Summary built by hand: builders.scalar would clean the tag (see summaries/tags.py)
     summary = summary_pb2.Summary(value=[summary_pb2.Summary.Value(tag=tag, simple_value=value)])
     return event_pb2.Event(wall_time=wall_time, step=step, summary=summary).SerializeToString()
 

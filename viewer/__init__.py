@@ -11,7 +11,7 @@ matplotlib is imported only when a plot is made, not by ``import tfevents.viewer
 """
 from __future__ import annotations
 
-from ..summaries._lazy import lazy_exports
+from tfevents.summaries.lazy import lazy_exports
 
 
 # public name -> submodule that defines it

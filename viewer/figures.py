@@ -41,7 +41,7 @@ def save(fig, path: str, dpi: int = 100) -> None:
     """Save by the file's extension (png, svg, pdf, ...), atomically (write a temp file, then rename)."""
     import os
     ext = os.path.splitext(path)[1].lstrip(".").lower() or "png"
-    from ..summaries._atomic import atomic_write
+    from tfevents.summaries.atomic import atomic_write
     atomic_write(path, to_bytes(fig, ext, dpi), durable=False)
 
 

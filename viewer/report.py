@@ -107,7 +107,7 @@ def render_report(source: Any, *, tags: Optional[str] = None, runs: Optional[str
 
 def write_report(source: Any, path: str, **kwargs) -> str:
     """Render and write atomically (a reader never sees a half-written file); returns ``path``."""
-    from ..summaries._atomic import atomic_write
+    from tfevents.summaries.atomic import atomic_write
     return atomic_write(path, render_report(source, **kwargs).encode("utf-8"), durable=False)
 
 

@@ -39,7 +39,7 @@ from typing import Any, Optional
 
 import numpy as np
 
-from ...summaries._atomic import atomic_write
+from tfevents.summaries.atomic import atomic_write
 from ..errors import DataLossError, InvalidArgumentError, NotFoundError
 from ..graph import get_default_graph
 from ..variables import Variable, global_variables

@@ -30,7 +30,7 @@ import numpy as np
 
 from tfevents.proto import tensor_bundle_pb2, types_pb2
 
-from ...summaries._atomic import atomic_write
+from tfevents.summaries.atomic import atomic_write
 from ...summaries.record import masked_crc32c
 from ..errors import DataLossError, NotFoundError
 

@@ -11,7 +11,7 @@ import numpy as np
 
 from tfevents.proto import summary_pb2, tensor_pb2, tensor_shape_pb2, types_pb2
 
-from .._tags import check_tag, clean_tag
+from ..tags import check_tag, clean_tag
 
 __all__ = [
     "check_tag", "clean_tag", "check_int", "as_array", "as_numeric_array", "require_finite",

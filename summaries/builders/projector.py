@@ -28,7 +28,7 @@ from google.protobuf import text_format
 
 from tfevents.proto import plugin_projector_pb2
 
-from .._atomic import atomic_write
+from ..atomic import atomic_write
 from .common import as_array, as_numeric_array, check_tag, require_finite
 from .media import encode_png, make_grid
 

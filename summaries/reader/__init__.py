@@ -5,13 +5,13 @@
 - ``scan.py``: one file -> rows (framing, checksums, corruption recovery; ``_fastscan.c`` in bulk);
 - ``decode.py``: Event protos -> rows (the general path); ``types.py``: the result types;
 - ``merge.py``: a run's files -> series (kinds by first metadata, records); ``restarts.py``: TensorBoard's rules;
-- ``projector.py``: ``projector_config.pbtxt`` -> embeddings; ``export.py``: pandas, CSV, Parquet;
-- ``incremental.py``: a live, bounded-memory loader that reads only appended bytes (``tfevents serve``), with
-  ``reservoir.py`` (bounded series, the Rust server's preemption) and ``packing.py`` (compact columns).
+- ``projector.py``: ``projector_config.pbtxt`` -> embeddings; ``export.py``: pandas, CSV, Parquet.
+
+A logdir still being written, read pass by pass in bounded memory, is ``summaries/live``.
 """
 from __future__ import annotations
 
-from .._lazy import lazy_exports
+from ..lazy import lazy_exports
 
 _EXPORTS = {name: "load" for name in (
     "load_logdir", "read_scalars", "Logdir", "Problem", "ReadWarning", "ScalarSeries", "HistogramSeries",

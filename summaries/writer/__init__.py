@@ -7,7 +7,7 @@
 """
 from __future__ import annotations
 
-from .._lazy import lazy_exports
+from ..lazy import lazy_exports
 
 _EXPORTS = {"SummaryWriter": "summary_writer", "FileWriter": "summary_writer",
             "EventFileWriter": "event_file_writer", "write_graph": "graph_io"}

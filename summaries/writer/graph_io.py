@@ -4,7 +4,7 @@ from __future__ import annotations
 import os
 from typing import Any, Union
 
-from .._atomic import atomic_write
+from ..atomic import atomic_write
 
 __all__ = ["write_graph"]
 

@@ -37,8 +37,8 @@ from typing import Any, Dict, Mapping, Optional, Sequence, Union
 
 from . import event_bytes as _event_bytes
 from .media_methods import MediaMethods
-from .._tags import check_tag as _check_tag
-from .._tags import clean_tag as _clean_tag
+from ..tags import check_tag as _check_tag
+from ..tags import clean_tag as _clean_tag
 from .event_file_writer import EventFileWriter
 
 __all__ = ["SummaryWriter", "FileWriter"]

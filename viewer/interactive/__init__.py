@@ -93,7 +93,7 @@ def render_interactive_report(source: Any, *, tags: Optional[str] = None, runs: 
 
 def write_interactive_report(source: Any, path: str, **kwargs: Any) -> str:
     """Render and write atomically (a reader never sees a half-written file); returns ``path``."""
-    from tfevents.summaries._atomic import atomic_write
+    from tfevents.summaries.atomic import atomic_write
     return atomic_write(path, render_interactive_report(source, **kwargs).encode("utf-8"), durable=False)
 
 

@@ -19,7 +19,7 @@ from typing import Dict, List, Mapping, Optional
 import grpc
 from tensorboard.data.proto import data_provider_pb2_grpc as pb_grpc
 
-from tfevents.summaries.reader.incremental import UNBOUNDED, LiveLogdir
+from tfevents.summaries.live.loader import UNBOUNDED, LiveLogdir
 
 from .provider import DataProvider
 

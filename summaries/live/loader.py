@@ -28,12 +28,12 @@ from typing import Callable, Dict, List, Mapping, Optional, Tuple
 
 import numpy as np
 
-from ...proto import summary_pb2, tensor_pb2, tensor_shape_pb2, types_pb2
-from .decode import FileRows, Problem
+from tfevents.proto import summary_pb2, tensor_pb2, tensor_shape_pb2, types_pb2
+from ..reader.decode import FileRows, Problem
 from .packing import CompactHistogram
 from .reservoir import Reservoir
-from .scan import scan_stream
-from .walk import discover
+from ..reader.scan import scan_stream
+from ..reader.walk import discover
 
 __all__ = ["LiveLogdir", "LiveRun", "Series", "tensor_bytes", "SCALAR", "TENSOR", "BLOB_SEQUENCE",
            "RUN_GRAPH_TAG", "UNBOUNDED"]

@@ -17,7 +17,7 @@ from typing import Optional, Tuple
 
 import numpy as np
 
-from ...proto import tensor_pb2, types_pb2
+from tfevents.proto import tensor_pb2, types_pb2
 
 __all__ = ["pack_columns", "unpack_columns", "CompactHistogram"]
 
