@@ -10,14 +10,14 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-from . import dtypes, errors
-from .dtypes import (DType, as_dtype, bool, double, float16, float32, float64, half, int32, int64,  # noqa: A004
+from .framework import dtypes, errors
+from .framework.dtypes import (DType, as_dtype, bool, double, float16, float32, float64, half, int32, int64,  # noqa: A004
                      string, uint8)
-from .graph import (Dimension, Graph, GraphKeys, Operation, Tensor, TensorShape, add_to_collection, add_to_collections,
+from .framework.graph import (Dimension, Graph, GraphKeys, Operation, Tensor, TensorShape, add_to_collection, add_to_collections,
                     colocate_with, control_dependencies, device, get_collection, get_collection_ref,
                     get_default_graph, name_scope, reset_default_graph, set_random_seed)
-from .registry import IndexedSlices, constant, convert_to_tensor, register_gradient as RegisterGradient
-from .graph_import import import_graph_def
+from .framework.registry import IndexedSlices, constant, convert_to_tensor, register_gradient as RegisterGradient
+from .framework.graph_import import import_graph_def
 from .ops.math_ops import (abs, add, add_n, argmax, argmin, cast, ceil, cumsum, div, div_no_nan, divide,  # noqa: A004
                            equal, exp, floor, floordiv, floormod, greater, greater_equal, less, less_equal, log,
                            log1p, logical_and, logical_not, logical_or, logical_xor, matmul, maximum, minimum, mod,
@@ -49,29 +49,29 @@ from .initializers import (constant_initializer, glorot_normal_initializer, glor
                            truncated_normal_initializer, variance_scaling_initializer, zeros_initializer)
 from .control_flow import case, cond, group, no_op, tuple_ as tuple, while_loop, with_dependencies  # noqa: A004
 from .control_flow import TensorArray, foldl, foldr, map_fn, scan
-from .gradients import AggregationMethod, gradients, hessians
-from .session import InteractiveSession, Session, get_default_session
+from .framework.gradients import AggregationMethod, gradients, hessians
+from .runtime.session import InteractiveSession, Session, get_default_session
 
 newaxis = None
 
 # lazily imported submodules and names (PEP 562): tf.train is core/train (written separately), the clipping
 # functions live in tfevents.core.train.clipping, protos come from tfevents.proto.
 _LAZY_MODULES = {"train": ".train", "nn": ".nn", "layers": ".layers", "losses": ".losses", "metrics": ".metrics",
-                 "summary": ".summary", "initializers": ".initializers", "graph_def": ".graph_def"}
+                 "summary": ".summary", "initializers": ".initializers", "graph_def": ".framework.graph_def"}
 _LAZY_NAMES = {
     "clip_by_value": (".train.clipping", "clip_by_value"),
     "clip_by_norm": (".train.clipping", "clip_by_norm"),
     "clip_by_global_norm": (".train.clipping", "clip_by_global_norm"),
     "clip_by_average_norm": (".train.clipping", "clip_by_average_norm"),
     "global_norm": (".train.clipping", "global_norm"),
-    "SparseTensor": (".sparse_tensor", "SparseTensor"),
-    "SparseTensorValue": (".sparse_tensor", "SparseTensorValue"),
+    "SparseTensor": (".framework.sparse_tensor", "SparseTensor"),
+    "SparseTensorValue": (".framework.sparse_tensor", "SparseTensorValue"),
     "sparse_segment_sum": (".ops.embedding_ops", "sparse_segment_sum"),
     "sparse_segment_mean": (".ops.embedding_ops", "sparse_segment_mean"),
     "sparse_segment_sqrt_n": (".ops.embedding_ops", "sparse_segment_sqrt_n"),
     "sparse_to_dense": (".ops.sampled_loss_ops", "sparse_to_dense"),
-    "FIFOQueue": (".train.data_flow", "FIFOQueue"), "QueueBase": (".train.data_flow", "QueueBase"),
-    "RandomShuffleQueue": (".train.data_flow", "RandomShuffleQueue"),
+    "FIFOQueue": (".train.input.queues", "FIFOQueue"), "QueueBase": (".train.input.queues", "QueueBase"),
+    "RandomShuffleQueue": (".train.input.queues", "RandomShuffleQueue"),
     "Summary": ("tfevents.proto.summary_pb2", "Summary"),
     "HistogramProto": ("tfevents.proto.summary_pb2", "HistogramProto"),
     "Event": ("tfevents.proto.event_pb2", "Event"),

@@ -5,9 +5,9 @@ import math
 
 import numpy as np
 
-from . import dtypes
+from .framework import dtypes
 from .ops import array_ops, random_ops
-from .registry import constant as _constant
+from .framework.registry import constant as _constant
 
 
 class Initializer:

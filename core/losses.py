@@ -10,11 +10,11 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
-from . import dtypes
-from .graph import GraphKeys, Operation, Tensor, control_dependencies, get_default_graph, name_scope
+from .framework import dtypes
+from .framework.graph import GraphKeys, Operation, Tensor, control_dependencies, get_default_graph, name_scope
 from .ops import array_ops, math_ops, nn_ops
 from .ops.activation_ops import _ones_like, _zeros_like     # TF's zeros_like/ones_like graphs (Const / Fill)
-from .registry import apply_op, constant, convert_to_tensor
+from .framework.registry import apply_op, constant, convert_to_tensor
 
 __all__ = ["Reduction", "absolute_difference", "add_loss", "compute_weighted_loss", "cosine_distance",
            "get_losses", "get_regularization_loss", "get_regularization_losses", "get_total_loss", "hinge_loss",

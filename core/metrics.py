@@ -16,10 +16,10 @@ from __future__ import annotations
 import logging
 from typing import Any, Optional, Sequence
 
-from . import dtypes
-from .graph import GraphKeys, Tensor, control_dependencies, get_default_graph, name_scope
+from .framework import dtypes
+from .framework.graph import GraphKeys, Tensor, control_dependencies, get_default_graph, name_scope
 from .ops import array_ops, linalg_ops, math_ops, segment_ops, state_ops
-from .registry import constant, constant_value, convert_to_tensor
+from .framework.registry import constant, constant_value, convert_to_tensor
 from .variable_scope import variable_scope
 from .variables import Variable
 

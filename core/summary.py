@@ -10,9 +10,9 @@ from typing import Any, Optional
 
 import numpy as np
 
-from . import dtypes
-from .graph import GraphKeys, get_default_graph, name_scope
-from .registry import apply_op, constant, constant_value, convert_to_tensor, register, shape_scalar
+from .framework import dtypes
+from .framework.graph import GraphKeys, get_default_graph, name_scope
+from .framework.registry import apply_op, constant, constant_value, convert_to_tensor, register, shape_scalar
 from tfevents.summaries.tags import clean_tag
 
 
@@ -181,7 +181,7 @@ def __getattr__(name: str) -> Any:
         from tfevents.summaries import summary_iterator
         return summary_iterator
     if name == "FileWriterCache":       # one writer per directory, shared with the monitored sessions' hooks
-        from .train.basic_session_run_hooks import FileWriterCache
+        from .train.monitored.basic_session_run_hooks import FileWriterCache
         return FileWriterCache
     if name in ("Summary", "SummaryDescription"):
         from tfevents.proto import summary_pb2

@@ -5,8 +5,8 @@ from __future__ import annotations
 import contextlib
 from typing import Any, Iterator, Optional
 
-from . import dtypes
-from .graph import GraphKeys, TensorShape, get_default_graph, name_scope
+from .framework import dtypes
+from .framework.graph import GraphKeys, TensorShape, get_default_graph, name_scope
 from .variables import Variable
 
 

@@ -6,9 +6,9 @@ from typing import Any, Optional
 
 import numpy as np
 
-from . import dtypes
-from .graph import GraphKeys, Tensor, TensorShape, get_default_graph, name_scope
-from .registry import convert_to_tensor
+from .framework import dtypes
+from .framework.graph import GraphKeys, Tensor, TensorShape, get_default_graph, name_scope
+from .framework.registry import convert_to_tensor
 from .ops import array_ops, state_ops
 
 
@@ -130,7 +130,7 @@ class Variable:
         return self._variable.eval(session=session)
 
     def load(self, value, session=None):
-        from .session import get_default_session
+        from .runtime.session import get_default_session
         session = session or get_default_session()
         if session is None:
             raise ValueError("Variable.load needs a session (none given and no default session)")
@@ -218,7 +218,7 @@ def assert_variables_initialized(var_list=None):
 def report_uninitialized_variables(var_list=None, name="report_uninitialized_variables"):
     """A string tensor of the names of uninitialized variables."""
     from .ops import math_ops
-    from .registry import apply_op
+    from .framework.registry import apply_op
     var_list = global_variables() + local_variables() if var_list is None else list(var_list)
     with name_scope(name):
         if not var_list:
@@ -232,7 +232,7 @@ def _boolean_mask(x, mask):
     return x[mask]
 
 
-from .registry import register as _register  # noqa: E402
+from .framework.registry import register as _register  # noqa: E402
 
 _register("BooleanMask", _boolean_mask, dtype=lambda op: op.inputs[0].dtype,
           shape=lambda op: TensorShape([None]))

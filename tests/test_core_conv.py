@@ -148,7 +148,7 @@ def test_batch_stride_fails_when_run_like_tf(tf1):
                 sess.run(y)
 
 
-# ---- the C kernels (core/_kernels.c) against the numpy fallback: the same numbers, bit for bit
+# ---- the C kernels (core/runtime/_kernels.c) against the numpy fallback: the same numbers, bit for bit
 
 window_ops = pytest.importorskip("tfevents.core.ops.window_ops")
 

@@ -318,7 +318,7 @@ def test_graph_def_imports_and_runs_in_tensorflow(tf1):
 
 def test_registered_stateful_op_with_ref_inputs_updates_in_place():
     """The registry API for fused optimizer updates (as tf.train uses it): ref inputs get the variable slot."""
-    from tfevents.core.registry import apply_op, register, shape_same
+    from tfevents.core.framework.registry import apply_op, register, shape_same
 
     def apply_momentum(var, accum, lr, grad, momentum, use_locking=False, use_nesterov=False):
         accum.value *= momentum

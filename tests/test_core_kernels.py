@@ -1,14 +1,14 @@
-"""The optional C extension ``tfevents.core._kernels`` (fused single-pass optimizer updates) against the numpy
-updates in core/train/ops.py, which stay the fallback: the same numbers bit for bit, the fallback taken for
+"""The optional C extension ``tfevents.core.runtime._kernels`` (fused single-pass optimizer updates) against the numpy
+updates in core/ops/training_ops.py, which stay the fallback: the same numbers bit for bit, the fallback taken for
 arrays the kernels do not handle, and both paths against real TF1 optimizers."""
 import numpy as np
 import pytest
 
 from tfevents import core
-from tfevents.core.train import ops
+from tfevents.core.ops import training_ops as ops
 from _oracle import tf1_and_core
 
-kernels = pytest.importorskip("tfevents.core._kernels", reason="C extension not built")
+kernels = pytest.importorskip("tfevents.core.runtime._kernels", reason="C extension not built")
 
 # kernel name, numpy math, number of variable/slot arrays, scalar inputs (name -> value), flags (name, values)
 RULES = {
@@ -204,7 +204,7 @@ def test_environment_variable_disables_the_kernels():
     import os
     import subprocess
     import sys
-    code = "from tfevents.core.train import ops; print(ops._kernels is None)"
+    code = "from tfevents.core.ops import training_ops as ops; print(ops._kernels is None)"
     env = dict(os.environ, TFEVENTS_CORE_KERNELS="0")
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "True"
@@ -311,7 +311,7 @@ def _denormal_program(tf):
 
 
 def test_session_flushes_denormals_like_tf1_and_restores_the_mode(tf1):
-    from tfevents.core import session
+    from tfevents.core.runtime import session
     if session._flush_denormals is None:
         pytest.skip("kernels disabled with TFEVENTS_CORE_KERNELS=0")
     feed = np.array([1e-39, -3e-40, 1e-20, 1.0], np.float32)          # two float32 denormals

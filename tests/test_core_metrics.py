@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from tfevents import core
-from tfevents.core import errors
+from tfevents.core.framework import errors
 
 R = np.random.RandomState(3)
 

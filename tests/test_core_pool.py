@@ -114,7 +114,7 @@ def test_bad_input_raises_like_tf(tf1, name):
     check_raises_like_tf(tf1, BAD[name])
 
 
-# ---- the C max-pool gradient (core/_kernels.c) against the numpy fallback: the same numbers, bit for bit
+# ---- the C max-pool gradient (core/runtime/_kernels.c) against the numpy fallback: the same numbers, bit for bit
 
 pool_ops = pytest.importorskip("tfevents.core.ops.pool_ops")
 

@@ -170,10 +170,10 @@ DANGEROUS = re.compile(r"\b(pickle|cPickle|dill|marshal|shelve|yaml\.(unsafe_)?l
                        r"os\.system|os\.popen|subprocess|allow_pickle\s*=\s*True|np\.load|numpy\.load)\b")
 # file -> (allowed names, why it is safe)
 ALLOWED = {
-    "core/plan.py": ({"compile", "exec"},
+    "core/runtime/plan.py": ({"compile", "exec"},
                      "runs Python source it generates itself from op indices (names like v3_0, f3); "
                      "checked by test_session_exec_uses_no_names_from_the_graph"),
-    "core/graph.py": ({"eval"}, "Tensor.eval(), the TF1 method (runs the graph in a session)"),
+    "core/framework/graph.py": ({"eval"}, "Tensor.eval(), the TF1 method (runs the graph in a session)"),
     "core/variables.py": ({"eval"}, "Variable.eval(), the TF1 method"),
     "core/train/__init__.py": ({"__import__"}, "imports its own queue_runner submodule by a fixed name"),
     "viewer/cmd_demo.py": ({"subprocess"}, "starts the tensorboard binary on the demo's logdir (argv list, no shell)"),
@@ -223,7 +223,7 @@ def test_no_unpickling_eval_or_exec_of_file_contents():
             problems[path] = sorted(extra)
     assert not problems, "unreviewed dangerous calls (add to ALLOWED only with a reason): %s" % problems
     # the checkpoint reader and writer refuse pickles
-    with open(os.path.join(REPO, "core/train/saver.py"), encoding="utf-8") as f:
+    with open(os.path.join(REPO, "core/train/checkpoints/saver.py"), encoding="utf-8") as f:
         saver = f.read()
     assert saver.count("allow_pickle=False") >= 2 and "allow_pickle=True" not in saver
 

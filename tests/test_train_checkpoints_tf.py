@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from tfevents import core
-from tfevents.core.train import tensor_bundle
+from tfevents.core.train.checkpoints import tensor_bundle
 
 X = np.linspace(-1.0, 1.0, 24, dtype=np.float32).reshape(6, 4)
 Y = np.stack([np.sin(3 * X[:, 0]), X[:, 1] * X[:, 2]], axis=1).astype(np.float32)

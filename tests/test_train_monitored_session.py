@@ -65,7 +65,7 @@ def _step_read(tf):
     holds the step before the update; otherwise TF reads it in parallel with the update and hooks that act on
     the fetched (stale) step act at steps that vary from run to run."""
     if tf is core:
-        from tfevents.core.train.basic_session_run_hooks import _get_or_create_global_step_read
+        from tfevents.core.train.monitored.basic_session_run_hooks import _get_or_create_global_step_read
     else:
         from tensorflow.python.training.training_util import _get_or_create_global_step_read
     return _get_or_create_global_step_read()

@@ -1,7 +1,7 @@
 """TF1 control flow: ``cond``/``case`` (only the taken branch runs), ``while_loop``, and grouping helpers
 (``group``, ``tuple``, ``with_dependencies``, ``no_op``). Graphs are TF's: Switch/Merge for conds,
 Enter/Merge/Switch/LoopCond/NextIteration/Exit frames for loops (``contexts.py``); the Session runs them
-(``core/frames.py``). ``TensorArray`` (``tensor_array.py``) and ``map_fn``/``scan``/``foldl``/``foldr``
+(``core/runtime/frames.py``). ``TensorArray`` (``tensor_array.py``) and ``map_fn``/``scan``/``foldl``/``foldr``
 (``functional_ops.py``) are built on them as in TF1."""
 from . import cond_grad as _cond_grad, while_grad as _while_grad  # noqa: F401 - register the gradients
 from . import tensor_array_grad as _tensor_array_grad  # noqa: F401

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from typing import Any, Callable, Optional
 
-from ..graph import GraphKeys, Operation, Tensor, control_dependencies, name_scope
-from ..registry import convert_to_tensor
+from ..framework.graph import GraphKeys, Operation, Tensor, control_dependencies, name_scope
+from ..framework.registry import convert_to_tensor
 from . import nest
 from .contexts import CondContext
 from .flow_ops import merge, switch

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..graph import control_dependencies
-from ..registry import REGISTRY
+from ..framework.graph import control_dependencies
+from ..framework.registry import REGISTRY
 from .contexts import CondContext, WhileContext, output_context
 from .flow_ops import merge, switch
 

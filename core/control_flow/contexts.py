@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, Optional, Set
 
-from ..graph import Operation, Tensor, control_dependencies, get_default_graph
+from ..framework.graph import Operation, Tensor, control_dependencies, get_default_graph
 
 
 def is_loop_exit(op: Operation) -> bool:

@@ -2,7 +2,7 @@
 ``NextIteration``, ``LoopCond``, ``ControlTrigger``.
 
 Their forwards here are what they compute on live values; deadness (the branch a ``Switch`` did not take, and
-everything downstream of it until a ``Merge``) and loop frames are the Session's business (``core/frames.py``):
+everything downstream of it until a ``Merge``) and loop frames are the Session's business (``core/runtime/frames.py``):
 
 - ``Switch(data, pred) -> (output_false, output_true)``: ``data`` on the taken side, a dead value on the other.
 - ``Merge(inputs) -> (output, value_index)``: the first live input and its position.
@@ -16,9 +16,9 @@ from typing import Any, List, Optional
 
 import numpy as np
 
-from .. import dtypes
-from ..graph import TensorShape, as_shape
-from ..registry import apply_op, create_op, register, shape_same
+from ..framework import dtypes
+from ..framework.graph import TensorShape, as_shape
+from ..framework.registry import apply_op, create_op, register, shape_same
 
 
 def _merged_shape(op) -> list:

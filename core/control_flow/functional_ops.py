@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from typing import Any, Callable, Optional
 
-from .. import dtypes
-from ..graph import TensorShape, name_scope
-from ..registry import constant, convert_to_tensor
+from ..framework import dtypes
+from ..framework.graph import TensorShape, name_scope
+from ..framework.registry import constant, convert_to_tensor
 from . import nest
 from .tensor_array import TensorArray
 from .while_loop import while_loop

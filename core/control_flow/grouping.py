@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
-from ..graph import Operation, _as_operation, control_dependencies, name_scope
+from ..framework.graph import Operation, _as_operation, control_dependencies, name_scope
 from ..ops import array_ops
 
 

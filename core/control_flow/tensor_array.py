@@ -17,10 +17,10 @@ from typing import Any, List, Optional
 
 import numpy as np
 
-from .. import dtypes
-from ..errors import InvalidArgumentError
-from ..graph import TensorShape, as_shape, control_dependencies, name_scope
-from ..registry import apply_op, constant_value, convert_to_tensor, create_op, register
+from ..framework import dtypes
+from ..framework.errors import InvalidArgumentError
+from ..framework.graph import TensorShape, as_shape, control_dependencies, name_scope
+from ..framework.registry import apply_op, constant_value, convert_to_tensor, create_op, register
 
 
 # ---------------------------------------------------------------------------------------------------------

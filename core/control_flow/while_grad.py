@@ -16,8 +16,8 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, Optional
 
-from ..graph import Tensor, control_dependencies, get_default_graph
-from ..registry import REGISTRY, constant, constant_value
+from ..framework.graph import Tensor, control_dependencies, get_default_graph
+from ..framework.registry import REGISTRY, constant, constant_value
 from .contexts import CondContext, WhileContext, is_loop_exit, output_context, while_context_of
 from .flow_ops import control_trigger, enter, exit_, loop_cond, merge, next_iteration, switch
 from .stack_ops import stack_pop_v2, stack_push_v2, stack_v2
@@ -504,7 +504,7 @@ def _enter_grad(op: Any, grad: Any) -> list:
     if grad_ctx is None or not grad_ctx.back_prop or grad_ctx.grad_state is None:
         return [grad]
     if op.attrs.get("is_constant"):
-        from ..registry import IndexedSlices, convert_to_tensor
+        from ..framework.registry import IndexedSlices, convert_to_tensor
         if isinstance(grad, IndexedSlices):
             grad = convert_to_tensor(grad)     # (TF accumulates slices; summed densely here)
         return [_add_backprop_accumulator(grad_ctx, op, grad)]

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from typing import Any, Callable, Optional
 
-from ..graph import GraphKeys, Tensor, TensorShape, as_shape, control_dependencies, name_scope
-from ..registry import convert_to_tensor
+from ..framework.graph import GraphKeys, Tensor, TensorShape, as_shape, control_dependencies, name_scope
+from ..framework.registry import convert_to_tensor
 from . import nest
 from .contexts import WhileContext, is_loop_constant_enter
 from .flow_ops import enter, exit_, loop_cond, merge, next_iteration, switch
@@ -177,7 +177,7 @@ def while_loop(cond: Callable, body: Callable, loop_vars: Any, shape_invariants:
             if maximum_iterations.shape.ndims not in (None, 0):
                 raise ValueError("maximum_iterations must be a scalar, saw shape: %s" % maximum_iterations.shape)
             from ..ops import math_ops
-            from ..registry import constant
+            from ..framework.registry import constant
             counter = constant(0, dtype=maximum_iterations.dtype, name="iteration_counter")
             user_cond, user_body, limit = cond, body, maximum_iterations
             if len(loop_vars) == 1 and not return_same_structure:

@@ -16,10 +16,10 @@ from __future__ import annotations
 import re
 from typing import Any, Callable, Optional
 
-from .. import dtypes
-from ..graph import GraphKeys, get_default_graph, name_scope
+from ..framework import dtypes
+from ..framework.graph import GraphKeys, get_default_graph, name_scope
 from ..ops import array_ops, math_ops
-from ..registry import convert_to_tensor
+from ..framework.registry import convert_to_tensor
 from ..variable_scope import VariableScope, get_variable, variable_scope
 from ..variables import global_variables
 

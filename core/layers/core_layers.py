@@ -5,10 +5,11 @@ import functools
 import operator
 from typing import Any, Callable, Optional
 
-from .. import control_flow, dtypes
+from .. import control_flow
+from ..framework import dtypes
 from ..initializers import Zeros
 from ..ops import array_ops, linalg_ops, math_ops, nn_ops
-from ..registry import constant_value, convert_to_tensor
+from ..framework.registry import constant_value, convert_to_tensor
 from .base import Layer
 
 __all__ = ["Dense", "Dropout", "Flatten", "dense", "dropout", "flatten"]

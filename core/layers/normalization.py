@@ -3,11 +3,11 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
-from .. import dtypes
+from ..framework import dtypes
 from ..initializers import Ones, Zeros
-from ..graph import name_scope
+from ..framework.graph import name_scope
 from ..ops import array_ops, math_ops, nn_ops, state_ops
-from ..registry import convert_to_tensor
+from ..framework.registry import convert_to_tensor
 from .base import Layer
 from .core_layers import _static_bool
 

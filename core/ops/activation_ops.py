@@ -11,9 +11,9 @@ from typing import Any, Optional, Sequence
 
 import numpy as np
 
-from .. import dtypes
-from ..graph import Tensor, TensorShape, name_scope
-from ..registry import apply_op, constant, convert_to_tensor, register, set_inplace, shape_same
+from ..framework import dtypes
+from ..framework.graph import Tensor, TensorShape, name_scope
+from ..framework.registry import apply_op, constant, convert_to_tensor, register, set_inplace, shape_same
 from . import array_ops, math_ops, nn_ops
 
 __all__ = ["selu", "softsign", "lrn", "local_response_normalization", "crelu", "swish", "relu_layer", "xw_plus_b",

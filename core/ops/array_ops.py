@@ -3,9 +3,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import dtypes
-from ..graph import Tensor, TensorShape, name_scope
-from ..registry import (IndexedSlices, apply_op, constant, constant_shape, constant_value, convert_to_tensor,
+from ..framework import dtypes
+from ..framework.graph import Tensor, TensorShape, name_scope
+from ..framework.registry import (IndexedSlices, apply_op, constant, constant_shape, constant_value, convert_to_tensor,
                         register, shape_same, shape_scalar)
 from . import math_ops
 
@@ -33,7 +33,7 @@ def stop_gradient(x, name=None):
 
 
 def no_op(name=None):
-    from ..registry import create_op
+    from ..framework.registry import create_op
     return create_op("NoOp", [], name=name)
 
 
@@ -431,7 +431,7 @@ def gather(params, indices, axis=0, name=None, validate_indices=None):
 def _segment_sum(data, ids, num_segments):
     n = int(num_segments)
     if np.any(ids >= n):
-        from ..errors import InvalidArgumentError
+        from ..framework.errors import InvalidArgumentError
         bad = int(np.flatnonzero(ids.reshape(-1) >= n)[0])
         raise InvalidArgumentError(None, None, "segment_ids[%d] = %d is out of range [0, %d)"
                                    % (bad, ids.reshape(-1)[bad], n))

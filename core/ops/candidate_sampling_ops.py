@@ -23,10 +23,10 @@ from typing import Any, Optional, Sequence
 
 import numpy as np
 
-from .. import dtypes
-from ..errors import InvalidArgumentError
-from ..graph import Tensor, TensorShape
-from ..registry import apply_op, convert_to_tensor, register
+from ..framework import dtypes
+from ..framework.errors import InvalidArgumentError
+from ..framework.graph import Tensor, TensorShape
+from ..framework.registry import apply_op, convert_to_tensor, register
 from .random_ops import _rng, get_seed
 
 __all__ = ["uniform_candidate_sampler", "log_uniform_candidate_sampler", "fixed_unigram_candidate_sampler",

@@ -7,7 +7,7 @@ backprops) compute in NHWC; NCHW inputs are transposed in and out. A convolution
 patches of the (zero padded) input become the rows of a ``[N*OH*OW, KH*KW*C]`` matrix (``window_ops.im2col``,
 in cache-sized blocks of images); the input gradient multiplies the output gradient by the filter and adds the
 patch gradients back (``window_ops.col2im``). Both run in C when the optional kernels are built
-(``core/_kernels.c``), else in numpy (a loop over the KH*KW kernel offsets copying strided views); the two give
+(``core/runtime/_kernels.c``), else in numpy (a loop over the KH*KW kernel offsets copying strided views); the two give
 the same numbers.
 
 Dilated ``convolution``/``atrous_conv2d`` and depthwise/separable convolutions with ``rate > 1`` are TF's
@@ -19,8 +19,8 @@ from typing import Optional
 
 import numpy as np
 
-from ..graph import Tensor, TensorShape, name_scope
-from ..registry import apply_op, constant_shape, convert_to_tensor, register
+from ..framework.graph import Tensor, TensorShape, name_scope
+from ..framework.registry import apply_op, constant_shape, convert_to_tensor, register
 from . import array_ops
 from .window_ops import (Geometry, col2im, convert_padding, explicit_pads, from_nhwc, get_sequence, im2col,
                          nhwc_shape, spatial, to_nhwc, with_space_to_batch)

@@ -13,9 +13,9 @@ from typing import Any, Callable, Optional
 
 import numpy as np
 
-from .. import dtypes, errors
-from ..graph import Tensor, name_scope
-from ..registry import apply_op, convert_to_tensor, register, set_inplace, shape_broadcast, shape_same, \
+from ..framework import dtypes, errors
+from ..framework.graph import Tensor, name_scope
+from ..framework.registry import apply_op, convert_to_tensor, register, set_inplace, shape_broadcast, shape_same, \
     ufunc_inplace
 from .math_ops import (_binary, _pair, check_int_divisor, exp, floor_div, floormod, negative, reciprocal, sqrt,
                        square, squared_difference, unbroadcast)

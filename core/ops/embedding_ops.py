@@ -17,10 +17,10 @@ from typing import Any, Optional
 
 import numpy as np
 
-from .. import dtypes
-from ..errors import InvalidArgumentError
-from ..graph import Tensor, TensorShape, name_scope
-from ..registry import IndexedSlices, apply_op, constant_value, convert_to_tensor, register
+from ..framework import dtypes
+from ..framework.errors import InvalidArgumentError
+from ..framework.graph import Tensor, TensorShape, name_scope
+from ..framework.registry import IndexedSlices, apply_op, constant_value, convert_to_tensor, register
 from . import array_ops, math_ops, segment_ops
 from .manip_ops import unique
 
@@ -327,7 +327,7 @@ def embedding_lookup_sparse(params: Any, sp_ids: Any, sp_weights: Any, partition
     ``sp_weights``-weighted) embeddings reduced by ``combiner`` ("sum", "mean" (default) or "sqrtn":
     sum / sqrt(sum of squared weights)). Result ``[rows, dim]``; rows without ids are zero (within the last row
     that has ids, as TF's segment ops)."""
-    from ..sparse_tensor import SparseTensor
+    from ..framework.sparse_tensor import SparseTensor
     combiner = "mean" if combiner is None else combiner
     if combiner not in ("mean", "sqrtn", "sum"):
         raise ValueError("combiner must be one of 'mean', 'sqrtn' or 'sum', got %s" % combiner)

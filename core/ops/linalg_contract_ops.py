@@ -8,9 +8,9 @@ from typing import Any, Optional
 
 import numpy as np
 
-from .. import dtypes
-from ..graph import Tensor, TensorShape, name_scope
-from ..registry import apply_op, broadcast_shapes, constant, convert_to_tensor, register
+from ..framework import dtypes
+from ..framework.graph import Tensor, TensorShape, name_scope
+from ..framework.registry import apply_op, broadcast_shapes, constant, convert_to_tensor, register
 from . import array_ops, math_ops
 from .linalg_ops import _dims, eye
 

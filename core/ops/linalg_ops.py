@@ -11,10 +11,10 @@ from typing import Any, Optional
 
 import numpy as np
 
-from .. import dtypes
-from ..errors import InvalidArgumentError
-from ..graph import Tensor, TensorShape, name_scope
-from ..registry import (REGISTRY, apply_op, broadcast_shapes, constant, constant_value, convert_to_tensor, register,
+from ..framework import dtypes
+from ..framework.errors import InvalidArgumentError
+from ..framework.graph import Tensor, TensorShape, name_scope
+from ..framework.registry import (REGISTRY, apply_op, broadcast_shapes, constant, constant_value, convert_to_tensor, register,
                         shape_same)
 from . import array_ops, math_ops
 

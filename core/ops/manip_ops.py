@@ -11,9 +11,9 @@ from typing import Any, Optional
 
 import numpy as np
 
-from .. import dtypes, errors
-from ..graph import Tensor, TensorShape, name_scope
-from ..registry import (IndexedSlices, apply_op, constant, constant_shape, constant_value, convert_to_tensor,
+from ..framework import dtypes, errors
+from ..framework.graph import Tensor, TensorShape, name_scope
+from ..framework.registry import (IndexedSlices, apply_op, constant, constant_shape, constant_value, convert_to_tensor,
                         register)
 from . import math_ops
 from .array_ops import _i32, concat, expand_dims, fill, gather, reshape, shape, size, squeeze, stack, transpose

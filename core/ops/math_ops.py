@@ -9,10 +9,10 @@ from typing import Any, Callable
 
 import numpy as np
 
-from .. import dtypes
-from . import load_kernels
-from ..graph import Tensor, TensorShape, name_scope
-from ..registry import (IndexedSlices, apply_op, broadcast_shapes, constant, constant_value, convert_to_tensor,
+from ..framework import dtypes
+from ..runtime.kernels import load_kernels
+from ..framework.graph import Tensor, TensorShape, name_scope
+from ..framework.registry import (IndexedSlices, apply_op, broadcast_shapes, constant, constant_value, convert_to_tensor,
                         register, set_inplace, shape_broadcast, shape_same, ufunc_inplace)
 
 

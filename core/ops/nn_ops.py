@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import dtypes
-from ..graph import TensorShape, name_scope
-from ..registry import (apply_op, constant, convert_to_tensor, register, set_inplace, shape_same,
+from ..framework import dtypes
+from ..framework.graph import TensorShape, name_scope
+from ..framework.registry import (apply_op, constant, convert_to_tensor, register, set_inplace, shape_same,
                         shape_scalar, ufunc_inplace)
-from . import array_ops, load_kernels, math_ops
+from . import array_ops, math_ops
+from ..runtime.kernels import load_kernels
 from .math_ops import sigmoid, tanh  # noqa: F401 - tf.nn.sigmoid / tf.nn.tanh
 
 

@@ -5,7 +5,7 @@ Names in ``__all__`` are exported as ``tf.nn.<name>``.
 ``MaxPool``/``AvgPool`` and their gradients compute in NHWC (NCHW is transposed in and out). The forwards take
 the maximum / sum of one strided view of the padded input per window offset (KH*KW vectorised passes).
 ``MaxPoolGrad`` routes each window's gradient to the first maximum in row-major window order, as TF's CPU kernel
-does (overlapping windows add up); it runs in C when the optional kernels are built (``core/_kernels.c``), with
+does (overlapping windows add up); it runs in C when the optional kernels are built (``core/runtime/_kernels.c``), with
 the same numbers as the numpy path (a reshape + argmax when the windows tile the input, else the windows'
 argmax scattered into the padded input).
 """
@@ -15,9 +15,10 @@ from typing import Any, Optional
 
 import numpy as np
 
-from ..graph import Tensor, TensorShape, name_scope
-from ..registry import apply_op, constant_shape, convert_to_tensor, register
-from . import array_ops, load_kernels
+from ..framework.graph import Tensor, TensorShape, name_scope
+from ..framework.registry import apply_op, constant_shape, convert_to_tensor, register
+from . import array_ops
+from ..runtime.kernels import load_kernels
 from .window_ops import (Geometry, col2im, convert_padding, explicit_pads, from_nhwc, get_sequence, nhwc_shape,
                          offset_slices, pad, spatial, to_nhwc, windows, with_space_to_batch)
 

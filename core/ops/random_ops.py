@@ -6,9 +6,9 @@ from typing import Optional
 
 import numpy as np
 
-from .. import dtypes
-from ..graph import TensorShape, get_default_graph, name_scope
-from ..registry import apply_op, constant_shape, constant_value, convert_to_tensor, register, shape_same
+from ..framework import dtypes
+from ..framework.graph import TensorShape, get_default_graph, name_scope
+from ..framework.registry import apply_op, constant_shape, constant_value, convert_to_tensor, register, shape_same
 from . import math_ops
 
 _DEFAULT_GRAPH_SEED = 87654321

@@ -6,9 +6,9 @@ from typing import Any
 
 import numpy as np
 
-from .. import dtypes
-from ..graph import Tensor, TensorShape, name_scope
-from ..registry import apply_op, constant, constant_value, convert_to_tensor, register, shape_same
+from ..framework import dtypes
+from ..framework.graph import Tensor, TensorShape, name_scope
+from ..framework.registry import apply_op, constant, constant_value, convert_to_tensor, register, shape_same
 from .math_ops import cast, div_no_nan, equal, exp, log, not_equal, zeros_like
 
 

@@ -14,10 +14,10 @@ from typing import Any, Optional
 
 import numpy as np
 
-from .. import dtypes
-from ..errors import InvalidArgumentError
-from ..graph import Tensor, name_scope
-from ..registry import apply_op, constant_shape, convert_to_tensor, register
+from ..framework import dtypes
+from ..framework.errors import InvalidArgumentError
+from ..framework.graph import Tensor, name_scope
+from ..framework.registry import apply_op, constant_shape, convert_to_tensor, register
 from . import array_ops, math_ops, nn_ops
 from .candidate_sampling_ops import compute_accidental_hits, log_uniform_candidate_sampler
 from .embedding_ops import _static_shape, embedding_lookup

@@ -13,10 +13,10 @@ from typing import Any, Optional
 
 import numpy as np
 
-from .. import dtypes
-from ..errors import InvalidArgumentError
-from ..graph import Tensor, TensorShape, name_scope
-from ..registry import apply_op, constant, constant_value, convert_to_tensor, register
+from ..framework import dtypes
+from ..framework.errors import InvalidArgumentError
+from ..framework.graph import Tensor, TensorShape, name_scope
+from ..framework.registry import apply_op, constant, constant_value, convert_to_tensor, register
 from . import array_ops, math_ops
 from .array_ops import gather, unsorted_segment_sum
 from .manip_ops import scatter_nd

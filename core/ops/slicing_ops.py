@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import dtypes
-from ..graph import Tensor, TensorShape, name_scope
-from ..registry import apply_op, constant_shape, constant_value, convert_to_tensor, register
+from ..framework import dtypes
+from ..framework.graph import Tensor, TensorShape, name_scope
+from ..framework.registry import apply_op, constant_shape, constant_value, convert_to_tensor, register
 from .array_ops import _i32, _static_or_dynamic_shape, concat, rank, reshape, shape, stack
 
 

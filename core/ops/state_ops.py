@@ -11,10 +11,10 @@ from typing import Any, Optional
 
 import numpy as np
 
-from .. import dtypes
-from ..errors import FailedPreconditionError, InvalidArgumentError, OutOfRangeError
-from ..graph import Tensor, TensorShape
-from ..registry import apply_op, create_op, register, shape_same
+from ..framework import dtypes
+from ..framework.errors import FailedPreconditionError, InvalidArgumentError, OutOfRangeError
+from ..framework.graph import Tensor, TensorShape
+from ..framework.registry import apply_op, create_op, register, shape_same
 
 
 class VariableSlot:
@@ -63,7 +63,7 @@ def placeholder(dtype, shape=None, name=None):
 
 
 def placeholder_with_default(input, shape, name=None):  # noqa: A002
-    from ..registry import convert_to_tensor
+    from ..framework.registry import convert_to_tensor
     input = convert_to_tensor(input)
     return apply_op("PlaceholderWithDefault", [input], dict(dtype=input.dtype, shape=TensorShape(shape)), name=name)
 
@@ -199,7 +199,7 @@ def assign(ref, value, validate_shape=None, use_locking=None, name=None):
 
 
 def _typed(value, ref):
-    from ..registry import convert_to_tensor
+    from ..framework.registry import convert_to_tensor
     return convert_to_tensor(value, dtype=ref.dtype)
 
 
@@ -216,7 +216,7 @@ def assign_sub(ref, value, use_locking=None, name=None):
 def _scatter_fn(op_type, locking_default=False):
     def fn(ref, indices, updates, use_locking=locking_default, name=None):
         ref = _ref(ref)
-        from ..registry import convert_to_tensor
+        from ..framework.registry import convert_to_tensor
         indices = convert_to_tensor(indices)
         return apply_op(op_type, [ref, indices, _typed(updates, ref)],
                         dict(T=ref.dtype, Tindices=indices.dtype, use_locking=bool(use_locking)), name=name)

@@ -8,10 +8,10 @@ from typing import Any, Optional, Sequence
 
 import numpy as np
 
-from .. import errors
-from ..graph import TensorShape
-from ..registry import apply_op, constant, constant_shape, constant_value, convert_to_tensor, register
-from . import load_kernels
+from ..framework import errors
+from ..framework.graph import TensorShape
+from ..framework.registry import apply_op, constant, constant_shape, constant_value, convert_to_tensor, register
+from ..runtime.kernels import load_kernels
 
 __all__: list = []
 

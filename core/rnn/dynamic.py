@@ -9,12 +9,12 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
-from .. import dtypes
+from ..framework import dtypes
 from ..control_flow import TensorArray, while_loop
-from ..graph import TensorShape, name_scope
+from ..framework.graph import TensorShape, name_scope
 from ..ops import array_ops, math_ops
 from ..ops.manip_ops import reverse
-from ..registry import constant, constant_value, convert_to_tensor
+from ..framework.registry import constant, constant_value, convert_to_tensor
 from ..variable_scope import variable_scope
 from . import _nest as nest
 from .rnn import _infer_state_dtype, _open_scope, _rnn_step, initial_state_of, reverse_sequence

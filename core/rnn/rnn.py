@@ -12,11 +12,11 @@ from typing import Any, Callable, Optional
 
 import numpy as np
 
-from .. import dtypes
-from ..errors import InvalidArgumentError
-from ..graph import TensorShape, colocate_with, control_dependencies
+from ..framework import dtypes
+from ..framework.errors import InvalidArgumentError
+from ..framework.graph import TensorShape, colocate_with, control_dependencies
 from ..ops import array_ops, math_ops
-from ..registry import apply_op, convert_to_tensor, register, shape_same
+from ..framework.registry import apply_op, convert_to_tensor, register, shape_same
 from ..variable_scope import VariableScope, variable_scope
 from . import _nest as nest
 from . import rnn_cell  # noqa: F401 - tf.nn.rnn_cell, exported to core.nn with the drivers

@@ -16,13 +16,13 @@ import contextlib
 import inspect
 from typing import Any, Callable, Iterator, Optional
 
-from .. import dtypes
-from ..graph import Tensor, TensorShape, name_scope
+from ..framework import dtypes
+from ..framework.graph import Tensor, TensorShape, name_scope
 from ..initializers import Constant, Zeros
 from ..layers._utils import check_ndim
 from ..layers.base import Layer
 from ..ops import array_ops, math_ops, nn_ops, slicing_ops
-from ..registry import constant, constant_value, convert_to_tensor
+from ..framework.registry import constant, constant_value, convert_to_tensor
 from ..variable_scope import VariableScope, get_variable_scope, variable_scope
 from ..variables import global_variables
 from . import _nest as nest

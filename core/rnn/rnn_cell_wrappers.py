@@ -10,9 +10,9 @@ import hashlib
 import numbers
 from typing import Any, Callable, Optional
 
-from ..graph import TensorShape, device as _device, name_scope
+from ..framework.graph import TensorShape, device as _device, name_scope
 from ..ops import math_ops, nn_ops, random_ops
-from ..registry import constant_value, convert_to_tensor
+from ..framework.registry import constant_value, convert_to_tensor
 from . import _nest as nest
 from .rnn_cell_impl import LSTMStateTuple, RNNCell, assert_like_rnncell
 

@@ -13,10 +13,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Optional
 
-from .. import dtypes
-from ..graph import Tensor, name_scope
+from ..framework import dtypes
+from ..framework.graph import Tensor, name_scope
 from ..ops import array_ops, math_ops, nn_ops
-from ..registry import IndexedSlices, constant, convert_to_tensor
+from ..framework.registry import IndexedSlices, constant, convert_to_tensor
 
 
 def _values(t: Any, name: str = "t") -> Tensor:

@@ -20,9 +20,9 @@ from __future__ import annotations
 import math
 from typing import Any, Optional, Sequence
 
-from ..graph import Tensor, name_scope
+from ..framework.graph import Tensor, name_scope
 from ..ops import array_ops, math_ops
-from ..registry import constant, convert_to_tensor
+from ..framework.registry import constant, convert_to_tensor
 from ..ops.elementwise_ops import cos
 
 

@@ -13,13 +13,13 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
-from .. import dtypes
+from ..framework import dtypes
 from ..control_flow import group
-from ..graph import GraphKeys, Tensor, add_to_collection, control_dependencies, get_default_graph, name_scope
+from ..framework.graph import GraphKeys, Tensor, add_to_collection, control_dependencies, get_default_graph, name_scope
 from ..ops import array_ops, math_ops, state_ops
-from ..registry import convert_to_tensor
+from ..framework.registry import convert_to_tensor
 from ..variables import Variable, global_variables, moving_average_variables, trainable_variables
-from .optimizer import create_slot
+from .optimizers.optimizer import create_slot
 
 
 def assign_moving_average(variable: Variable, value: Any, decay: Any, zero_debias: bool = True,

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
-from .. import dtypes
-from ..graph import GraphKeys, get_default_graph, name_scope
+from ..framework import dtypes
+from ..framework.graph import GraphKeys, get_default_graph, name_scope
 from ..initializers import zeros_initializer
 
 
