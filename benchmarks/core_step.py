@@ -294,7 +294,7 @@ def main(argv=None):
     peers = args.peers.split(",")
     print(blas_report() + "; load average %.1f" % os.getloadavg()[0])
     if "core" in peers:
-        from tfevents.core import session as core_session
+        from tfevents.core.runtime import session as core_session
         print("core: C kernels %s; denormals flushed to zero during a step: %s (TF1 flushes them; the numpy and "
               "torch steps do not and slow down once the gradients get tiny)" % (
                   "on" if core_session._kernels is not None else "off (TFEVENTS_CORE_KERNELS=0 or not built)",
