@@ -18,17 +18,18 @@ from .framework.graph import (Dimension, Graph, GraphKeys, Operation, Tensor, Te
                     get_default_graph, name_scope, reset_default_graph, set_random_seed)
 from .framework.registry import IndexedSlices, constant, convert_to_tensor, register_gradient as RegisterGradient
 from .framework.graph_import import import_graph_def
-from .ops.math_ops import (abs, add, add_n, argmax, argmin, cast, ceil, cumsum, div, div_no_nan, divide,  # noqa: A004
+from .ops.math_ops import (abs, add, add_n, argmax, argmin, cast, ceil, div, div_no_nan, divide,  # noqa: A004
                            equal, exp, floor, floordiv, floormod, greater, greater_equal, less, less_equal, log,
                            log1p, logical_and, logical_not, logical_or, logical_xor, matmul, maximum, minimum, mod,
-                           multiply, negative, not_equal, pow, realdiv, reciprocal, reduce_all, reduce_any,
-                           reduce_max, reduce_mean, reduce_min, reduce_prod, reduce_sum, round, rsqrt, sigmoid, sign,
-                           reduce_logsumexp, count_nonzero,
+                           multiply, negative, not_equal, pow, realdiv, reciprocal, round, rsqrt, sigmoid, sign,
                            sqrt, square, squared_difference, subtract, tanh, to_float, to_int32, to_int64, truediv,
                            where)
+from .ops.reduction_ops import (count_nonzero, cumsum, reduce_all, reduce_any, reduce_logsumexp, reduce_max,
+                                reduce_mean, reduce_min, reduce_prod, reduce_sum)
 from .ops.array_ops import (broadcast_to, concat, expand_dims, fill, gather, identity, one_hot, ones, ones_like,
                             range_ as range, rank, reshape, shape, size, split, squeeze, stack, stop_gradient,
-                            strided_slice, tile, transpose, unsorted_segment_sum, unstack, zeros, zeros_like)
+                            tile, transpose, unsorted_segment_sum, unstack, zeros, zeros_like)
+from .ops.slicing_ops import strided_slice
 from .ops.state_ops import (assign, assign_add, assign_sub, placeholder, placeholder_with_default, scatter_add,
                             scatter_div, scatter_max, scatter_min, scatter_mul, scatter_nd_add, scatter_nd_sub,
                             scatter_nd_update, scatter_sub, scatter_update)
@@ -36,6 +37,7 @@ from .ops.random_ops import random_normal, random_uniform, truncated_normal
 from .ops import nn_ops as _nn_ops
 from .ops.elementwise_ops import *  # noqa: F401,F403 - each family's __all__ is its tf.<name> API
 from .ops.linalg_ops import *  # noqa: F401,F403
+from .ops.linalg_contract_ops import *  # noqa: F401,F403
 from .ops.segment_ops import *  # noqa: F401,F403
 from .ops.manip_ops import *  # noqa: F401,F403
 from .variables import (Variable, all_variables, global_variables, global_variables_initializer,

@@ -12,7 +12,7 @@ from typing import Any, Optional
 
 from .framework import dtypes
 from .framework.graph import GraphKeys, Operation, Tensor, control_dependencies, get_default_graph, name_scope
-from .ops import array_ops, math_ops, nn_ops
+from .ops import array_ops, math_ops, reduction_ops, nn_ops
 from .ops.activation_ops import _ones_like, _zeros_like     # TF's zeros_like/ones_like graphs (Const / Fill)
 from .framework.registry import apply_op, constant, convert_to_tensor
 
@@ -102,16 +102,16 @@ def _num_present(losses: Tensor, weights: Any, per_batch: bool = False) -> Tenso
         present = math_ops.where(is_zero, _zeros_like(weights), _ones_like(weights))
         present = _broadcast_weights(present, losses)
         if per_batch:
-            return math_ops.reduce_sum(present, axis=array_ops.range_(1, array_ops.rank(present)), keepdims=True,
+            return reduction_ops.reduce_sum(present, axis=array_ops.range_(1, array_ops.rank(present)), keepdims=True,
                                        name=scope)
-        return math_ops.reduce_sum(present, name=scope)
+        return reduction_ops.reduce_sum(present, name=scope)
 
 
 def _reduce_sum_all(x: Tensor) -> Tensor:
     """``reduce_sum(x)`` as TF writes it: a Const axis list, or ``Range(0, Rank)`` for a scalar or unknown rank."""
     if x.shape.ndims:
-        return math_ops.reduce_sum(x)
-    total = math_ops.reduce_sum(x, axis=array_ops.range_(0, array_ops.rank(x)))
+        return reduction_ops.reduce_sum(x)
+    total = reduction_ops.reduce_sum(x, axis=array_ops.range_(0, array_ops.rank(x)))
     total.set_shape([])          # reducing every axis gives a scalar (TF's _may_reduce_to_scalar)
     return total
 
@@ -192,7 +192,7 @@ def cosine_distance(labels: Any, predictions: Any, axis: Optional[int] = None, w
     with name_scope(scope, "cosine_distance_loss") as scope:
         predictions, labels = _as_float32_pair(predictions, labels)
         radial_diffs = math_ops.multiply(predictions, labels)
-        losses = 1 - math_ops.reduce_sum(radial_diffs, axis=(axis,), keepdims=True)
+        losses = 1 - reduction_ops.reduce_sum(radial_diffs, axis=(axis,), keepdims=True)
         return compute_weighted_loss(losses, weights, scope, loss_collection, reduction=reduction)
 
 
@@ -252,11 +252,11 @@ def mean_pairwise_squared_error(labels: Any, predictions: Any, weights: Any = 1.
             predictions.shape.assert_is_compatible_with(labels.shape)
             diffs = math_ops.subtract(predictions, labels)
             axis = array_ops.range_(1, array_ops.rank(diffs))
-            sum_squares_diff_per_batch = math_ops.reduce_sum(math_ops.square(diffs), axis=axis, keepdims=True)
+            sum_squares_diff_per_batch = reduction_ops.reduce_sum(math_ops.square(diffs), axis=axis, keepdims=True)
             num_present_per_batch = _num_present(diffs, weights, per_batch=True)
             term1 = 2.0 * math_ops.div_no_nan(sum_squares_diff_per_batch,
                                               math_ops.maximum(num_present_per_batch - 1, 0), name="value")
-            sum_diff = math_ops.reduce_sum(diffs, axis=axis, keepdims=True)
+            sum_diff = reduction_ops.reduce_sum(diffs, axis=axis, keepdims=True)
             term2 = 2.0 * math_ops.div_no_nan(
                 math_ops.square(sum_diff),
                 math_ops.maximum(math_ops.multiply(num_present_per_batch, num_present_per_batch - 1), 0),

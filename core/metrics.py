@@ -18,7 +18,7 @@ from typing import Any, Optional, Sequence
 
 from .framework import dtypes
 from .framework.graph import GraphKeys, Tensor, control_dependencies, get_default_graph, name_scope
-from .ops import array_ops, linalg_ops, math_ops, segment_ops, state_ops
+from .ops import array_ops, linalg_ops, math_ops, reduction_ops, segment_ops, state_ops
 from .framework.registry import constant, constant_value, convert_to_tensor
 from .variable_scope import variable_scope
 from .variables import Variable
@@ -121,8 +121,8 @@ def _streaming_mean(values: Any, weights: Any, metrics_collections: Any, updates
             values, _, weights = _remove_squeezable_dimensions(values, None, weights)
             weights = _broadcast_weights(math_ops.cast(weights, dtypes.float32), values)
             values = math_ops.multiply(values, weights)
-            num_values = math_ops.multiply(num_values, weights) if elementwise else math_ops.reduce_sum(weights)
-        update_total = state_ops.assign_add(total, values if elementwise else math_ops.reduce_sum(values))
+            num_values = math_ops.multiply(num_values, weights) if elementwise else reduction_ops.reduce_sum(weights)
+        update_total = state_ops.assign_add(total, values if elementwise else reduction_ops.reduce_sum(values))
         with control_dependencies([values]):      # TF orders the count update after ``values``
             update_count = state_ops.assign_add(count, num_values)
         value = math_ops.div_no_nan(total, math_ops.maximum(count, 0.0), name="value")
@@ -195,7 +195,7 @@ def mean_cosine_distance(labels: Any, predictions: Any, dim: int, weights: Any =
     """``1 -`` the streaming mean of ``sum(labels * predictions, dim)`` (both assumed unit-normalized along
     ``dim``); ``weights`` broadcast to the reduced shape (``dim`` kept as size 1)."""
     predictions, labels, weights = _remove_squeezable_dimensions(predictions, labels, weights)
-    radial_diffs = math_ops.reduce_sum(math_ops.multiply(predictions, labels), axis=[dim], keepdims=True)
+    radial_diffs = reduction_ops.reduce_sum(math_ops.multiply(predictions, labels), axis=[dim], keepdims=True)
     mean_distance, update_op = mean(radial_diffs, weights, None, None, name or "mean_cosine_distance")
     mean_distance = math_ops.subtract(1.0, mean_distance)
     update_op = math_ops.subtract(1.0, update_op)
@@ -227,7 +227,7 @@ def _count_condition(values: Tensor, weights: Any, metrics_collections: Any, upd
         _check_rank_in(weights, values)
         values = math_ops.multiply(values, math_ops.cast(weights, dtypes.float32))
     value = array_ops.identity(count._to_tensor())
-    update_op = state_ops.assign_add(count, math_ops.reduce_sum(values))
+    update_op = state_ops.assign_add(count, reduction_ops.reduce_sum(values))
     _collect(metrics_collections, value)
     _collect(updates_collections, update_op)
     return value, update_op
@@ -339,7 +339,7 @@ def _confusion_matrix_at_thresholds(labels: Any, predictions: Any, thresholds: S
         hits = math_ops.cast(math_ops.logical_and(*conditions[key]), dtypes.float32)
         if weights_tiled is not None:
             hits = hits * weights_tiled
-        update_ops[key] = state_ops.assign_add(var, math_ops.reduce_sum(hits, 1))
+        update_ops[key] = state_ops.assign_add(var, reduction_ops.reduce_sum(hits, 1))
         variables[key] = var
     return variables, update_ops
 
@@ -415,7 +415,7 @@ def _interpolate_pr_auc(tp: Tensor, fp: Tensor, fn: Tensor, n: int) -> Tensor:
         math_ops.logical_and(p[:n - 1] > 0, p[1:] > 0),
         math_ops.div_no_nan(p[:n - 1], math_ops.maximum(p[1:], 0.0), name="recall_relative_ratio"),
         array_ops.ones_like(p[1:]))
-    return math_ops.reduce_sum(
+    return reduction_ops.reduce_sum(
         math_ops.div_no_nan(prec_slope * (dtp + intercept * math_ops.log(safe_p_ratio)),
                             math_ops.maximum(tp[1:] + fn[1:], 0.0), name="pr_auc_increment"),
         name="interpolate_pr_auc")
@@ -446,7 +446,7 @@ def _compute_auc(tp: Tensor, fn: Tensor, tn: Tensor, fp: Tensor, n: int, curve: 
     else:
         raise ValueError("Invalid summation_method: %s summation_method should be 'trapezoidal', "
                          "'careful_interpolation', 'minoring', or 'majoring'." % summation_method)
-    return math_ops.reduce_sum(math_ops.multiply(x[:n - 1] - x[1:], heights), name=name)
+    return reduction_ops.reduce_sum(math_ops.multiply(x[:n - 1] - x[1:], heights), name=name)
 
 
 def auc(labels: Any, predictions: Any, weights: Any = None, num_thresholds: int = 200,
@@ -506,16 +506,16 @@ def mean_iou(labels: Any, predictions: Any, num_classes: int, weights: Any = Non
         update_op = state_ops.assign_add(total_cm, current_cm)
 
         cm = total_cm._to_tensor()
-        sum_over_row = math_ops.cast(math_ops.reduce_sum(cm, 0), dtypes.float32)
-        sum_over_col = math_ops.cast(math_ops.reduce_sum(cm, 1), dtypes.float32)
+        sum_over_row = math_ops.cast(reduction_ops.reduce_sum(cm, 0), dtypes.float32)
+        sum_over_col = math_ops.cast(reduction_ops.reduce_sum(cm, 1), dtypes.float32)
         cm_diag = math_ops.cast(linalg_ops.diag_part(cm), dtypes.float32)
         denominator = sum_over_row + sum_over_col - cm_diag
-        num_valid_entries = math_ops.reduce_sum(math_ops.cast(math_ops.not_equal(denominator, 0.0), dtypes.float32))
+        num_valid_entries = reduction_ops.reduce_sum(math_ops.cast(math_ops.not_equal(denominator, 0.0), dtypes.float32))
         denominator = math_ops.where(math_ops.greater(denominator, 0.0), denominator,
                                      array_ops.ones_like(denominator))
         iou = math_ops.divide(cm_diag, denominator)
         value = math_ops.where(math_ops.greater(num_valid_entries, 0.0),
-                               math_ops.reduce_sum(iou, name="mean_iou") / num_valid_entries, constant(0.0))
+                               reduction_ops.reduce_sum(iou, name="mean_iou") / num_valid_entries, constant(0.0))
     _collect(metrics_collections, value)
     _collect(updates_collections, update_op)
     return value, update_op
@@ -550,7 +550,7 @@ def mean_per_class_accuracy(labels: Any, predictions: Any, num_classes: int, wei
         update_total = state_ops.scatter_add(total, labels, ones)
         update_count = state_ops.scatter_add(count, labels, is_correct)
         per_class = math_ops.div_no_nan(count, math_ops.maximum(total, 0.0))
-        value = math_ops.reduce_mean(per_class, name="mean_accuracy")
+        value = reduction_ops.reduce_mean(per_class, name="mean_accuracy")
         update_op = math_ops.div_no_nan(update_count, math_ops.maximum(update_total, 0.0), name="update_op")
     _collect(metrics_collections, value)
     _collect(updates_collections, update_op)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Optional
 
-from .. import nn
+from ..ops import conv_ops
 from ..initializers import Zeros
 from ..ops import array_ops, math_ops, nn_ops, slicing_ops
 from . import _utils
@@ -95,7 +95,7 @@ class _Conv(Layer):
 
     def _convolve(self, inputs):
         """``tf.nn.convolution`` named after the class (``conv2d/Conv2D``), as Keras's ``convolution_op``."""
-        return nn.convolution(inputs, self.kernel, padding=self.padding.upper(), strides=list(self.strides),
+        return conv_ops.convolution(inputs, self.kernel, padding=self.padding.upper(), strides=list(self.strides),
                               dilations=list(self.dilation_rate), name=type(self).__name__,
                               data_format=_utils.tf_data_format(self.data_format, self.rank + 2))
 
@@ -128,7 +128,7 @@ class Conv1D(_Conv):
             raise ValueError("strides > 1 not supported in conjunction with dilation_rate > 1; received: "
                              "strides=%s and dilation_rate=%s" % (self.strides, self.dilation_rate))
         # TF writes SpaceToBatchND + Conv2D + BatchToSpaceND for a dilated kernel; a dilated Conv2D is the same
-        return nn.conv1d(inputs, self.kernel, stride=self.strides[0], padding=padding.upper(),
+        return conv_ops.conv1d(inputs, self.kernel, stride=self.strides[0], padding=padding.upper(),
                          data_format=_utils.tf_data_format(self.data_format, 3), dilations=self.dilation_rate[0],
                          name="Conv1D")
 
@@ -168,7 +168,7 @@ class Conv2DTranspose(_Conv):
         output_shape = array_ops.stack([shape[0]] + [
             size if size is not None else _deconv_output_length(shape[i], k, self.padding, s)
             for i, size, k, s in zip((1, 2), sizes, self.kernel_size, self.strides)] + [self.filters])
-        outputs = nn.conv2d_transpose(inputs, self.kernel, output_shape, strides=[1, *self.strides, 1],
+        outputs = conv_ops.conv2d_transpose(inputs, self.kernel, output_shape, strides=[1, *self.strides, 1],
                                       padding=self.padding.upper(), data_format="NHWC")
         outputs.set_shape([dims[0]] + sizes + [self.filters])
         return array_ops.transpose(outputs, [0, 3, 1, 2]) if channels_first else outputs
@@ -216,7 +216,7 @@ class SeparableConv2D(_Conv):
     def _convolve(self, inputs):
         data_format = _utils.tf_data_format(self.data_format, 4)
         strides = (1,) + self.strides + (1,) if data_format == "NHWC" else (1, 1) + self.strides
-        return nn.separable_conv2d(inputs, self.depthwise_kernel, self.pointwise_kernel, strides=list(strides),
+        return conv_ops.separable_conv2d(inputs, self.depthwise_kernel, self.pointwise_kernel, strides=list(strides),
                                    padding=self.padding.upper(), data_format=data_format,
                                    dilations=list(self.dilation_rate))
 

@@ -8,7 +8,7 @@ from typing import Any, Callable, Optional
 from .. import control_flow
 from ..framework import dtypes
 from ..initializers import Zeros
-from ..ops import array_ops, linalg_ops, math_ops, nn_ops
+from ..ops import array_ops, linalg_ops, linalg_contract_ops, math_ops, nn_ops
 from ..framework.registry import constant_value, convert_to_tensor
 from .base import Layer
 
@@ -65,7 +65,7 @@ class Dense(Layer):
         if ndims is None or ndims == 2:
             outputs = math_ops.matmul(inputs, self.kernel)
         elif inputs.shape.is_fully_defined():
-            outputs = linalg_ops.tensordot(inputs, self.kernel, [[ndims - 1], [0]])
+            outputs = linalg_contract_ops.tensordot(inputs, self.kernel, [[ndims - 1], [0]])
         else:       # TF's tensordot with dynamic shapes: the same contraction, reshaped around one MatMul
             flat = math_ops.matmul(array_ops.reshape(inputs, [-1, inputs.shape.dims[-1]]), self.kernel)
             shape = array_ops.concat([array_ops.shape(inputs)[:-1], [self.units]], 0)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
-from .. import nn
+from ..ops import pool_ops
 from ..ops import array_ops
 from . import _utils
 from .base import Layer
@@ -40,7 +40,7 @@ class _Pooling(Layer):
             ksize, stride = (1,) + pool_size + (1,), (1,) + strides + (1,)
         else:
             ksize, stride = (1, 1) + pool_size, (1, 1) + strides
-        return getattr(nn, self.pool_op)(inputs, ksize=list(ksize), strides=list(stride),
+        return getattr(pool_ops, self.pool_op)(inputs, ksize=list(ksize), strides=list(stride),
                                          padding=self.padding.upper(), data_format=data_format)
 
     def call(self, inputs):

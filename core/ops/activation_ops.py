@@ -14,7 +14,7 @@ import numpy as np
 from ..framework import dtypes
 from ..framework.graph import Tensor, TensorShape, name_scope
 from ..framework.registry import apply_op, constant, convert_to_tensor, register, set_inplace, shape_same
-from . import array_ops, math_ops, nn_ops
+from . import array_ops, math_ops, reduction_ops, nn_ops
 
 __all__ = ["selu", "softsign", "lrn", "local_response_normalization", "crelu", "swish", "relu_layer", "xw_plus_b",
            "weighted_cross_entropy_with_logits", "zero_fraction", "normalize_moments", "sufficient_statistics",
@@ -257,7 +257,7 @@ def zero_fraction(value: Any, name: Optional[str] = None) -> Tensor:
         size = array_ops.size(value)
         with name_scope(None, "count_nonzero"):
             nonzero = math_ops.cast(math_ops.not_equal(value, array_ops.zeros([], value.dtype)), dtypes.int32)
-            num_nonzero = math_ops.reduce_sum(nonzero, name="nonzero_count")
+            num_nonzero = reduction_ops.reduce_sum(nonzero, name="nonzero_count")
         with name_scope("counts_to_fraction"):
             num_zero = size - num_nonzero
             fraction = math_ops.cast(num_zero, dtypes.float32) / math_ops.cast(size, dtypes.float32)
@@ -288,7 +288,7 @@ def sufficient_statistics(x: Any, axes: Sequence[int], shift: Any = None, keep_d
             rank = array_ops.rank(x)
             positive_axes = [axis + rank if axis < 0 else axis for axis in axes]
             x_dims = array_ops.gather(math_ops.cast(array_ops.shape(x), x.dtype), positive_axes)
-            counts = math_ops.reduce_prod(x_dims, name="count")
+            counts = reduction_ops.reduce_prod(x_dims, name="count")
         if shift is not None:
             shift = convert_to_tensor(shift, name="shift")
             m_ss = math_ops.subtract(x, shift)
@@ -296,8 +296,8 @@ def sufficient_statistics(x: Any, axes: Sequence[int], shift: Any = None, keep_d
         else:
             m_ss = x
             v_ss = math_ops.square(x)
-        m_ss = math_ops.reduce_sum(m_ss, axes, keepdims=keep, name="mean_ss")
-        v_ss = math_ops.reduce_sum(v_ss, axes, keepdims=keep, name="var_ss")
+        m_ss = reduction_ops.reduce_sum(m_ss, axes, keepdims=keep, name="mean_ss")
+        v_ss = reduction_ops.reduce_sum(v_ss, axes, keepdims=keep, name="var_ss")
     return counts, m_ss, v_ss, shift
 
 
@@ -329,12 +329,12 @@ def weighted_moments(x: Any, axes: Sequence[int], frequency_weights: Any, name: 
         x = convert_to_tensor(x, name="x")
         frequency_weights = convert_to_tensor(frequency_weights, name="frequency_weights")
         frequency_weights = math_ops.cast(frequency_weights, x.dtype)
-        weighted_input_sum = math_ops.reduce_sum(frequency_weights * x, axes, name="weighted_input_sum",
+        weighted_input_sum = reduction_ops.reduce_sum(frequency_weights * x, axes, name="weighted_input_sum",
                                                  keepdims=True)
         broadcasted_weights = frequency_weights + _zeros_like(x)
-        sum_of_weights = math_ops.reduce_sum(broadcasted_weights, axes, name="sum_of_weights", keepdims=True)
+        sum_of_weights = reduction_ops.reduce_sum(broadcasted_weights, axes, name="sum_of_weights", keepdims=True)
         weighted_mean = math_ops.div_no_nan(weighted_input_sum, sum_of_weights)
-        weighted_distsq = math_ops.reduce_sum(frequency_weights * math_ops.squared_difference(x, weighted_mean),
+        weighted_distsq = reduction_ops.reduce_sum(frequency_weights * math_ops.squared_difference(x, weighted_mean),
                                               axes, name="weighted_distsq", keepdims=True)
         weighted_variance = math_ops.div_no_nan(weighted_distsq, sum_of_weights)
         if not keep:

@@ -509,9 +509,16 @@ def tile(input, multiples, name=None):  # noqa: A002
                                  _i32(multiples, name="multiples")], name=scope)
 
 
-register("Fill", lambda dims, value: np.full(tuple(dims), value, dtype=np.asarray(value).dtype),
-         lambda op, g: [None, math_ops.reduce_sum(g)], lambda op: constant_shape(op.inputs[0]),
-         dtype=lambda op: op.inputs[1].dtype)
+def _fill_grad(op, g):
+    """TF's ``[None, reduce_sum(g)]``, the ``Sum`` over every axis built as reduction_ops builds it (reduction_ops
+    builds on this module)."""
+    axes = (constant(np.arange(g.shape.ndims, dtype=np.int32), name="Const") if g.shape.ndims is not None
+            else range_(0, rank(g), 1))
+    return [None, apply_op("Sum", [g, axes], dict(keep_dims=False), name="Sum")]
+
+
+register("Fill", lambda dims, value: np.full(tuple(dims), value, dtype=np.asarray(value).dtype), _fill_grad,
+         lambda op: constant_shape(op.inputs[0]), dtype=lambda op: op.inputs[1].dtype)
 
 
 def fill(dims, value, name=None):
@@ -609,4 +616,3 @@ def one_hot(indices, depth, on_value=None, off_value=None, axis=None, dtype=None
 
 
 # slicing (t[1:3, ..., None]) lives in slicing_ops; imported last, it builds on the ops above
-from .slicing_ops import strided_slice  # noqa: E402,F401

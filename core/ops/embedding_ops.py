@@ -21,7 +21,7 @@ from ..framework import dtypes
 from ..framework.errors import InvalidArgumentError
 from ..framework.graph import Tensor, TensorShape, name_scope
 from ..framework.registry import IndexedSlices, apply_op, constant_value, convert_to_tensor, register
-from . import array_ops, math_ops, segment_ops
+from . import array_ops, math_ops, reduction_ops, segment_ops
 from .manip_ops import unique
 
 __all__ = ["embedding_lookup", "embedding_lookup_sparse"]
@@ -160,7 +160,7 @@ def _div_assignments(params: list, flat_ids: Tensor, n: int):
         total = convert_to_tensor(np.array(sum(sizes), dtype=flat_ids.dtype.as_numpy_dtype))
     else:
         dims = [s if s is not None else array_ops.shape(p)[0] for s, p in zip(sizes, params)]
-        total = math_ops.reduce_sum(math_ops.cast(array_ops.stack(dims), flat_ids.dtype))
+        total = reduction_ops.reduce_sum(math_ops.cast(array_ops.stack(dims), flat_ids.dtype))
     ids_per_partition = total // n
     extras = total % n
     p_assignments = math_ops.maximum(flat_ids // _add(ids_per_partition, 1),

@@ -11,7 +11,7 @@ import numpy as np
 from ..framework import dtypes
 from ..framework.graph import Tensor, TensorShape, name_scope
 from ..framework.registry import apply_op, broadcast_shapes, constant, convert_to_tensor, register
-from . import array_ops, math_ops
+from . import array_ops, math_ops, reduction_ops
 from .linalg_ops import _dims, eye
 
 __all__ = ["tensordot", "einsum"]
@@ -80,7 +80,7 @@ def _tensordot_reshape(x: Tensor, axes: list, flipped: bool):
     free_t = constant(free, dtype=dtypes.int32, name="free")
     shape = array_ops.shape(x)
     free_t_dims, axes_t_dims = array_ops.gather(shape, free_t), array_ops.gather(shape, axes_t)
-    n_free, n_axes = math_ops.reduce_prod(free_t_dims), math_ops.reduce_prod(axes_t_dims)
+    n_free, n_axes = reduction_ops.reduce_prod(free_t_dims), reduction_ops.reduce_prod(axes_t_dims)
     if flipped:
         perm, new_shape = array_ops.concat([axes_t, free_t], 0), array_ops.stack([n_axes, n_free])
     else:

@@ -16,10 +16,10 @@ from ..framework.errors import InvalidArgumentError
 from ..framework.graph import Tensor, TensorShape, name_scope
 from ..framework.registry import (REGISTRY, apply_op, broadcast_shapes, constant, constant_value, convert_to_tensor, register,
                         shape_same)
-from . import array_ops, math_ops
+from . import array_ops, math_ops, reduction_ops
 
 __all__ = ["eye", "diag", "diag_part", "matrix_transpose", "matrix_band_part", "matrix_inverse",
-           "matrix_determinant", "cholesky", "trace", "tensordot", "einsum", "norm", "matrix_diag",
+           "matrix_determinant", "cholesky", "trace", "norm", "matrix_diag",
            "matrix_diag_part", "matrix_set_diag"]
 
 
@@ -400,7 +400,7 @@ def trace(x: Any, name: Optional[str] = None) -> Tensor:
     """``reduce_sum(matrix_diag_part(x), [-1])``: the sum of each matrix's main diagonal."""
     with name_scope(name, "Trace") as scope:
         x = convert_to_tensor(x, name="x")
-        return math_ops.reduce_sum(matrix_diag_part(x), [-1], name=scope)
+        return reduction_ops.reduce_sum(matrix_diag_part(x), [-1], name=scope)
 
 
 # ---- norm
@@ -431,21 +431,21 @@ def norm(tensor: Any, ord: Any = "euclidean", axis: Any = None, keepdims: Option
     with name_scope(name, "norm"):
         x = convert_to_tensor(tensor)
         if ord in ("fro", "euclidean", 2, 2.0) and not (is_matrix and ord == 2):
-            result = math_ops.sqrt(math_ops.reduce_sum(x * x, axis, keepdims=True))
+            result = math_ops.sqrt(reduction_ops.reduce_sum(x * x, axis, keepdims=True))
         elif ord in (2, 2.0):
             result = _spectral_norm(x, axis)
         else:
             result = math_ops.abs(x)
             if ord == 1:
-                result = math_ops.reduce_sum(result, None if axis is None else axis[0], keepdims=True)
+                result = reduction_ops.reduce_sum(result, None if axis is None else axis[0], keepdims=True)
                 if is_matrix:
-                    result = math_ops.reduce_max(result, axis[-1], keepdims=True)
+                    result = reduction_ops.reduce_max(result, axis[-1], keepdims=True)
             elif ord == np.inf:
                 if is_matrix:
-                    result = math_ops.reduce_sum(result, axis[1], keepdims=True)
-                result = math_ops.reduce_max(result, None if axis is None else axis[0], keepdims=True)
+                    result = reduction_ops.reduce_sum(result, axis[1], keepdims=True)
+                result = reduction_ops.reduce_max(result, None if axis is None else axis[0], keepdims=True)
             else:
-                result = math_ops.pow(math_ops.reduce_sum(math_ops.pow(result, float(ord)), axis, keepdims=True),
+                result = math_ops.pow(reduction_ops.reduce_sum(math_ops.pow(result, float(ord)), axis, keepdims=True),
                                       1.0 / ord)
         if not keepdims:
             result = array_ops.squeeze(result, list(axis) if axis is not None else None)
@@ -462,9 +462,6 @@ def _spectral_norm(x: Tensor, axis: tuple) -> Tensor:
     before = [i for i in range(n) if i not in pos] + pos
     after = [int(np.flatnonzero(np.array(before) == i)[0]) for i in range(n)]
     s = apply_op("Svd", [array_ops.transpose(x, before)], dict(compute_uv=False, full_matrices=False))[0]
-    top = array_ops.expand_dims(math_ops.reduce_max(math_ops.abs(s), -1, keepdims=True), -1)
+    top = array_ops.expand_dims(reduction_ops.reduce_max(math_ops.abs(s), -1, keepdims=True), -1)
     return array_ops.transpose(top, after)
 
-
-# tensordot and einsum live in linalg_contract_ops (imported last: it builds on the ops above)
-from .linalg_contract_ops import einsum, tensordot  # noqa: E402,F401

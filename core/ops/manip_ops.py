@@ -15,7 +15,7 @@ from ..framework import dtypes, errors
 from ..framework.graph import Tensor, TensorShape, name_scope
 from ..framework.registry import (IndexedSlices, apply_op, constant, constant_shape, constant_value, convert_to_tensor,
                         register)
-from . import math_ops
+from . import math_ops, reduction_ops
 from .array_ops import _i32, concat, expand_dims, fill, gather, reshape, shape, size, squeeze, stack, transpose
 from .random_ops import multinomial, random_shuffle
 from .slicing_ops import _strided_index, pad, slice_ as slice  # noqa: A004
@@ -172,7 +172,7 @@ def boolean_mask(tensor, mask, name: str = "boolean_mask", axis: Any = None) -> 
         static = tensor.shape
         if static.dims is not None:
             static[axis:axis + ndims_mask].assert_is_compatible_with(mask.shape)
-        leading_size = math_ops.reduce_prod(shape(tensor)[axis:axis + ndims_mask], [0], name="Prod")
+        leading_size = reduction_ops.reduce_prod(shape(tensor)[axis:axis + ndims_mask], [0], name="Prod")
         flat = reshape(tensor, concat([shape(tensor)[:axis], [leading_size], shape(tensor)[axis + ndims_mask:]], 0))
         if static.dims is not None:
             flat.set_shape(list(static.dims[:axis]) + [static[axis:axis + ndims_mask].num_elements()]
@@ -187,7 +187,7 @@ def sequence_mask(lengths, maxlen=None, dtype=dtypes.bool, name=None) -> Tensor:
     with name_scope(name, "SequenceMask"):
         lengths = convert_to_tensor(lengths)
         if maxlen is None:
-            maxlen = math_ops.reduce_max(lengths, name="Max")
+            maxlen = reduction_ops.reduce_max(lengths, name="Max")
             maxlen = math_ops.maximum(constant(0, dtype=maxlen.dtype), maxlen)
         else:
             maxlen = convert_to_tensor(maxlen)
@@ -246,7 +246,7 @@ def _top_k_grad(op, g, _):
     offsets = apply_op("Range", [_i32(0), outerdim * in_lastdim, in_lastdim], dict(Tidx=dtypes.int32))
     ind = reshape(ind_2d + expand_dims(offsets, -1), [-1])
     flat = scatter_nd(expand_dims(ind, -1), reshape(g, [-1]),
-                      stack([math_ops.reduce_prod(in_shape, name="Prod")]))
+                      stack([reduction_ops.reduce_prod(in_shape, name="Prod")]))
     return [reshape(flat, in_shape), None]
 
 
@@ -384,8 +384,8 @@ def _lin_space_grad(op, g):
     """d out[i] / d start = 1 - i / (num - 1) and d out[i] / d stop = i / (num - 1)."""
     start, stop, num = op.inputs
     weight = apply_op("LinSpace", [constant(0, dtype=start.dtype), constant(1, dtype=start.dtype), num])
-    to_stop = math_ops.reduce_sum(g * weight)
-    return [math_ops.reduce_sum(g) - to_stop, to_stop, None]
+    to_stop = reduction_ops.reduce_sum(g * weight)
+    return [reduction_ops.reduce_sum(g) - to_stop, to_stop, None]
 
 
 def _lin_space_shape(op):

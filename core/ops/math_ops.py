@@ -53,6 +53,15 @@ def _unary(op_type: str):
 
 # ---- broadcasting gradient helper
 
+def _zeros_like(x: Tensor) -> Tensor:
+    """``ZerosLike`` of a tensor, as ``array_ops.zeros_like`` builds it (array_ops builds on this module)."""
+    return apply_op("ZerosLike", [x])
+
+
+def _ones_like(x: Tensor) -> Tensor:
+    return apply_op("OnesLike", [x])
+
+
 def unbroadcast(grad: Tensor, x: Tensor) -> Tensor:
     """Sum ``grad`` (shaped like a broadcast result) back to the shape of ``x``.
 
@@ -72,12 +81,13 @@ def unbroadcast(grad: Tensor, x: Tensor) -> Tensor:
         if ok:
             if not axes:
                 return grad
-            summed = reduce_sum(grad, axes, keepdims=bool(sx) and lead == 0)
+            with name_scope(None, "Sum") as scope:        # reduce_sum(grad, axes) as reduction_ops builds it
+                summed = apply_op("Sum", [grad, constant(np.array(axes, np.int32), name="reduction_indices")],
+                                  dict(keep_dims=bool(sx) and lead == 0), name=scope)
             if lead == 0:
                 return summed
             return apply_op("Reshape", [summed, constant(np.array(sx, np.int32), name="Shape")])
-    from .array_ops import shape
-    sx_t, sg_t = shape(x), shape(grad)
+    sx_t, sg_t = (apply_op("Shape", [t], dict(out_type=dtypes.int32)) for t in (x, grad))
     rx, _ = apply_op("BroadcastGradientArgs", [sx_t, sg_t])
     return apply_op("Reshape", [apply_op("Sum", [grad, rx], dict(keep_dims=False)), sx_t])
 
@@ -153,11 +163,11 @@ def _floor_mod_grad(op, g):
 register("FloorDiv", _floor_div_forward, None, shape_broadcast)      # TF: not differentiable (None, None)
 register("FloorMod", _floor_mod_forward, _floor_mod_grad, shape_broadcast)
 register("Maximum", np.maximum,
-         _both(lambda op, g: where(greater_equal(op.inputs[0], op.inputs[1]), g, zeros_like(g)),
-               lambda op, g: where(less(op.inputs[0], op.inputs[1]), g, zeros_like(g))), shape_broadcast)
+         _both(lambda op, g: where(greater_equal(op.inputs[0], op.inputs[1]), g, _zeros_like(g)),
+               lambda op, g: where(less(op.inputs[0], op.inputs[1]), g, _zeros_like(g))), shape_broadcast)
 register("Minimum", np.minimum,
-         _both(lambda op, g: where(less_equal(op.inputs[0], op.inputs[1]), g, zeros_like(g)),
-               lambda op, g: where(greater(op.inputs[0], op.inputs[1]), g, zeros_like(g))), shape_broadcast)
+         _both(lambda op, g: where(less_equal(op.inputs[0], op.inputs[1]), g, _zeros_like(g)),
+               lambda op, g: where(greater(op.inputs[0], op.inputs[1]), g, _zeros_like(g))), shape_broadcast)
 
 
 def _squared_difference_grad(op, g):
@@ -172,7 +182,7 @@ register("SquaredDifference", lambda x, y: np.square(x - y), _squared_difference
 
 def _pow_grad_y(op, g):
     x, y = op.inputs
-    safe_log = where(greater(x, 0.0), log(where(greater(x, 0.0), x, ones_like(x))), zeros_like(x))
+    safe_log = where(greater(x, 0.0), log(where(greater(x, 0.0), x, _ones_like(x))), _zeros_like(x))
     return g * op.outputs[0] * safe_log
 
 
@@ -242,7 +252,7 @@ register("Exp", np.exp, lambda op, g: [g * op.outputs[0]], shape_same)
 register("Log", np.log, lambda op, g: [g / op.inputs[0]], shape_same)
 register("Log1p", np.log1p, lambda op, g: [g / (1.0 + op.inputs[0])], shape_same)
 register("Abs", np.abs, lambda op, g: [g * sign(op.inputs[0])], shape_same)
-register("Sign", np.sign, lambda op, g: [zeros_like(op.inputs[0])], shape_same)
+register("Sign", np.sign, lambda op, g: [_zeros_like(op.inputs[0])], shape_same)
 register("Reciprocal", np.reciprocal, lambda op, g: [apply_op("ReciprocalGrad", [op.outputs[0], g])], shape_same)
 # ReciprocalGrad(y, dy) = -dy * y^2; its own gradient (TF's _ReciprocalGradGrad) makes second derivatives work
 register("ReciprocalGrad", lambda y, dy: -dy * np.square(y),
@@ -307,8 +317,7 @@ def add_n(inputs, name=None):
     """Sum of a list of tensors of one shape (IndexedSlices are densified)."""
     inputs = [convert_to_tensor(x) for x in inputs]
     if len(inputs) == 1:          # TF: the input itself, or an Identity when a name is given
-        from .array_ops import identity
-        return identity(inputs[0], name=name) if name else inputs[0]
+        return apply_op("Identity", [inputs[0]], name=name) if name else inputs[0]
     return apply_op("AddN", inputs, dict(N=len(inputs)), name=name)
 
 
@@ -462,7 +471,7 @@ def logical_xor(x, y, name="LogicalXor"):
 
 def _select_grad(op, g):
     c = op.inputs[0]
-    zeros = zeros_like(g)
+    zeros = _zeros_like(g)
     return [None, where(c, g, zeros), where(c, zeros, g)]
 
 
@@ -522,16 +531,6 @@ def argmin(input, axis=None, name=None, dimension=None, output_type=dtypes.int64
                         dict(output_type=dtypes.as_dtype(output_type)), name=scope)
 
 
-def zeros_like(x, dtype=None, name=None):
-    from .array_ops import zeros_like as _zl
-    return _zl(x, dtype=dtype, name=name)
-
-
-def ones_like(x, dtype=None, name=None):
-    from .array_ops import ones_like as _ol
-    return _ol(x, dtype=dtype, name=name)
-
-
 # ---- Python operators on Tensor (TF's _OverrideBinaryOperatorHelper)
 
 
@@ -558,7 +557,3 @@ Tensor.__invert__ = lambda self: logical_not(self)
 Tensor.__hash__ = object.__hash__
 Tensor.__eq__ = object.__eq__
 
-
-# reductions and cumsum live in reduction_ops (imported last: they build on the ops above)
-from .reduction_ops import (count_nonzero, cumsum, reduce_all, reduce_any, reduce_logsumexp,  # noqa: E402,F401
-                            reduce_max, reduce_mean, reduce_min, reduce_prod, reduce_sum)

@@ -8,7 +8,7 @@ from ..framework import dtypes
 from ..framework.graph import TensorShape, name_scope
 from ..framework.registry import (apply_op, constant, convert_to_tensor, register, set_inplace, shape_same,
                         shape_scalar, ufunc_inplace)
-from . import array_ops, math_ops
+from . import array_ops, math_ops, reduction_ops
 from ..runtime.kernels import load_kernels
 from .math_ops import sigmoid, tanh  # noqa: F401 - tf.nn.sigmoid / tf.nn.tanh
 
@@ -106,12 +106,12 @@ def _log_softmax_forward(x):
 def _softmax_grad(op, g):
     """d softmax: (g - sum(g * y, -1)) * y."""
     y = op.outputs[0]
-    return [(g - math_ops.reduce_sum(g * y, -1, keepdims=True)) * y]
+    return [(g - reduction_ops.reduce_sum(g * y, -1, keepdims=True)) * y]
 
 
 register("Softmax", _softmax_forward, _softmax_grad, shape_same)
 register("LogSoftmax", _log_softmax_forward,
-         lambda op, g: [g - math_ops.reduce_sum(g, -1, keepdims=True) * math_ops.exp(op.outputs[0])],
+         lambda op, g: [g - reduction_ops.reduce_sum(g, -1, keepdims=True) * math_ops.exp(op.outputs[0])],
          shape_same)
 
 
@@ -138,7 +138,7 @@ def _sce_forward(features, labels):
 
 def _softmax_jacobian_product(gb, features):
     p = softmax(features)
-    return (gb - math_ops.reduce_sum(gb * p, -1, keepdims=True)) * p
+    return (gb - reduction_ops.reduce_sum(gb * p, -1, keepdims=True)) * p
 
 
 def _sce_grad(op, g_loss, g_backprop):
@@ -327,7 +327,7 @@ def l2_normalize(x, axis=None, epsilon=1e-12, name=None, dim=None):
     axis = dim if axis is None else axis
     with name_scope(name, "l2_normalize") as scope:
         x = convert_to_tensor(x)
-        square_sum = math_ops.reduce_sum(math_ops.square(x), axis, keepdims=True)
+        square_sum = reduction_ops.reduce_sum(math_ops.square(x), axis, keepdims=True)
         inv = math_ops.rsqrt(math_ops.maximum(square_sum, epsilon))
         return math_ops.multiply(x, inv, name=scope)
 
@@ -340,8 +340,8 @@ def moments(x, axes, shift=None, name=None, keep_dims=None, keepdims=None):
     keep = bool(keep_dims if keep_dims is not None else keepdims)
     with name_scope(name, "moments"):
         x = convert_to_tensor(x)
-        mean = math_ops.reduce_mean(x, axes, keepdims=True, name="mean")
-        variance = math_ops.reduce_mean(math_ops.squared_difference(x, array_ops.stop_gradient(mean)), axes,
+        mean = reduction_ops.reduce_mean(x, axes, keepdims=True, name="mean")
+        variance = reduction_ops.reduce_mean(math_ops.squared_difference(x, array_ops.stop_gradient(mean)), axes,
                                         keepdims=True, name="variance")
         if not keep:
             mean = array_ops.squeeze(mean, list(axes))
@@ -383,8 +383,8 @@ def _fused_bn_grad(op, g, *unused):
     axes = list(range(x.shape.ndims - 1))
     inv = math_ops.rsqrt(var + eps)
     xhat = (x - mean) * inv
-    dscale = math_ops.reduce_sum(g * xhat, axes)
-    doffset = math_ops.reduce_sum(g, axes)
+    dscale = reduction_ops.reduce_sum(g * xhat, axes)
+    doffset = reduction_ops.reduce_sum(g, axes)
     if op.attrs["is_training"]:
         n = math_ops.cast(array_ops.size(x) // array_ops.size(scale), x.dtype)
         dx = scale * inv / n * (n * g - doffset - xhat * dscale)

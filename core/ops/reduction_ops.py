@@ -9,7 +9,8 @@ import numpy as np
 from ..framework import dtypes
 from ..framework.graph import Tensor, TensorShape, name_scope
 from ..framework.registry import apply_op, constant, constant_value, convert_to_tensor, register, shape_same
-from .math_ops import cast, div_no_nan, equal, exp, log, not_equal, zeros_like
+from .array_ops import broadcast_to, range_, rank, reshape, shape, size, squeeze, stop_gradient, zeros_like
+from .math_ops import cast, div_no_nan, equal, exp, log, not_equal
 
 
 # ---- reductions (axis is a Const input, like TF's reduction_indices)
@@ -92,7 +93,6 @@ def _kept_shape(op):
         kept = [1 if i in axes else d for i, d in enumerate(s.dims)]
         if all(d is not None for d in kept):
             return constant(np.array(kept, np.int32))
-    from .array_ops import shape
     return apply_op("ReducedShape", [shape(op.inputs[0]), op.inputs[1]], dict(), name=None)
 
 
@@ -103,7 +103,6 @@ register("ReducedShape", lambda s, a: np.array([1 if i in set(np.reshape(a, [-1]
 
 def _broadcast_back(op, g):
     """``g`` reshaped to the kept-dims shape and broadcast to the input's shape."""
-    from .array_ops import broadcast_to, reshape, shape
     x = op.inputs[0]
     if not op.attrs["keep_dims"] and g.shape.ndims != 0:       # a scalar broadcasts as it is
         g = reshape(g, _kept_shape(op))
@@ -121,18 +120,15 @@ def _mean_grad(op, g):
     if x.shape.is_fully_defined() and y.shape.is_fully_defined():
         factor = constant(max(x.shape.num_elements() // max(y.shape.num_elements(), 1), 1), dtype=g.dtype)
     elif y.shape.is_fully_defined():               # e.g. the mean of a batch: size(x) / size(y)
-        from .array_ops import size
         factor = cast(size(x), g.dtype)
         if y.shape.num_elements() > 1:
             factor = factor * (1.0 / y.shape.num_elements())
     else:
-        from .array_ops import size
         factor = cast(apply_op("Maximum", [size(x) // apply_op("Maximum", [size(y), 1]), 1]), g.dtype)
     return [_broadcast_back(op, g / factor), None]
 
 
 def _minmax_grad(op, g):
-    from .array_ops import reshape
     y = op.outputs[0]
     if not op.attrs["keep_dims"]:
         kept = _kept_shape(op)
@@ -146,7 +142,6 @@ def _prod_grad(op, g):
     # exact for inputs without zeros: d prod / dx = prod / x
     out = op.outputs[0]
     if not op.attrs["keep_dims"]:
-        from .array_ops import reshape
         kept = _kept_shape(op)
         out, g = reshape(out, kept), reshape(g, kept)
     return [g * out / op.inputs[0], None]
@@ -163,7 +158,6 @@ def _axes_tensor(x: Tensor, axis: Any) -> Tensor:
     if axis is None:
         if x.shape.ndims is not None:
             return constant(np.arange(x.shape.ndims, dtype=np.int32), name="Const")
-        from .array_ops import rank, range_
         return range_(0, rank(x), 1)
     if isinstance(axis, Tensor):
         return axis
@@ -200,14 +194,12 @@ def reduce_logsumexp(input_tensor, axis=None, keepdims=False, name=None):
     """``log(sum(exp(x)))`` computed stably as ``max + log(sum(exp(x - max)))``."""
     with name_scope(name, "ReduceLogSumExp"):
         x = convert_to_tensor(input_tensor)
-        from .array_ops import stop_gradient
         m = stop_gradient(reduce_max(x, axis, keepdims=True))
         out = log(reduce_sum(exp(x - m), axis, keepdims=True)) + m
         return out if keepdims else _squeeze_axes(out, x, axis)
 
 
 def _squeeze_axes(out, x, axis):
-    from .array_ops import reshape, squeeze
     if axis is None:
         return reshape(out, [])
     return squeeze(out, [axis] if isinstance(axis, int) else list(axis))

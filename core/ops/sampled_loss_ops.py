@@ -18,7 +18,7 @@ from ..framework import dtypes
 from ..framework.errors import InvalidArgumentError
 from ..framework.graph import Tensor, name_scope
 from ..framework.registry import apply_op, constant_shape, convert_to_tensor, register
-from . import array_ops, math_ops, nn_ops
+from . import array_ops, math_ops, reduction_ops, nn_ops
 from .candidate_sampling_ops import compute_accidental_hits, log_uniform_candidate_sampler
 from .embedding_ops import _static_shape, embedding_lookup
 from .manip_ops import gather_nd
@@ -55,8 +55,8 @@ def _sparse_to_dense_grad(op, g):
     sparse_indices, output_shape, sparse_values, default_value = op.inputs
     values_grad = gather_nd(g, sparse_indices)
     if sparse_values.shape.ndims == 0:
-        values_grad = math_ops.reduce_sum(values_grad)
-    default_grad = math_ops.reduce_sum(g) - math_ops.reduce_sum(values_grad)
+        values_grad = reduction_ops.reduce_sum(values_grad)
+    default_grad = reduction_ops.reduce_sum(g) - reduction_ops.reduce_sum(values_grad)
     return [None, None, values_grad, default_grad]
 
 

@@ -17,7 +17,7 @@ from ..framework import dtypes
 from ..framework.errors import InvalidArgumentError
 from ..framework.graph import Tensor, TensorShape, name_scope
 from ..framework.registry import apply_op, constant, constant_value, convert_to_tensor, register
-from . import array_ops, math_ops
+from . import array_ops, math_ops, reduction_ops
 from .array_ops import gather, unsorted_segment_sum
 from .manip_ops import scatter_nd
 
@@ -223,7 +223,7 @@ def _partition_grad(op, *grads):
     data, partitions = op.inputs
     grads = [g if g is not None else array_ops.zeros_like(o) for g, o in zip(grads, op.outputs)]
     prefix = array_ops.shape(partitions)
-    original = array_ops.reshape(array_ops.range_(0, math_ops.reduce_prod(prefix), 1), prefix)
+    original = array_ops.reshape(array_ops.range_(0, reduction_ops.reduce_prod(prefix), 1), prefix)
     positions = dynamic_partition(original, partitions, op.attrs["num_partitions"])
     stitched = dynamic_stitch(positions, grads)
     return [array_ops.reshape(stitched, array_ops.shape(data)), None]
@@ -347,7 +347,7 @@ def bincount(arr: Any, weights: Any = None, minlength: Any = None, maxlength: An
         if not arr.dtype.is_integer:
             arr = math_ops.cast(arr, dtypes.int32)
         nonempty = math_ops.greater(array_ops.size(arr), 0)
-        size = math_ops.cast(nonempty, arr.dtype) * (math_ops.reduce_max(arr) + 1)
+        size = math_ops.cast(nonempty, arr.dtype) * (reduction_ops.reduce_max(arr) + 1)
         if minlength is not None:
             size = math_ops.maximum(convert_to_tensor(minlength, dtype=arr.dtype, name="minlength"), size)
         if maxlength is not None:
@@ -370,7 +370,7 @@ def confusion_matrix(labels: Any, predictions: Any, num_classes: Any = None, dty
         predictions = math_ops.cast(convert_to_tensor(predictions, name="predictions"), dtypes.int64)
         labels = math_ops.cast(convert_to_tensor(labels, name="labels"), dtypes.int64)
         if num_classes is None:
-            n = math_ops.maximum(math_ops.reduce_max(predictions), math_ops.reduce_max(labels)) + 1
+            n = math_ops.maximum(reduction_ops.reduce_max(predictions), reduction_ops.reduce_max(labels)) + 1
             shape = array_ops.stack([n, n])
         else:
             n = math_ops.cast(num_classes, dtypes.int64) if isinstance(num_classes, Tensor) else int(num_classes)

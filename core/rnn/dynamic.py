@@ -12,7 +12,7 @@ from typing import Any, Optional
 from ..framework import dtypes
 from ..control_flow import TensorArray, while_loop
 from ..framework.graph import TensorShape, name_scope
-from ..ops import array_ops, math_ops
+from ..ops import array_ops, math_ops, reduction_ops
 from ..ops.manip_ops import reverse
 from ..framework.registry import constant, constant_value, convert_to_tensor
 from ..variable_scope import variable_scope
@@ -131,8 +131,8 @@ def _dynamic_rnn_loop(cell: Any, inputs: Any, initial_state: Any, parallel_itera
 
     zero_output = nest.pack_sequence_as(cell.output_size, [_create_zero_arrays(s) for s in flat_output_size])
     if sequence_length is not None:
-        min_sequence_length = math_ops.reduce_min(sequence_length)
-        max_sequence_length = math_ops.reduce_max(sequence_length)
+        min_sequence_length = reduction_ops.reduce_min(sequence_length)
+        max_sequence_length = reduction_ops.reduce_max(sequence_length)
     else:
         max_sequence_length = time_steps
     time = constant(0, dtype=dtypes.int32, name="time")

@@ -15,7 +15,7 @@ import numpy as np
 from ..framework import dtypes
 from ..framework.errors import InvalidArgumentError
 from ..framework.graph import TensorShape, colocate_with, control_dependencies
-from ..ops import array_ops, math_ops
+from ..ops import array_ops, math_ops, reduction_ops
 from ..framework.registry import apply_op, convert_to_tensor, register, shape_same
 from ..variable_scope import VariableScope, variable_scope
 from . import _nest as nest
@@ -242,8 +242,8 @@ def static_rnn(cell: Any, inputs: Any, initial_state: Any = None, dtype: Any = N
             zero_output = nest.pack_sequence_as(
                 cell.output_size, [create_zero_output(s) for s in nest.flatten(cell.output_size)])
             sequence_length = math_ops.cast(sequence_length, dtypes.int32)
-            min_sequence_length = math_ops.reduce_min(sequence_length)
-            max_sequence_length = math_ops.reduce_max(sequence_length)
+            min_sequence_length = reduction_ops.reduce_min(sequence_length)
+            max_sequence_length = reduction_ops.reduce_max(sequence_length)
 
         for time, input_ in enumerate(inputs):
             if time > 0:

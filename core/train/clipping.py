@@ -15,7 +15,7 @@ from typing import Any, Optional
 
 from ..framework import dtypes
 from ..framework.graph import Tensor, name_scope
-from ..ops import array_ops, math_ops, nn_ops
+from ..ops import array_ops, math_ops, reduction_ops, nn_ops
 from ..framework.registry import IndexedSlices, constant, convert_to_tensor
 
 
@@ -42,7 +42,7 @@ def clip_by_norm(t: Any, clip_norm: Any, axes: Any = None, name: Optional[str] =
     """``t * clip_norm / max(l2norm(t, axes), clip_norm)``."""
     with name_scope(name, "clip_by_norm") as scope:
         values = _values(t)
-        l2sum = math_ops.reduce_sum(values * values, axes, keepdims=True)
+        l2sum = reduction_ops.reduce_sum(values * values, axes, keepdims=True)
         pred = l2sum > 0
         l2sum_safe = math_ops.where(pred, l2sum, array_ops.ones_like(l2sum))     # NaN-free gradient at 0
         l2norm = math_ops.where(pred, math_ops.sqrt(l2sum_safe), l2sum)
@@ -57,7 +57,7 @@ def clip_by_average_norm(t: Any, clip_norm: Any, name: Optional[str] = None) -> 
     with name_scope(name, "clip_by_average_norm") as scope:
         t = convert_to_tensor(t, name="t")
         n_element = math_ops.cast(array_ops.size(t), dtypes.float32)
-        l2norm_inv = math_ops.rsqrt(math_ops.reduce_sum(t * t, array_ops.range_(0, array_ops.rank(t))))
+        l2norm_inv = math_ops.rsqrt(reduction_ops.reduce_sum(t * t, array_ops.range_(0, array_ops.rank(t))))
         return array_ops.identity(t * clip_norm * math_ops.minimum(l2norm_inv * n_element,
                                                                    constant(1.0) / clip_norm), name=scope)
 
@@ -76,7 +76,7 @@ def global_norm(t_list: Sequence, name: Optional[str] = None) -> Tensor:
         half_squared_norms = [nn_ops.l2_loss(v) for v in values if v is not None]
         if not half_squared_norms:
             raise ValueError("global_norm needs at least one tensor that is not None")
-        half_squared_norm = math_ops.reduce_sum(array_ops.stack(half_squared_norms))
+        half_squared_norm = reduction_ops.reduce_sum(array_ops.stack(half_squared_norms))
         return math_ops.sqrt(half_squared_norm * constant(2.0, dtype=half_squared_norm.dtype),
                              name="global_norm")
 
