@@ -11,11 +11,12 @@ import importlib
 from typing import Any
 
 from .framework import dtypes, errors
-from .framework.dtypes import (DType, as_dtype, bool, double, float16, float32, float64, half, int32, int64,  # noqa: A004
-                     string, uint8)
-from .framework.graph import (Dimension, Graph, GraphKeys, Operation, Tensor, TensorShape, add_to_collection, add_to_collections,
-                    colocate_with, control_dependencies, device, get_collection, get_collection_ref,
-                    get_default_graph, name_scope, reset_default_graph, set_random_seed)
+from .framework.dtypes import (DType, as_dtype, bool, double, float16, float32, float64, half, int32,  # noqa: A004
+                               int64, string, uint8)
+from .framework.graph import (Dimension, get_default_session, Graph, GraphKeys, Operation, Tensor, TensorShape,
+                              add_to_collection, add_to_collections, colocate_with, control_dependencies, device,
+                              get_collection, get_collection_ref, get_default_graph, name_scope, reset_default_graph,
+                              set_random_seed)
 from .framework.registry import IndexedSlices, constant, convert_to_tensor, register_gradient as RegisterGradient
 from .framework.graph_import import import_graph_def
 from .ops.math_ops import (abs, add, add_n, argmax, argmin, cast, ceil, div, div_no_nan, divide,  # noqa: A004
@@ -51,21 +52,24 @@ from .initializers import (constant_initializer, glorot_normal_initializer, glor
                            truncated_normal_initializer, variance_scaling_initializer, zeros_initializer)
 from .control_flow import case, cond, group, no_op, tuple_ as tuple, while_loop, with_dependencies  # noqa: A004
 from .control_flow import TensorArray, foldl, foldr, map_fn, scan
-from .framework.gradients import AggregationMethod, gradients, hessians
-from .runtime.session import InteractiveSession, Session, get_default_session
+from .gradients import AggregationMethod, gradients, hessians
+from .runtime.session import InteractiveSession, Session
+from .namespaces import build as _build_namespace
 
 newaxis = None
 
-# lazily imported submodules and names (PEP 562): tf.train is core/train (written separately), the clipping
-# functions live in tfevents.core.train.clipping, protos come from tfevents.proto.
+# lazily imported submodules and names (PEP 562), so `import tfevents.core` loads only the graph, the ops and the
+# session: tf.train, tf.nn, tf.layers, ..., the clipping functions (core/ops/clip_ops.py), sparse tensors, the protos.
+
+
 _LAZY_MODULES = {"train": ".train", "nn": ".nn", "layers": ".layers", "losses": ".losses", "metrics": ".metrics",
                  "summary": ".summary", "initializers": ".initializers", "graph_def": ".framework.graph_def"}
 _LAZY_NAMES = {
-    "clip_by_value": (".train.clipping", "clip_by_value"),
-    "clip_by_norm": (".train.clipping", "clip_by_norm"),
-    "clip_by_global_norm": (".train.clipping", "clip_by_global_norm"),
-    "clip_by_average_norm": (".train.clipping", "clip_by_average_norm"),
-    "global_norm": (".train.clipping", "global_norm"),
+    "clip_by_value": (".ops.clip_ops", "clip_by_value"),
+    "clip_by_norm": (".ops.clip_ops", "clip_by_norm"),
+    "clip_by_global_norm": (".ops.clip_ops", "clip_by_global_norm"),
+    "clip_by_average_norm": (".ops.clip_ops", "clip_by_average_norm"),
+    "global_norm": (".ops.clip_ops", "global_norm"),
     "SparseTensor": (".framework.sparse_tensor", "SparseTensor"),
     "SparseTensorValue": (".framework.sparse_tensor", "SparseTensorValue"),
     "sparse_segment_sum": (".ops.embedding_ops", "sparse_segment_sum"),
@@ -90,8 +94,7 @@ _NAMESPACES = ("math", "linalg", "random", "manip")     # built from core/namesp
 
 def __getattr__(name: str) -> Any:
     if name in _NAMESPACES:
-        from .namespaces import build
-        value = build(name)
+        value = _build_namespace(name)
     elif name in _LAZY_MODULES:
         value = importlib.import_module(_LAZY_MODULES[name], __name__)
     elif name in _LAZY_NAMES:

@@ -510,7 +510,8 @@ def mean_iou(labels: Any, predictions: Any, num_classes: int, weights: Any = Non
         sum_over_col = math_ops.cast(reduction_ops.reduce_sum(cm, 1), dtypes.float32)
         cm_diag = math_ops.cast(linalg_ops.diag_part(cm), dtypes.float32)
         denominator = sum_over_row + sum_over_col - cm_diag
-        num_valid_entries = reduction_ops.reduce_sum(math_ops.cast(math_ops.not_equal(denominator, 0.0), dtypes.float32))
+        num_valid_entries = reduction_ops.reduce_sum(
+            math_ops.cast(math_ops.not_equal(denominator, 0.0), dtypes.float32))
         denominator = math_ops.where(math_ops.greater(denominator, 0.0), denominator,
                                      array_ops.ones_like(denominator))
         iou = math_ops.divide(cm_diag, denominator)

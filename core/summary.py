@@ -6,6 +6,7 @@ Names follow TF1's ``summary_scope``: the op is a (unique) name scope and the ta
 """
 from __future__ import annotations
 
+import threading
 from typing import Any, Optional
 
 import numpy as np
@@ -14,10 +15,11 @@ from .framework import dtypes
 from .framework.graph import GraphKeys, get_default_graph, name_scope
 from .framework.registry import apply_op, constant, constant_value, convert_to_tensor, register, shape_scalar
 from tfevents.summaries.tags import clean_tag
+from tfevents.summaries import SummaryWriter, builders, summary_iterator  # noqa: F401 - tf.summary.summary_iterator
+from tfevents.proto import event_pb2, plugin_text_pb2, summary_pb2
 
 
 def _builders():
-    from tfevents.summaries import builders
     return builders
 
 
@@ -148,7 +150,6 @@ def audio(name: str, tensor: Any, sample_rate: Any, max_outputs: int = 3, collec
 
 def text(name: str, tensor: Any, collections: Optional[list] = None):
     """A text-plugin summary of a string tensor (TF's TensorSummaryV2 with the text plugin's metadata)."""
-    from tfevents.proto import plugin_text_pb2, summary_pb2
     metadata = summary_pb2.SummaryMetadata()
     metadata.plugin_data.plugin_name = "text"
     metadata.plugin_data.content = plugin_text_pb2.TextPluginData(version=0).SerializeToString()
@@ -173,20 +174,41 @@ def merge_all(key: str = GraphKeys.SUMMARIES, scope: Optional[str] = None, name:
     return merge(summaries, name=name)
 
 
-def __getattr__(name: str) -> Any:
-    if name in ("FileWriter", "SummaryWriter"):
-        from tfevents.summaries import SummaryWriter
-        return SummaryWriter
-    if name == "summary_iterator":
-        from tfevents.summaries import summary_iterator
-        return summary_iterator
-    if name == "FileWriterCache":       # one writer per directory, shared with the monitored sessions' hooks
-        from .train.monitored.basic_session_run_hooks import FileWriterCache
-        return FileWriterCache
-    if name in ("Summary", "SummaryDescription"):
-        from tfevents.proto import summary_pb2
-        return getattr(summary_pb2, name)
-    if name == "Event":
-        from tfevents.proto import event_pb2
-        return event_pb2.Event
-    raise AttributeError("module 'tfevents.core.summary' has no attribute %r" % name)
+class SummaryWriterCache:
+    """One ``SummaryWriter`` per directory, created with the default graph (so the file starts with the graph
+    and meta graph events), as TF1's ``FileWriterCache``. ``MonitoredSession`` flushes, closes and drops every
+    cached writer when it closes, also after an exception."""
+
+    _cache: dict = {}
+    _lock = threading.RLock()
+
+    @classmethod
+    def get(cls, logdir: str) -> Any:
+        """The writer of ``logdir`` (created on first use)."""
+        with cls._lock:
+            writer = cls._cache.get(logdir)
+            if writer is None:
+                writer = cls._cache[logdir] = SummaryWriter(logdir, graph=get_default_graph())
+            return writer
+
+    @classmethod
+    def clear(cls) -> None:
+        """Close every cached writer and forget them (the next ``get`` starts a new event file)."""
+        with cls._lock:
+            writers, cls._cache = list(cls._cache.values()), {}
+        errors = []
+        for writer in writers:
+            try:
+                writer.close()
+            except OSError as e:
+                errors.append(e)
+        if errors:
+            raise errors[0]
+
+
+FileWriterCache = SummaryWriterCache
+
+
+# tf.summary's other names: the writer (FileWriter, TF1's), the reader, the protos
+FileWriter = SummaryWriter
+Summary, SummaryDescription, Event = summary_pb2.Summary, summary_pb2.SummaryDescription, event_pb2.Event

@@ -8,6 +8,7 @@ from typing import Any, Iterator, Optional
 from .framework import dtypes
 from .framework.graph import GraphKeys, TensorShape, get_default_graph, name_scope
 from .variables import Variable
+from .initializers import GlorotUniform, Zeros
 
 
 class _ReuseMode:
@@ -73,7 +74,6 @@ class VariableScope:
         dtype = dtypes.as_dtype(dtype) if dtype is not None else self._dtype
         initializer = initializer if initializer is not None else self._initializer
         if initializer is None:
-            from .initializers import GlorotUniform, Zeros
             initializer = GlorotUniform() if dtype.is_floating else Zeros()
         if callable(initializer) and not hasattr(initializer, "op") and shape is None and \
                 not isinstance(initializer, type):

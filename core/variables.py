@@ -8,8 +8,8 @@ import numpy as np
 
 from .framework import dtypes
 from .framework.graph import GraphKeys, Tensor, TensorShape, get_default_graph, name_scope
-from .framework.registry import convert_to_tensor
-from .ops import array_ops, state_ops
+from .framework.registry import apply_op, convert_to_tensor
+from .ops import array_ops, math_ops, state_ops
 
 
 class Variable:
@@ -42,7 +42,6 @@ class Variable:
                                  "loop or conditional. When creating a variable inside a loop or conditional, use "
                                  "a lambda as the initializer." % scope)
             if dtype is not None and initial_value.dtype is not dtypes.as_dtype(dtype):
-                from .ops.math_ops import cast
                 initial_value = cast(initial_value, dtype)
             self._initial_value = initial_value
             var_shape = initial_value.shape if validate_shape else TensorShape(shape)
@@ -130,7 +129,6 @@ class Variable:
         return self._variable.eval(session=session)
 
     def load(self, value, session=None):
-        from .runtime.session import get_default_session
         session = session or get_default_session()
         if session is None:
             raise ValueError("Variable.load needs a session (none given and no default session)")
@@ -188,7 +186,6 @@ def moving_average_variables(scope: Optional[str] = None) -> list:
 
 def variables_initializer(var_list, name: str = "init"):
     """A NoOp (``init``) depending on every variable's initializer."""
-    from .control_flow import group, no_op
     var_list = list(var_list)
     if not var_list:
         return no_op(name=name)
@@ -211,14 +208,11 @@ def is_variable_initialized(variable):
 
 
 def assert_variables_initialized(var_list=None):
-    from .control_flow import no_op
     return no_op()
 
 
 def report_uninitialized_variables(var_list=None, name="report_uninitialized_variables"):
     """A string tensor of the names of uninitialized variables."""
-    from .ops import math_ops
-    from .framework.registry import apply_op
     var_list = global_variables() + local_variables() if var_list is None else list(var_list)
     with name_scope(name):
         if not var_list:
@@ -233,6 +227,9 @@ def _boolean_mask(x, mask):
 
 
 from .framework.registry import register as _register  # noqa: E402
+from .control_flow import group, no_op
+from .ops.math_ops import cast
+from .framework.graph import get_default_session
 
 _register("BooleanMask", _boolean_mask, dtype=lambda op: op.inputs[0].dtype,
           shape=lambda op: TensorShape([None]))

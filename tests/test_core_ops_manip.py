@@ -14,8 +14,8 @@ R = np.random.RandomState(4321)
 
 # attrs TF 2.x added to these ops with defaults; core writes the TF 1.x ops without them (TF 2.x imports both)
 TF2_ATTRS = ("Tk", "index_type", "bad_indices_policy")
-# core/framework/graph_def.py adds "T" (input 0's dtype) to every op not in its _NO_T set; GatherNd (which has Tparams) is
-# not there yet, so core's GatherNd node carries an extra T
+# core/framework/graph_def.py adds "T" (input 0's dtype) to every op not in its _NO_T set; GatherNd (which has
+# Tparams) is not there yet, so core's GatherNd node carries an extra T
 GATHER_ND_ATTRS = TF2_ATTRS + ("T",)
 
 

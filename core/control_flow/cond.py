@@ -18,12 +18,13 @@ from ..framework.registry import convert_to_tensor
 from . import nest
 from .contexts import CondContext
 from .flow_ops import merge, switch
+from .grouping import no_op, with_dependencies
 from .tensor_array import from_flow, to_flow
+from ..ops import array_ops
 
 
 def _build_branch(context: CondContext, fn: Callable[[], Any]):
     """Run ``fn`` inside ``context``; return (its result as given, the flat tensors the Merge takes)."""
-    from ..ops import array_ops
     graph = context.graph
     summaries = graph.get_collection_ref(GraphKeys.SUMMARIES)
     before = len(summaries)
@@ -35,7 +36,6 @@ def _build_branch(context: CondContext, fn: Callable[[], Any]):
             del summaries[before:]
             with control_dependencies(new):
                 if original is None:
-                    from .grouping import no_op
                     original = no_op()
                 elif not isinstance(original, Operation):
                     original = nest.map_structure(array_ops.identity, original)
@@ -44,7 +44,6 @@ def _build_branch(context: CondContext, fn: Callable[[], Any]):
         flat = []
         for v in nest.flatten(original):
             if isinstance(v, Operation):
-                from .grouping import with_dependencies
                 flat.append(with_dependencies([v], context.pivot))
             else:
                 flat.append(context.process_output(convert_to_tensor(to_flow(v))))
@@ -61,7 +60,6 @@ def cond(pred: Any, true_fn: Optional[Callable] = None, false_fn: Optional[Calla
          name: Optional[str] = None, fn1: Optional[Callable] = None, fn2: Optional[Callable] = None) -> Any:
     """``true_fn()`` if ``pred`` else ``false_fn()``; only that branch's ops run. Both must return the same
     structure of tensors (or ops) with the same dtypes; a singleton list or tuple is unpacked unless ``strict``."""
-    from ..ops import array_ops
     true_fn = true_fn if true_fn is not None else fn1
     false_fn = false_fn if false_fn is not None else fn2
     if true_fn is None:

@@ -10,31 +10,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..framework.graph import control_dependencies
 from ..framework.registry import REGISTRY
 from .contexts import CondContext, WhileContext, output_context
 from .flow_ops import merge, switch
-
-
-def zeros_like_outside_loop(op: Any, index: int) -> Any:
-    """Zeros for output ``index`` of ``op`` that has no gradient; for a Switch in a cond, made under a Switch of
-    its input so that they are live exactly when that output would have been."""
-    from ..ops import array_ops
-    value = op.outputs[index]
-    ctx = op._control_flow_context
-    if op.type not in ("Switch", "RefSwitch") or not isinstance(ctx, CondContext):
-        return array_ops.zeros_like(value)
-    switched = switch(op.inputs[0], ctx.pred)[1 - ctx.branch]
-    pivot = array_ops.identity(switched)
-    shape = array_ops.shape(switched)
-    with control_dependencies([pivot]):
-        return array_ops.zeros(shape, dtype=value.dtype)
-
+from ..ops import math_ops
+from .while_grad import cond_pred_in_loop, loop_merge_grad, loop_switch_grad
 
 def _switch_grad(op: Any, *grads: Any) -> list:
     ctx = op._control_flow_context
     if isinstance(ctx, WhileContext):
-        from .while_grad import loop_switch_grad
         return loop_switch_grad(op, *grads)
     if isinstance(ctx, CondContext):
         if grads[1 - ctx.branch] is None:
@@ -44,19 +28,14 @@ def _switch_grad(op: Any, *grads: Any) -> list:
     true_grad = switch(grads[1], op.inputs[1])[1]
     return [merge([false_grad, true_grad])[0], None]
 
-
 def _merge_grad(op: Any, grad: Any, _index_grad: Any = None) -> list:
     ctx = output_context(op.inputs[0].op)
     if isinstance(ctx, WhileContext):
-        from .while_grad import loop_merge_grad
         return loop_merge_grad(op, grad)
     if isinstance(ctx, CondContext):
-        from .while_grad import cond_pred_in_loop
         pred = cond_pred_in_loop(ctx.pred)
         return switch(grad, pred, name="cond_grad")
-    from ..ops import math_ops
     return [switch(grad, math_ops.equal(op.outputs[1], i))[1] for i in range(len(op.inputs))]
-
 
 REGISTRY["Switch"].grad = _switch_grad
 REGISTRY["RefSwitch"].grad = _switch_grad

@@ -18,6 +18,8 @@ from __future__ import annotations
 from typing import Any, Dict, List, Optional, Set
 
 from ..framework.graph import Operation, Tensor, control_dependencies, get_default_graph
+from .flow_ops import enter, switch
+from ..ops import array_ops
 
 
 def is_loop_exit(op: Operation) -> bool:
@@ -112,7 +114,6 @@ class CondContext(ControlFlowContext):
             result = self.outer_context.add_value(val)
             self.values.add(result)
             self.external_values[result] = result
-        from .flow_ops import switch
         with control_dependencies(None):                    # (outside any context) then joins this branch
             result = switch(result, self.pred)[self.branch]
             if self.outer_context is not None:
@@ -152,7 +153,6 @@ class CondContext(ControlFlowContext):
             real = self.outer_context.add_value(val)
             self.values.add(real)
             self.external_values[real] = real
-        from .flow_ops import switch
         real = switch(real, self.pred)[self.branch]
         self.external_values[val] = real
         return real
@@ -200,7 +200,6 @@ class WhileContext(ControlFlowContext):
         result = val
         if self.outer_context is not None:
             result = self.outer_context.add_value(val)
-        from .flow_ops import enter
         with control_dependencies(None):
             result = enter(result, self.name, is_constant=True, parallel_iterations=self.parallel_iterations)
             if self.outer_context is not None:
@@ -240,7 +239,6 @@ class WhileContext(ControlFlowContext):
         self.values.update(op.outputs)
         if external:
             # control inputs from outside the frame become data inputs of an Identity inside it
-            from ..ops import array_ops
             with control_dependencies(None):
                 self.enter()
                 try:
@@ -258,3 +256,17 @@ class WhileContext(ControlFlowContext):
     def add_inner_op(self, op: Operation) -> None:
         self.values.update(op.outputs)
         super().add_inner_op(op)
+
+
+def zeros_like_outside_loop(op: Any, index: int) -> Any:
+    """Zeros for output ``index`` of ``op`` that has no gradient; for a Switch in a cond, made under a Switch of
+    its input so that they are live exactly when that output would have been."""
+    value = op.outputs[index]
+    ctx = op._control_flow_context
+    if op.type not in ("Switch", "RefSwitch") or not isinstance(ctx, CondContext):
+        return array_ops.zeros_like(value)
+    switched = switch(op.inputs[0], ctx.pred)[1 - ctx.branch]
+    pivot = array_ops.identity(switched)
+    shape = array_ops.shape(switched)
+    with control_dependencies([pivot]):
+        return array_ops.zeros(shape, dtype=value.dtype)

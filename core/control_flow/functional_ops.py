@@ -13,6 +13,7 @@ from ..framework.registry import constant, convert_to_tensor
 from . import nest
 from .tensor_array import TensorArray
 from .while_loop import while_loop
+from ..ops import array_ops
 
 
 def _check_callable(fn: Any) -> None:
@@ -30,7 +31,6 @@ def _leading_dim(t) -> Optional[int]:
 
 def _length(first):
     """(static n or None, n as an int or a tensor) from the leading dimension of ``first``."""
-    from ..ops import array_ops
     n_static = _leading_dim(first)
     return n_static, (n_static if n_static is not None else array_ops.shape(first)[0])
 

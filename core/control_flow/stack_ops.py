@@ -8,7 +8,7 @@ import numpy as np
 
 from ..framework import dtypes
 from ..framework.graph import TensorShape
-from ..framework.registry import apply_op, constant, register
+from ..framework.registry import apply_op, constant, convert_to_tensor, register
 
 
 class Stack(list):
@@ -46,7 +46,6 @@ def stack_v2(elem_type: Any, max_size: int = -1, stack_name: str = "", name: Opt
 
 
 def stack_push_v2(handle: Any, elem: Any, swap_memory: bool = False, name: Optional[str] = None):
-    from ..framework.registry import convert_to_tensor
     elem = convert_to_tensor(elem)
     return apply_op("StackPushV2", [handle, elem], dict(T=elem.dtype, swap_memory=swap_memory),
                     name=name or "StackPushV2")

@@ -21,6 +21,7 @@ from ..framework import dtypes
 from ..framework.errors import InvalidArgumentError
 from ..framework.graph import TensorShape, as_shape, control_dependencies, name_scope
 from ..framework.registry import apply_op, constant_value, convert_to_tensor, create_op, register
+from ..ops import array_ops, math_ops
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -408,12 +409,10 @@ class TensorArray:
     # ---- methods
     def identity(self) -> "TensorArray":
         """The same array with its flow through an Identity (to add control dependencies)."""
-        from ..ops import array_ops
         return self._with_flow(array_ops.identity(self._flow))
 
     def grad(self, source: str, flow: Any = None, name: Optional[str] = None) -> "TensorArray":
         """The gradient array of this one for gradient computation ``source`` (``TensorArrayGradV3``)."""
-        from ..ops import array_ops
         if flow is None:
             flow = self.flow
         with name_scope(name, "TensorArrayGrad"):
@@ -444,7 +443,6 @@ class TensorArray:
 
     def stack(self, name: Optional[str] = None):
         """All elements stacked into one tensor (a gather of ``range(size)``)."""
-        from ..ops import array_ops
         with name_scope(name, "TensorArrayStack"):
             value = self.gather(array_ops.range_(0, self.size()), name=name)
             if self.element_shape.dims is not None and not self._dynamic_size and self._size is not None:
@@ -478,7 +476,6 @@ class TensorArray:
 
     def unstack(self, value: Any, name: Optional[str] = None) -> "TensorArray":
         """Write ``value[i]`` at index i for every i."""
-        from ..ops import array_ops
         with name_scope(name, "TensorArrayUnstack"):
             value = convert_to_tensor(value)
             num_elements = array_ops.shape(value)[0]
@@ -496,7 +493,6 @@ class TensorArray:
 
     def split(self, value: Any, lengths: Any, name: Optional[str] = None) -> "TensorArray":
         """Write consecutive pieces of ``value`` (``lengths[i]`` rows each) at indices 0, 1, ..."""
-        from ..ops import math_ops
         with name_scope(name, "TensorArraySplit"):
             value = convert_to_tensor(value, dtype=self._dtype, name="value")
             lengths_64 = math_ops.cast(lengths, dtypes.int64)

@@ -12,6 +12,7 @@ from typing import Any
 from ..framework.graph import control_dependencies
 from ..framework.registry import REGISTRY
 from .tensor_array import TensorArray
+from ..ops import array_ops
 
 
 def _grad_source(t: Any) -> str:
@@ -33,7 +34,6 @@ def _grad_ta(op: Any, dtype: Any, flow: Any, source: str) -> TensorArray:
 
 def _barrier(op: Any, flow: Any):
     """The incoming flow gradient, after the forward op's flow (TF's ``flow_out`` / ``write_barrier``)."""
-    from ..ops import array_ops
     flow_out = array_ops.identity(op.outputs[0], "flow_out")
     with control_dependencies([flow_out]):
         return array_ops.identity(flow, "write_barrier")

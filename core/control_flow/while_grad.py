@@ -17,10 +17,12 @@ from __future__ import annotations
 from typing import Any, Dict, List, Optional
 
 from ..framework.graph import Tensor, control_dependencies, get_default_graph
-from ..framework.registry import REGISTRY, constant, constant_value
-from .contexts import CondContext, WhileContext, is_loop_exit, output_context, while_context_of
+from ..framework.registry import constant, constant_value, convert_to_tensor, IndexedSlices, REGISTRY
+from .contexts import (CondContext, WhileContext, is_loop_exit, output_context, while_context_of,
+                       zeros_like_outside_loop)
 from .flow_ops import control_trigger, enter, exit_, loop_cond, merge, next_iteration, switch
 from .stack_ops import stack_pop_v2, stack_push_v2, stack_v2
+from ..ops import array_ops, math_ops
 
 
 def _loop_constant_enter(value: Tensor):
@@ -202,7 +204,6 @@ def _frame_base(name: str) -> str:
 
 
 def _add_forward_loop_counter(ctx: WhileContext, outer: Optional[GradLoopState]):
-    from ..ops import math_ops
     n = constant(0, name="f_count")
     if outer is not None:
         n.op._add_control_input(outer.forward_index.op.inputs[0].op)
@@ -225,7 +226,6 @@ def _add_forward_loop_counter(ctx: WhileContext, outer: Optional[GradLoopState])
 
 
 def _add_backprop_loop_counter(ctx: WhileContext, count: Tensor, outer: Optional[GradLoopState]):
-    from ..ops import math_ops
     one = constant(1, name="b_count")
     ctx.enter()
     try:
@@ -254,7 +254,6 @@ def _add_backprop_loop_counter(ctx: WhileContext, count: Tensor, outer: Optional
 
 def _add_backprop_accumulator(ctx: WhileContext, op, grad: Tensor) -> Tensor:
     """The sum over all iterations of the gradient of a loop invariant (``b_acc``)."""
-    from ..ops import array_ops, math_ops
     ctx.exit()
     shape = grad.shape
     outer = ctx.outer_context
@@ -368,7 +367,6 @@ class LoopGradients:
         return out
 
     def zeros_like_for_exit(self, val: Tensor) -> Tensor:
-        from ..ops import array_ops
         forward = val.op._control_flow_context
         outer_forward = forward.outer_context.get_while_context() if forward.outer_context else None
         outer_state = self.states.get(outer_forward) if outer_forward is not None else None
@@ -395,8 +393,6 @@ class LoopGradients:
         """Zeros for an output of ``op`` that has no gradient, made in the backprop loop (TF's ZerosLike): a
         constant when the shape is static, else the forward shape's history; for a cond's Switch, under a Switch
         of the saved predicate, so they exist exactly when that side was taken."""
-        from ..ops import array_ops
-        from .cond_grad import zeros_like_outside_loop
         if is_loop_switch(op):
             return None
         dead_branch = op.type in ("Switch", "RefSwitch")
@@ -429,7 +425,6 @@ class LoopGradients:
 
     def post_processing(self) -> None:
         """A loop variable whose next value does not depend on its current one: zeros for iterations > 0."""
-        from ..ops import array_ops
         for state in self.states.values():
             for b_merge in state.switch_map.values():
                 m = b_merge.op
@@ -504,7 +499,6 @@ def _enter_grad(op: Any, grad: Any) -> list:
     if grad_ctx is None or not grad_ctx.back_prop or grad_ctx.grad_state is None:
         return [grad]
     if op.attrs.get("is_constant"):
-        from ..framework.registry import IndexedSlices, convert_to_tensor
         if isinstance(grad, IndexedSlices):
             grad = convert_to_tensor(grad)     # (TF accumulates slices; summed densely here)
         return [_add_backprop_accumulator(grad_ctx, op, grad)]

@@ -14,10 +14,12 @@ from __future__ import annotations
 from typing import Any, Callable, Optional
 
 from ..framework.graph import GraphKeys, Tensor, TensorShape, as_shape, control_dependencies, name_scope
-from ..framework.registry import convert_to_tensor
+from ..framework.registry import constant, convert_to_tensor
 from . import nest
 from .contexts import WhileContext, is_loop_constant_enter
 from .flow_ops import enter, exit_, loop_cond, merge, next_iteration, switch
+from ..ops import array_ops, math_ops
+from .tensor_array import TensorArray, from_flow, to_flow
 
 
 def _check_shape(var: Tensor, invariant: TensorShape, after: Tensor) -> None:
@@ -38,7 +40,6 @@ def _check_shape(var: Tensor, invariant: TensorShape, after: Tensor) -> None:
 
 
 def _build_loop(context: WhileContext, cond: Callable, body: Callable, loop_vars: Any, shape_invariants: Any):
-    from ..ops import array_ops
     graph = context.graph
     flat = [convert_to_tensor(v) for v in nest.flatten(loop_vars)]
     if shape_invariants is None:
@@ -146,7 +147,6 @@ def while_loop(cond: Callable, body: Callable, loop_vars: Any, shape_invariants:
         raise TypeError("body must be callable.")
     if parallel_iterations < 1:
         raise TypeError("parallel_iterations must be a positive integer.")
-    from .tensor_array import TensorArray, from_flow, to_flow
     flat_original = nest.flatten(loop_vars)
     if any(isinstance(v, TensorArray) for v in flat_original):
         # TF's _convert_tensorarray_to_flow / _convert_flow_to_tensorarray: a TensorArray is carried by its flow
@@ -176,8 +176,6 @@ def while_loop(cond: Callable, body: Callable, loop_vars: Any, shape_invariants:
             maximum_iterations = convert_to_tensor(maximum_iterations, name="maximum_iterations")
             if maximum_iterations.shape.ndims not in (None, 0):
                 raise ValueError("maximum_iterations must be a scalar, saw shape: %s" % maximum_iterations.shape)
-            from ..ops import math_ops
-            from ..framework.registry import constant
             counter = constant(0, dtype=maximum_iterations.dtype, name="iteration_counter")
             user_cond, user_body, limit = cond, body, maximum_iterations
             if len(loop_vars) == 1 and not return_same_structure:

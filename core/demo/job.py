@@ -16,6 +16,7 @@ from . import dashboards
 from .config import DemoConfig, DemoResult
 from .data import confusion_figure, confusion_matrix, config_markdown, filter_grid, synthetic_mnist
 from .model import FILTERS_TAG, Model
+from tfevents import core
 
 SessionLog = event_pb2.SessionLog
 SWEEP_FACTORS = (0.25, 1.0, 4.0)     # the default sweep's learning rates, times the initial one
@@ -62,8 +63,7 @@ def run_demo(config: Optional[DemoConfig] = None, progress: Optional[TextIO] = s
     (e.g. ``result.initial_values`` of another run, to start both from the same weights).
     ``learning_rates``: a sweep's learning rates, the HParams domain of ``learning_rate``.
     """
-    if tf is None:
-        from tfevents import core as tf
+    tf = tf or core
     config = config or DemoConfig()
     config.check()
     started = time.monotonic()

@@ -197,19 +197,11 @@ class Tensor:
         return [op for op in self.graph._ops if any(t is self for t in op.inputs)]
 
     def eval(self, feed_dict: Optional[dict] = None, session: Any = None) -> Any:
-        from ..runtime.session import _eval_using_default_session
         return _eval_using_default_session(self, feed_dict, session)
 
     def __bool__(self):
         raise TypeError("Using a `tf.Tensor` as a Python `bool` is not allowed. "
                         "Use `if t is not None:` instead of `if t:`.")
-
-    def __iter__(self):
-        dims = self._shape.dims
-        if dims is None or not dims or dims[0] is None:
-            raise TypeError("Tensor objects are only iterable when the first dimension is known.")
-        from ..ops import array_ops
-        return iter(array_ops.unstack(self, num=dims[0]))
 
     def __len__(self):
         raise TypeError("len is not well defined for symbolic Tensors (%s)." % self.name)
@@ -241,7 +233,7 @@ class Operation:
 
     @property
     def node_def(self):
-        from .graph_def import node_def
+        from .graph_def import node_def  # lazy: graph_def loads the GraphDef protos, which core does not need to import
         return node_def(self)
 
     def get_attr(self, name: str) -> Any:
@@ -281,7 +273,6 @@ class Operation:
         return tuple(self.outputs)
 
     def run(self, feed_dict: Optional[dict] = None, session: Any = None) -> None:
-        from ..runtime.session import _eval_using_default_session
         _eval_using_default_session(self, feed_dict, session)
 
     def __repr__(self) -> str:
@@ -511,11 +502,11 @@ class Graph:
 
     @property
     def graph_def_versions(self):
-        from .graph_def import versions
+        from .graph_def import versions  # lazy: the GraphDef protos (see node_def)
         return versions()
 
     def as_graph_def(self, from_version: Optional[int] = None, add_shapes: bool = True):
-        from .graph_def import graph_to_graph_def
+        from .graph_def import graph_to_graph_def  # lazy: the GraphDef protos (see node_def)
         return graph_to_graph_def(self, add_shapes=add_shapes)
 
     def as_default(self):
@@ -610,3 +601,51 @@ def get_collection(key: str, scope: Optional[str] = None) -> list:
 
 def get_collection_ref(key: str) -> list:
     return get_default_graph().get_collection_ref(key)
+
+
+# ---- the default session (a Session pushes itself here in ``as_default``; ``Tensor.eval`` and
+# ``Operation.run`` use it)
+
+
+class _DefaultSessionStack(threading.local):
+    def __init__(self):
+        self.stack: list = []
+
+    def get_default(self) -> Any:
+        return self.stack[-1] if self.stack else None
+
+    def get_controller(self, session: Any):
+        stack = self.stack
+
+        class _Controller:
+            def __enter__(self_inner):
+                stack.append(session)
+                return session
+
+            def __exit__(self_inner, *exc):
+                if stack and stack[-1] is session:
+                    stack.pop()
+                elif session in stack:
+                    stack.remove(session)
+                return False
+        return _Controller()
+
+
+_default_session_stack = _DefaultSessionStack()
+
+
+def get_default_session() -> Any:
+    return _default_session_stack.get_default()
+
+
+def _eval_using_default_session(fetch: Any, feed_dict: Optional[dict], session: Any) -> Any:
+    if session is None:
+        session = get_default_session()
+        if session is None:
+            raise ValueError("Cannot evaluate tensor using `eval()`: No default session is registered. Use "
+                             "`with sess.as_default()` or pass an explicit session to `eval(session=sess)`")
+    graph = fetch.graph
+    if session.graph is not graph:
+        raise ValueError("Cannot use the given session to evaluate tensor: the tensor's graph is different "
+                         "from the session's graph.")
+    return session.run(fetch, feed_dict)

@@ -183,7 +183,7 @@ def _topological(nodes: list) -> list:
 
 
 def _as_graph_def(graph_def: Any):
-    from tfevents.proto import graph_pb2
+    from tfevents.proto import graph_pb2  # lazy: protobuf's GraphDef loads when a graph is imported, not with core
     if isinstance(graph_def, bytes):
         return graph_pb2.GraphDef.FromString(graph_def)
     if isinstance(graph_def, graph_pb2.GraphDef):

@@ -275,6 +275,17 @@ class IndexedSlices:
                                                                          self.dense_shape)
 
 
+# (accepts(value), convert(value, dtype, name)) pairs, tried in order by convert_to_tensor: how the op families
+# turn their values into tensors (array_ops: IndexedSlices densified, a list holding tensors stacked)
+_CONVERSIONS: list = []
+
+
+def register_tensor_conversion(accepts: Callable[[Any], bool], convert: Callable[[Any, Any, Any], Tensor]) -> None:
+    """TF's ``register_tensor_conversion_function``: ``convert_to_tensor(value, dtype, name)`` of a value that
+    ``accepts(value)`` is ``convert(value, dtype, name)``."""
+    _CONVERSIONS.append((accepts, convert))
+
+
 def convert_to_tensor(value: Any, dtype: Any = None, name: Optional[str] = None,
                       preferred_dtype: Any = None) -> Tensor:
     """Tensor from a Tensor, Variable, IndexedSlices (densified), or a Python/numpy value (a Const node)."""
@@ -286,13 +297,9 @@ def convert_to_tensor(value: Any, dtype: Any = None, name: Optional[str] = None,
     to_tensor = getattr(value, "_to_tensor", None)
     if to_tensor is not None:
         return convert_to_tensor(to_tensor(), dtype=dtype, name=name)
-    if isinstance(value, IndexedSlices):
-        from ..ops.array_ops import indexed_slices_to_dense
-        return convert_to_tensor(indexed_slices_to_dense(value), dtype=dtype)
-    if isinstance(value, (list, tuple)) and any(isinstance(v, Tensor) or hasattr(v, "_to_tensor")
-                                                for v in value):
-        from ..ops.array_ops import stack
-        return stack([convert_to_tensor(v, dtype=dtype) for v in value], name=name or "packed")
+    for accepts, convert in _CONVERSIONS:
+        if accepts(value):
+            return convert(value, dtype, name)
     if dtype is None and preferred_dtype is not None:
         try:
             return constant(value, dtype=preferred_dtype, name=name, _strict=True)

@@ -8,7 +8,7 @@ from typing import Any, Callable, Optional
 from .. import control_flow
 from ..framework import dtypes
 from ..initializers import Zeros
-from ..ops import array_ops, linalg_ops, linalg_contract_ops, math_ops, nn_ops
+from ..ops import array_ops, linalg_contract_ops, math_ops, nn_ops
 from ..framework.registry import constant_value, convert_to_tensor
 from .base import Layer
 

@@ -5,9 +5,11 @@ import numpy as np
 
 from ..framework import dtypes
 from ..framework.graph import Tensor, TensorShape, name_scope
-from ..framework.registry import (IndexedSlices, apply_op, constant, constant_shape, constant_value, convert_to_tensor,
-                        register, shape_same, shape_scalar)
+from ..framework.registry import (IndexedSlices, apply_op, constant, constant_shape, constant_value,
+                                  convert_to_tensor, register, register_tensor_conversion, shape_same, shape_scalar)
 from . import math_ops
+from ..framework.registry import create_op
+from ..framework.errors import InvalidArgumentError
 
 
 def _i32(value, name="Const"):
@@ -33,7 +35,6 @@ def stop_gradient(x, name=None):
 
 
 def no_op(name=None):
-    from ..framework.registry import create_op
     return create_op("NoOp", [], name=name)
 
 
@@ -431,7 +432,6 @@ def gather(params, indices, axis=0, name=None, validate_indices=None):
 def _segment_sum(data, ids, num_segments):
     n = int(num_segments)
     if np.any(ids >= n):
-        from ..framework.errors import InvalidArgumentError
         bad = int(np.flatnonzero(ids.reshape(-1) >= n)[0])
         raise InvalidArgumentError(None, None, "segment_ids[%d] = %d is out of range [0, %d)"
                                    % (bad, ids.reshape(-1)[bad], n))
@@ -449,8 +449,14 @@ def unsorted_segment_shape(op):
     return TensorShape([None if n is None else int(n)] + list(dims[ids:]))
 
 
+def gather_drop_negatives(params: Tensor, ids: Tensor) -> Tensor:
+    """``params[ids]`` with the rows of negative ids zero (TF's _GatherDropNegatives)."""
+    is_positive = math_ops.greater_equal(ids, zeros_like(ids))
+    gathered = gather(params, math_ops.maximum(ids, zeros_like(ids)))
+    return math_ops.where(is_positive, gathered, zeros_like(gathered))
+
+
 def _segment_sum_grad(op, g):
-    from .segment_ops import gather_drop_negatives
     return [gather_drop_negatives(g, op.inputs[1]), None, None]
 
 
@@ -477,6 +483,14 @@ def indexed_slices_to_dense(s: IndexedSlices) -> Tensor:
     if static.dims is not None:
         out.set_shape(static)
     return out
+
+
+register_tensor_conversion(lambda value: isinstance(value, IndexedSlices),
+                           lambda value, dtype, name: convert_to_tensor(indexed_slices_to_dense(value), dtype=dtype))
+register_tensor_conversion(
+    lambda value: isinstance(value, (list, tuple)) and any(isinstance(v, Tensor) or hasattr(v, "_to_tensor")
+                                                           for v in value),
+    lambda value, dtype, name: stack([convert_to_tensor(v, dtype=dtype) for v in value], name=name or "packed"))
 
 
 # ---- tile, fill, zeros_like / ones_like, broadcast_to, one_hot
@@ -616,3 +630,14 @@ def one_hot(indices, depth, on_value=None, off_value=None, axis=None, dtype=None
 
 
 # slicing (t[1:3, ..., None]) lives in slicing_ops; imported last, it builds on the ops above
+
+
+def _iterate(tensor: Tensor):
+    """``iter(tensor)``: its rows, by ``unstack`` (only when the first dimension is known)."""
+    dims = tensor.shape.dims
+    if dims is None or not dims or dims[0] is None:
+        raise TypeError("Tensor objects are only iterable when the first dimension is known.")
+    return iter(unstack(tensor, num=dims[0]))
+
+
+Tensor.__iter__ = _iterate

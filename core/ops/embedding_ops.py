@@ -23,6 +23,8 @@ from ..framework.graph import Tensor, TensorShape, name_scope
 from ..framework.registry import IndexedSlices, apply_op, constant_value, convert_to_tensor, register
 from . import array_ops, math_ops, reduction_ops, segment_ops
 from .manip_ops import unique
+from .clip_ops import clip_by_norm
+from ..framework.sparse_tensor import SparseTensor
 
 __all__ = ["embedding_lookup", "embedding_lookup_sparse"]
 TOP_LEVEL = ["sparse_segment_sum", "sparse_segment_mean", "sparse_segment_sqrt_n"]
@@ -81,7 +83,6 @@ def _clip(params: Tensor, ids: Tensor, max_norm: Any) -> Tensor:
     """Rows of ``params`` (the axes after ``ids``' rank) scaled to an l2-norm of at most ``max_norm``."""
     if max_norm is None:
         return params
-    from ..train.clipping import clip_by_norm
     ids_rank, params_rank = ids.shape.ndims, params.shape.ndims
     if ids_rank and params_rank:
         axes = list(range(ids_rank, params_rank))
@@ -327,7 +328,6 @@ def embedding_lookup_sparse(params: Any, sp_ids: Any, sp_weights: Any, partition
     ``sp_weights``-weighted) embeddings reduced by ``combiner`` ("sum", "mean" (default) or "sqrtn":
     sum / sqrt(sum of squared weights)). Result ``[rows, dim]``; rows without ids are zero (within the last row
     that has ids, as TF's segment ops)."""
-    from ..framework.sparse_tensor import SparseTensor
     combiner = "mean" if combiner is None else combiner
     if combiner not in ("mean", "sqrtn", "sum"):
         raise ValueError("combiner must be one of 'mean', 'sqrtn' or 'sum', got %s" % combiner)

@@ -14,8 +14,8 @@ import numpy as np
 from ..framework import dtypes
 from ..framework.errors import InvalidArgumentError
 from ..framework.graph import Tensor, TensorShape, name_scope
-from ..framework.registry import (REGISTRY, apply_op, broadcast_shapes, constant, constant_value, convert_to_tensor, register,
-                        shape_same)
+from ..framework.registry import (REGISTRY, apply_op, broadcast_shapes, constant, constant_value, convert_to_tensor,
+                                  register, shape_same)
 from . import array_ops, math_ops, reduction_ops
 
 __all__ = ["eye", "diag", "diag_part", "matrix_transpose", "matrix_band_part", "matrix_inverse",

@@ -13,10 +13,10 @@ import numpy as np
 
 from ..framework import dtypes, errors
 from ..framework.graph import Tensor, TensorShape, name_scope
-from ..framework.registry import (IndexedSlices, apply_op, constant, constant_shape, constant_value, convert_to_tensor,
-                        register)
+from ..framework.registry import (IndexedSlices, apply_op, constant, constant_shape, constant_value,
+                                  convert_to_tensor, register)
 from . import math_ops, reduction_ops
-from .array_ops import _i32, concat, expand_dims, fill, gather, reshape, shape, size, squeeze, stack, transpose
+from .array_ops import _i32, concat, expand_dims, fill, gather, rank, reshape, shape, size, squeeze, stack, transpose
 from .random_ops import multinomial, random_shuffle
 from .slicing_ops import _strided_index, pad, slice_ as slice  # noqa: A004
 
@@ -265,7 +265,6 @@ def top_k(input, k=1, sorted: bool = True, name=None):  # noqa: A002
 def _descending(values: Tensor, axis: int, return_argsort: bool) -> Tensor:
     ndims = values.shape.ndims
     k = shape(values)[axis]
-    from .array_ops import rank
     rank(values)                                   # as TF (folded away there), unused
     transposition = None
     if not (axis == -1 or axis + 1 == ndims):

@@ -10,10 +10,11 @@ from typing import Any, Callable
 import numpy as np
 
 from ..framework import dtypes
-from ..runtime.kernels import load_kernels
+from ..runtime.kernels import MATMULS as _MATMULS, load_kernels
 from ..framework.graph import Tensor, TensorShape, name_scope
-from ..framework.registry import (IndexedSlices, apply_op, broadcast_shapes, constant, constant_value, convert_to_tensor,
-                        register, set_inplace, shape_broadcast, shape_same, ufunc_inplace)
+from ..framework.registry import (IndexedSlices, apply_op, broadcast_shapes, constant, constant_value,
+                                  convert_to_tensor, register, set_inplace, shape_broadcast, shape_same,
+                                  ufunc_inplace)
 
 
 def _pair(x: Any, y: Any, names: tuple = ("x", "y")):
@@ -348,20 +349,6 @@ for _type, _ufunc in (("Add", np.add), ("AddV2", np.add), ("Sub", np.subtract), 
 
 
 # ---- matmul
-
-
-def _matmul_transpose_b(a, b):
-    """``a @ b.T``; with fewer rows in ``a`` than in ``b`` (a gradient through a weight), as ``(b @ a.T).T``:
-    OpenBLAS runs that product 1.1-1.6x faster (measured for 20-64 x 100-800 by 300-800, e.g. an RNN step)."""
-    if a.ndim == 2 and b.ndim == 2 and a.shape[0] < b.shape[0]:
-        return np.matmul(b, a.T).T
-    return np.matmul(a, b.T)
-
-
-_MATMULS = {(False, False): np.matmul,
-            (False, True): _matmul_transpose_b,
-            (True, False): lambda a, b: np.matmul(a.T, b),
-            (True, True): lambda a, b: np.matmul(a.T, b.T)}
 
 
 def _matmul_bind(op, session):

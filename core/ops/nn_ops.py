@@ -7,8 +7,8 @@ import numpy as np
 from ..framework import dtypes
 from ..framework.graph import TensorShape, name_scope
 from ..framework.registry import (apply_op, constant, convert_to_tensor, register, set_inplace, shape_same,
-                        shape_scalar, ufunc_inplace)
-from . import array_ops, math_ops, reduction_ops
+                                  shape_scalar, ufunc_inplace)
+from . import array_ops, math_ops, random_ops, reduction_ops
 from ..runtime.kernels import load_kernels
 from .math_ops import sigmoid, tanh  # noqa: F401 - tf.nn.sigmoid / tf.nn.tanh
 
@@ -417,7 +417,6 @@ def fused_batch_norm(x, scale, offset, mean=None, variance=None, epsilon=0.001, 
 
 def dropout(x, keep_prob=None, noise_shape=None, seed=None, name=None, rate=None):
     """``x * floor(keep_prob + U[0,1)) / keep_prob``: keeps each entry with probability ``keep_prob``."""
-    from . import random_ops
     with name_scope(name, "dropout"):
         x = convert_to_tensor(x)
         if keep_prob is None:

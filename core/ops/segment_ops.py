@@ -18,7 +18,7 @@ from ..framework.errors import InvalidArgumentError
 from ..framework.graph import Tensor, TensorShape, name_scope
 from ..framework.registry import apply_op, constant, constant_value, convert_to_tensor, register
 from . import array_ops, math_ops, reduction_ops
-from .array_ops import gather, unsorted_segment_sum
+from .array_ops import gather, gather_drop_negatives, unsorted_segment_sum
 from .manip_ops import scatter_nd
 
 __all__ = ["segment_sum", "segment_mean", "segment_max", "unsorted_segment_mean", "unsorted_segment_max",
@@ -137,13 +137,6 @@ def _unsorted_max_forward(data, ids, num_segments):
 
 
 _unsorted_shape = array_ops.unsorted_segment_shape
-
-
-def gather_drop_negatives(params: Tensor, ids: Tensor) -> Tensor:
-    """``params[ids]`` with the rows of negative ids zero (TF's _GatherDropNegatives)."""
-    is_positive = math_ops.greater_equal(ids, array_ops.zeros_like(ids))
-    gathered = gather(params, math_ops.maximum(ids, array_ops.zeros_like(ids)))
-    return math_ops.where(is_positive, gathered, array_ops.zeros_like(gathered))
 
 
 def _unsorted_max_grad(op, g):

@@ -12,30 +12,9 @@ from typing import Any, Optional
 import numpy as np
 
 from ..framework import dtypes
-from ..framework.errors import FailedPreconditionError, InvalidArgumentError, OutOfRangeError
+from ..framework.errors import InvalidArgumentError, OutOfRangeError
 from ..framework.graph import Tensor, TensorShape
-from ..framework.registry import apply_op, create_op, register, shape_same
-
-
-class VariableSlot:
-    """One variable's storage in one Session: ``value`` is the numpy array (None until initialized)."""
-
-    __slots__ = ("value", "name", "op")
-
-    def __init__(self, op):
-        self.value = None
-        self.name = op.name
-        self.op = op
-
-    def read(self) -> np.ndarray:
-        value = self.value
-        if value is None:
-            raise FailedPreconditionError(
-                self.op, "Attempting to use uninitialized value %s\n\t [[node %s]]" % (self.name, self.name))
-        return value
-
-    def __repr__(self) -> str:
-        return "<VariableSlot %s=%r>" % (self.name, self.value)
+from ..framework.registry import apply_op, convert_to_tensor, create_op, register, shape_same
 
 
 def _dims(shape: TensorShape) -> str:
@@ -63,7 +42,6 @@ def placeholder(dtype, shape=None, name=None):
 
 
 def placeholder_with_default(input, shape, name=None):  # noqa: A002
-    from ..framework.registry import convert_to_tensor
     input = convert_to_tensor(input)
     return apply_op("PlaceholderWithDefault", [input], dict(dtype=input.dtype, shape=TensorShape(shape)), name=name)
 
@@ -199,7 +177,6 @@ def assign(ref, value, validate_shape=None, use_locking=None, name=None):
 
 
 def _typed(value, ref):
-    from ..framework.registry import convert_to_tensor
     return convert_to_tensor(value, dtype=ref.dtype)
 
 
@@ -216,7 +193,6 @@ def assign_sub(ref, value, use_locking=None, name=None):
 def _scatter_fn(op_type, locking_default=False):
     def fn(ref, indices, updates, use_locking=locking_default, name=None):
         ref = _ref(ref)
-        from ..framework.registry import convert_to_tensor
         indices = convert_to_tensor(indices)
         return apply_op(op_type, [ref, indices, _typed(updates, ref)],
                         dict(T=ref.dtype, Tindices=indices.dtype, use_locking=bool(use_locking)), name=name)

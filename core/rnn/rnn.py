@@ -21,6 +21,7 @@ from ..variable_scope import VariableScope, variable_scope
 from . import _nest as nest
 from . import rnn_cell  # noqa: F401 - tf.nn.rnn_cell, exported to core.nn with the drivers
 from .rnn_cell_impl import _concat, assert_like_rnncell, reenter_variable_scope
+from ..control_flow import cond
 
 __all__ = ["static_rnn", "static_bidirectional_rnn", "static_state_saving_rnn", "reverse_sequence"]
 
@@ -125,7 +126,6 @@ def _rnn_step(time: Any, sequence_length: Any, min_sequence_length: Any, max_seq
     if skip_conditionals:
         final = copy_some_through(*new_output_and_state())
     else:
-        from ..control_flow import cond
 
         def maybe_copy_some_through():
             flat_new_output, flat_new_state = new_output_and_state()

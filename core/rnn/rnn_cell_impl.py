@@ -21,11 +21,12 @@ from ..framework.graph import Tensor, TensorShape, name_scope
 from ..initializers import Constant, Zeros
 from ..layers._utils import check_ndim
 from ..layers.base import Layer
-from ..ops import array_ops, math_ops, nn_ops, slicing_ops
+from ..ops import activation_ops, array_ops, math_ops, nn_ops, slicing_ops
 from ..framework.registry import constant, constant_value, convert_to_tensor
 from ..variable_scope import VariableScope, get_variable_scope, variable_scope
 from ..variables import global_variables
 from . import _nest as nest
+from ..ops.clip_ops import clip_by_value
 
 __all__ = ["RNNCell", "LayerRNNCell", "BasicRNNCell", "BasicLSTMCell", "LSTMCell", "GRUCell", "MultiRNNCell",
            "LSTMStateTuple", "assert_like_rnncell"]
@@ -72,7 +73,10 @@ def _check_rnn_cell_input_dtypes(inputs: Any) -> None:
         _check_supported_dtypes(t.dtype)
 
 
-_ACTIVATIONS = ("tanh", "sigmoid", "relu", "relu6", "elu", "selu", "softplus", "softsign", "softmax")
+# Keras's activation names and the tf.nn functions they stand for
+_ACTIVATIONS = {"tanh": math_ops.tanh, "sigmoid": math_ops.sigmoid, "relu": nn_ops.relu, "relu6": nn_ops.relu6,
+                "elu": nn_ops.elu, "selu": activation_ops.selu, "softplus": nn_ops.softplus,
+                "softsign": activation_ops.softsign, "softmax": nn_ops.softmax}
 
 
 def _get_activation(activation: Any) -> Callable:
@@ -85,10 +89,9 @@ def _get_activation(activation: Any) -> Callable:
         if activation == "linear":
             return lambda x: x
         if activation in _ACTIVATIONS:
-            from .. import nn
-            return getattr(nn, activation)
+            return _ACTIVATIONS[activation]
     raise ValueError("Unknown activation function: %r. Pass a callable or one of %s."
-                     % (activation, ", ".join(_ACTIVATIONS + ("linear",))))
+                     % (activation, ", ".join(tuple(_ACTIVATIONS) + ("linear",))))
 
 
 def _concat(prefix: Any, suffix: Any, static: bool = False) -> Any:
@@ -431,7 +434,6 @@ class LSTMCell(LayerRNNCell):
         self.built = True
 
     def call(self, inputs, state):
-        from ..train.clipping import clip_by_value
         _check_rnn_cell_input_dtypes([inputs, state])
         num_proj = self._num_units if self._num_proj is None else self._num_proj
         sigmoid = math_ops.sigmoid

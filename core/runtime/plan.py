@@ -21,6 +21,7 @@ from ..framework import errors
 from . import frames
 from ..framework.graph import Operation, Tensor
 from ..framework.registry import constant_value
+from .kernels import MATMULS
 
 _DEVICE = "/job:localhost/replica:0/task:0/device:CPU:0"
 
@@ -338,8 +339,7 @@ def gemm_accumulate(acc: np.ndarray, a: np.ndarray, b: np.ndarray, transpose_a: 
             gemm = blas.sgemm if acc.dtype.char == "f" else blas.dgemm
             return gemm(1.0, b.T, a.T, beta=1.0, c=acc.T, trans_a=transpose_b, trans_b=transpose_a,
                         overwrite_c=True).T
-    from ..ops.math_ops import _MATMULS
-    return acc + _MATMULS[bool(transpose_a), bool(transpose_b)](a, b)
+    return acc + MATMULS[bool(transpose_a), bool(transpose_b)](a, b)
 
 
 def _dead_aware_lines(lines: list, op: Any, k: int, call: str, args: list, outs: list, tainted: dict,
@@ -412,7 +412,7 @@ def _readonly(value):
 
 def fill_step_stats(run_metadata: Any, plan: Plan) -> None:
     """One NodeExecStats per executed node (times in microseconds, output shapes and bytes)."""
-    from tfevents.proto import step_stats_pb2
+    from tfevents.proto import step_stats_pb2  # lazy: loaded on the first traced step, not with core
     step_stats = step_stats_pb2.StepStats()
     dev = step_stats.dev_stats.add(device=_DEVICE)
     for index, t0, t1, outs in plan.records:

@@ -18,9 +18,8 @@ import numpy as np
 
 from ..framework import errors
 from . import frames
-from ..framework.graph import Operation, Tensor, get_default_graph
+from ..framework.graph import Operation, Tensor, _default_session_stack, get_default_graph
 from .kernels import load_kernels
-from ..ops.state_ops import VariableSlot
 from .plan import _DEVICE as DEVICE, IndexedSlicesValue, Plan, _short, fill_step_stats, generate, schedule  # noqa: F401
 from ..framework.registry import IndexedSlices
 
@@ -332,39 +331,29 @@ class Session:
         return needed
 
 
+class VariableSlot:
+    """One variable's storage in one Session: ``value`` is the numpy array (None until initialized)."""
+
+    __slots__ = ("value", "name", "op")
+
+    def __init__(self, op):
+        self.value = None
+        self.name = op.name
+        self.op = op
+
+    def read(self) -> np.ndarray:
+        value = self.value
+        if value is None:
+            raise errors.FailedPreconditionError(
+                self.op, "Attempting to use uninitialized value %s\n\t [[node %s]]" % (self.name, self.name))
+        return value
+
+    def __repr__(self) -> str:
+        return "<VariableSlot %s=%r>" % (self.name, self.value)
+
+
 # ---------------------------------------------------------------------------------------------------------
-# default session
-
-
-class _DefaultSessionStack(threading.local):
-    def __init__(self):
-        self.stack: list = []
-
-    def get_default(self) -> Optional[Session]:
-        return self.stack[-1] if self.stack else None
-
-    def get_controller(self, session: Session):
-        stack = self.stack
-
-        class _Controller:
-            def __enter__(self_inner):
-                stack.append(session)
-                return session
-
-            def __exit__(self_inner, *exc):
-                if stack and stack[-1] is session:
-                    stack.pop()
-                elif session in stack:
-                    stack.remove(session)
-                return False
-        return _Controller()
-
-
-_default_session_stack = _DefaultSessionStack()
-
-
-def get_default_session() -> Optional[Session]:
-    return _default_session_stack.get_default()
+# the default session lives with the default graph (framework/graph.py)
 
 
 class InteractiveSession(Session):
@@ -380,16 +369,3 @@ class InteractiveSession(Session):
         cm, self._interactive_cm = getattr(self, "_interactive_cm", None), None
         if cm is not None:
             cm.__exit__(None, None, None)
-
-
-def _eval_using_default_session(fetch: Any, feed_dict: Optional[dict], session: Optional[Session]) -> Any:
-    if session is None:
-        session = get_default_session()
-        if session is None:
-            raise ValueError("Cannot evaluate tensor using `eval()`: No default session is registered. Use "
-                             "`with sess.as_default()` or pass an explicit session to `eval(session=sess)`")
-    graph = fetch.graph
-    if session.graph is not graph:
-        raise ValueError("Cannot use the given session to evaluate tensor: the tensor's graph is different "
-                         "from the session's graph.")
-    return session.run(fetch, feed_dict)

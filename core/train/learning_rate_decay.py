@@ -24,6 +24,8 @@ from ..framework.graph import Tensor, name_scope
 from ..ops import array_ops, math_ops
 from ..framework.registry import constant, convert_to_tensor
 from ..ops.elementwise_ops import cos
+from ..control_flow import cond
+from ..ops.random_ops import random_normal
 
 
 def _start(learning_rate: Any, global_step: Any, what: str):
@@ -101,7 +103,6 @@ def cosine_decay_restarts(learning_rate: Any, global_step: Any, first_decay_step
                           m_mul: float = 1.0, alpha: float = 0.0, name: Optional[str] = None) -> Tensor:
     """Cosine decay with warm restarts (SGDR, Loshchilov & Hutter): period ``i`` lasts
     ``first_decay_steps * t_mul**i`` steps and starts from ``lr * m_mul**i``."""
-    from ..control_flow import cond
     with name_scope(name, "SGDRDecay") as scope:
         lr, dtype, step = _start(learning_rate, global_step, "cosine_decay_restarts")
         first = math_ops.cast(first_decay_steps, dtype)
@@ -139,7 +140,6 @@ def _linear_cosine(learning_rate: Any, global_step: Any, decay_steps: Any, num_p
         step = math_ops.minimum(step, ds)
         linear = (ds - step) / ds
         if noise is not None:
-            from ..ops.random_ops import random_normal
             std = math_ops.sqrt(initial_variance / math_ops.pow(1.0 + step, variance_decay))
             linear = linear + random_normal([], stddev=std, dtype=dtype)
         fraction = 2.0 * periods * (step / ds)

@@ -7,6 +7,8 @@ from typing import Any, Optional
 from ..framework import dtypes
 from ..framework.graph import GraphKeys, get_default_graph, name_scope
 from ..initializers import zeros_initializer
+from ..variable_scope import get_variable
+from tfevents.summaries import write_graph as _write_graph
 
 
 def get_global_step(graph: Any = None) -> Optional[Any]:
@@ -33,7 +35,6 @@ def create_global_step(graph: Any = None) -> Any:
     graph = graph or get_default_graph()
     if get_global_step(graph) is not None:
         raise ValueError("\"global_step\" already exists.")
-    from ..variable_scope import get_variable
     with graph.as_default(), name_scope(None):
         return get_variable(GraphKeys.GLOBAL_STEP, shape=[], dtype=dtypes.int64, initializer=zeros_initializer(),
                             trainable=False, collections=[GraphKeys.GLOBAL_VARIABLES, GraphKeys.GLOBAL_STEP])
@@ -60,7 +61,6 @@ def assert_global_step(global_step_tensor: Any) -> None:
 
 def write_graph(graph_or_graph_def: Any, logdir: str, name: str, as_text: bool = True) -> str:
     """Write a Graph's (or GraphDef's) GraphDef to ``logdir/name`` (text or binary), atomically."""
-    from tfevents.summaries import write_graph as _write_graph
     if hasattr(graph_or_graph_def, "as_graph_def"):
         graph_or_graph_def = graph_or_graph_def.as_graph_def()
     return _write_graph(graph_or_graph_def, logdir, name, as_text=as_text)

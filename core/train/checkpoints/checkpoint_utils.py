@@ -22,6 +22,8 @@ from ...ops.state_ops import assign
 from ...framework.registry import apply_op, register
 from ...variables import Variable, global_variables
 from .saver import Saver, _resolve, load_checkpoint, read_checkpoint
+from tfevents.proto import meta_graph_pb2, variable_pb2
+from ...framework.graph_import import import_graph_def
 
 _VARIABLE_KEYS = ("variables", "trainable_variables", "local_variables", "model_variables",
                   "moving_average_variables", "metric_variables", "global_step")
@@ -69,7 +71,6 @@ def restore_v2(prefix: str, tensor_names: list, shape_and_slices: list, dtypes: 
 
 
 def _read_meta_graph(meta_graph_or_file: Any):
-    from tfevents.proto import meta_graph_pb2
     if isinstance(meta_graph_or_file, meta_graph_pb2.MetaGraphDef):
         return meta_graph_or_file
     if hasattr(meta_graph_or_file, "SerializeToString") and hasattr(meta_graph_or_file, "graph_def"):
@@ -116,8 +117,6 @@ def import_meta_graph(meta_graph_or_file: Any, clear_devices: bool = False, impo
     collections restored (default: all). See the module docstring for what is restored."""
     if kwargs:
         raise TypeError("import_meta_graph got unsupported arguments: %s" % ", ".join(sorted(kwargs)))
-    from ...framework.graph_import import import_graph_def
-    from tfevents.proto import variable_pb2
     meta = _read_meta_graph(meta_graph_or_file)
     graph = get_default_graph()
     skip = set()

@@ -44,6 +44,9 @@ from ...framework.errors import DataLossError, InvalidArgumentError, NotFoundErr
 from ...framework.graph import get_default_graph
 from ...variables import Variable, global_variables
 from . import tensor_bundle
+from tfevents.proto import meta_graph_pb2, variable_pb2
+from ...framework.dtypes import as_dtype
+from ..training_util import global_step as read_step
 
 FORMAT, VERSION, SUFFIX = "tfevents.checkpoint", 1, ".npz"
 V1, V2 = 1, 2          # SaverDef.CheckpointFormatVersion
@@ -153,7 +156,6 @@ class CheckpointReader:
     """``tf.train.NewCheckpointReader(prefix)``: the names, shapes and values of one checkpoint."""
 
     def __init__(self, prefix: str):
-        from ...framework.dtypes import as_dtype
         self._prefix = prefix
         self._bundle = None
         if tensor_bundle.bundle_exists(prefix):
@@ -314,7 +316,6 @@ def export_meta_graph(filename: Optional[str] = None, graph: Any = None, as_text
     """``tf.train.export_meta_graph``: a MetaGraphDef of ``graph`` (default: the default graph) as TF1 writes
     ``<prefix>.meta``: the GraphDef and the variable collections as ``VariableDef`` lists, so TF's
     ``import_meta_graph`` rebuilds the variables and a Saver for them. Also written to ``filename`` if given."""
-    from tfevents.proto import meta_graph_pb2, variable_pb2
     graph = graph or get_default_graph()
     meta = meta_graph_pb2.MetaGraphDef()
     meta.meta_info_def.meta_graph_version = "v1"
@@ -412,7 +413,6 @@ class Saver:
         self.build()
         if global_step is not None:
             if not isinstance(global_step, (int, np.integer)):
-                from ..training_util import global_step as read_step
                 global_step = read_step(sess, global_step)
             prefix = ("%s-%08d" if self._pad_step_number else "%s-%d") % (save_path, global_step)
         else:

@@ -22,10 +22,12 @@ from ...framework.registry import constant, constant_value, convert_to_tensor, c
 from ...ops.state_ops import count_up_to
 from .queues import FIFOQueue, RandomShuffleQueue
 from .queue_runner import QueueRunner, add_queue_runner
+from ...variables import Variable
+from ...summary import scalar
+from ...ops.random_ops import random_shuffle
 
 def limit_epochs(tensor: Any, num_epochs: Optional[int] = None, name: Optional[str] = None) -> Tensor:
     """``tensor``, readable ``num_epochs`` times (then OutOfRangeError); unchanged when ``num_epochs`` is None."""
-    from ...variables import Variable
     if num_epochs is None:
         return tensor
     if num_epochs <= 0:
@@ -40,7 +42,6 @@ def limit_epochs(tensor: Any, num_epochs: Optional[int] = None, name: Optional[s
 
 
 def _fraction_summary(name: str, size: Tensor, scale: float) -> None:
-    from ...summary import scalar
     scalar(name, math_ops.cast(size, _dtypes.float32) * scale)
 
 
@@ -68,7 +69,6 @@ def input_producer(input_tensor: Any, element_shape: Any = None, num_epochs: Opt
             raise ValueError("Either `input_tensor` must have a fully defined shape or `element_shape` must be "
                              "specified")
         if shuffle:
-            from ...ops.random_ops import random_shuffle
             input_tensor = random_shuffle(input_tensor, seed=seed)
         input_tensor = limit_epochs(input_tensor, num_epochs)
         queue = FIFOQueue(capacity, [input_tensor.dtype], [element_shape], shared_name=shared_name,

@@ -8,6 +8,7 @@ from typing import Any, Optional
 
 from ...framework.errors import CancelledError, OutOfRangeError
 from ...framework.graph import GraphKeys, get_default_graph
+from ...framework.graph import get_default_session
 
 
 class QueueRunner:
@@ -124,7 +125,6 @@ def start_queue_runners(sess: Any = None, coord: Any = None, daemon: bool = True
                         collection: str = GraphKeys.QUEUE_RUNNERS) -> list:
     """Start the threads of every QueueRunner in ``collection``; returns them (for ``coord.join``)."""
     if sess is None:
-        from ...runtime.session import get_default_session
         sess = get_default_session()
         if sess is None:
             raise ValueError("Cannot start queue runners: No default session is registered. Use `with "

@@ -21,7 +21,8 @@ import numpy as np
 from ...framework import dtypes as _dtypes
 from ...framework.errors import CancelledError, InvalidArgumentError, OutOfRangeError
 from ...framework.graph import TensorShape, name_scope
-from ...framework.registry import apply_op, convert_to_tensor, create_op, register
+from ...framework.registry import apply_op, constant_value, convert_to_tensor, create_op, register
+from ...ops.random_ops import get_seed
 
 
 class _QueueState:
@@ -171,7 +172,6 @@ def _dequeue_shapes(op):
                                               [TensorShape(None)] * len(op.attrs["component_types"]))
     if op.type == "QueueDequeueV2":
         return list(shapes)
-    from ...framework.registry import constant_value
     n = constant_value(op.inputs[1]) if op.type == "QueueDequeueManyV2" else None
     lead = [int(n)] if n is not None else [None]
     return [TensorShape(lead + s.as_list()) if s.dims is not None else TensorShape(None) for s in shapes]
@@ -290,7 +290,6 @@ class RandomShuffleQueue(QueueBase):
 
     def __init__(self, capacity: int, min_after_dequeue: int, dtypes: Any, shapes: Any = None, names: Any = None,
                  seed: Optional[int] = None, shared_name: Optional[str] = None, name: str = "random_shuffle_queue"):
-        from ...ops.random_ops import get_seed
         if names is not None:
             raise NotImplementedError("RandomShuffleQueue(names=...) is not supported; pass tuples of tensors")
         if min_after_dequeue < 0:

@@ -1,6 +1,6 @@
 """TF1's standard hooks (``basic_session_run_hooks``), step for step: the same global steps at which each one
 writes, the same events (``global_step/sec`` scalars, ``SessionLog`` START/CHECKPOINT, graph and meta graph),
-and ``SummaryWriterCache`` (one ``SummaryWriter`` per directory, shared by the hooks, as ``FileWriterCache``).
+through ``SummaryWriterCache`` (``core/summary.py``: one ``SummaryWriter`` per directory, shared by the hooks).
 
 Every hook that reads the global step fetches the ``global_step`` variable with the step's own run (a stale
 value: the one before the train op) and re-reads it with an extra run only when it may have to act.
@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import logging
 import os
-import threading
 import time
 from typing import Any, Callable, Optional
 
@@ -18,6 +17,9 @@ import numpy as np
 from ...framework.graph import GraphKeys, get_default_graph, name_scope
 from .session_run_hook import SessionRunArgs, SessionRunContext, SessionRunHook, SessionRunValues
 from ..training_util import get_global_step, write_graph
+from tfevents.proto import config_pb2, event_pb2, meta_graph_pb2, summary_pb2
+from ...summary import SummaryWriterCache
+from .timeline import chrome_trace
 
 logger = logging.getLogger("tfevents.core.train")
 
@@ -26,40 +28,6 @@ logger = logging.getLogger("tfevents.core.train")
 # writers and timers
 
 
-class SummaryWriterCache:
-    """One ``SummaryWriter`` per directory, created with the default graph (so the file starts with the graph
-    and meta graph events), as TF1's ``FileWriterCache``. ``MonitoredSession`` flushes, closes and drops every
-    cached writer when it closes, also after an exception."""
-
-    _cache: dict = {}
-    _lock = threading.RLock()
-
-    @classmethod
-    def get(cls, logdir: str) -> Any:
-        """The writer of ``logdir`` (created on first use)."""
-        from tfevents.summaries import SummaryWriter
-        with cls._lock:
-            writer = cls._cache.get(logdir)
-            if writer is None:
-                writer = cls._cache[logdir] = SummaryWriter(logdir, graph=get_default_graph())
-            return writer
-
-    @classmethod
-    def clear(cls) -> None:
-        """Close every cached writer and forget them (the next ``get`` starts a new event file)."""
-        with cls._lock:
-            writers, cls._cache = list(cls._cache.values()), {}
-        errors = []
-        for writer in writers:
-            try:
-                writer.close()
-            except OSError as e:
-                errors.append(e)
-        if errors:
-            raise errors[0]
-
-
-FileWriterCache = SummaryWriterCache
 
 
 class SecondOrStepTimer:
@@ -144,7 +112,6 @@ def _global_step_tensor(hook: str) -> Any:
 
 
 def _session_log(status: str, checkpoint_path: str = "") -> Any:
-    from tfevents.proto import event_pb2
     log = event_pb2.SessionLog(status=getattr(event_pb2.SessionLog, status))
     if checkpoint_path:
         log.checkpoint_path = checkpoint_path
@@ -241,7 +208,6 @@ class CheckpointSaverHook(SessionRunHook):
             listener.begin()
 
     def after_create_session(self, session: Any, coord: Any) -> None:
-        from tfevents.proto import meta_graph_pb2
         global_step = int(session.run(self._global_step_tensor))
         graph = get_default_graph()
         if self._save_graph_def:
@@ -325,7 +291,6 @@ class StepCounterHook(SessionRunHook):
         return SessionRunArgs(self._global_step_tensor)
 
     def _log_and_record(self, elapsed_steps: int, elapsed_time: float, global_step: int) -> None:
-        from tfevents.proto import summary_pb2
         steps_per_sec = elapsed_steps / elapsed_time
         if self._summary_writer is not None:
             self._summary_writer.add_summary(summary_pb2.Summary(value=[summary_pb2.Summary.Value(
@@ -564,7 +529,6 @@ class ProfilerHook(SessionRunHook):
         self._global_step_tensor = _global_step_tensor("ProfilerHook")
 
     def before_run(self, run_context: SessionRunContext) -> SessionRunArgs:
-        from tfevents.proto import config_pb2
         self._request_summary = self._next_step is not None and self._timer.should_trigger_for_step(self._next_step)
         opts = config_pb2.RunOptions(trace_level=config_pb2.RunOptions.FULL_TRACE) if self._request_summary else None
         return SessionRunArgs({"global_step": self._global_step_tensor}, options=opts)
@@ -579,7 +543,6 @@ class ProfilerHook(SessionRunHook):
             self._timer.update_last_triggered_step(global_step)
             path = self._output_file.format(global_step)
             logger.info("Saving timeline for %d into '%s'.", global_step, path)
-            from .timeline import chrome_trace
             trace = chrome_trace(run_values.run_metadata.step_stats, self._show_dataflow, self._show_memory)
             with open(path, "w") as f:
                 f.write(trace)

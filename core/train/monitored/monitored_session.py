@@ -17,10 +17,15 @@ from typing import Any, Optional
 
 from ...framework import errors
 from ...framework.graph import GraphKeys, get_default_graph
-from .basic_session_run_hooks import (CheckpointSaverHook, StepCounterHook, SummarySaverHook,
-                                      SummaryWriterCache)
+from .basic_session_run_hooks import CheckpointSaverHook, StepCounterHook, SummarySaverHook
 from ..input.coordinator import Coordinator
 from .session_run_hook import SessionRunArgs, SessionRunContext, SessionRunHook, SessionRunValues
+from ...summary import SummaryWriterCache, merge_all
+from ..checkpoints.saver import get_checkpoint_state, Saver
+from ...runtime.session import Session
+from ..input.queue_runner import start_queue_runners
+from tfevents.proto import config_pb2
+from ...variables import global_variables_initializer, local_variables_initializer, report_uninitialized_variables
 
 logger = logging.getLogger("tfevents.core.train")
 
@@ -61,10 +66,6 @@ class Scaffold:
         graph = get_default_graph()
         if graph.finalized:
             return self
-        from ...summary import merge_all
-        from ...variables import (global_variables_initializer, local_variables_initializer,
-                                 report_uninitialized_variables)
-        from ..checkpoints.saver import Saver
         if self._init_op is None:
             self._init_op = _get_or_make(GraphKeys.INIT_OP, global_variables_initializer)
         if self._ready_op is None:
@@ -127,8 +128,6 @@ class ChiefSessionCreator(SessionCreator):
         self._checkpoint_filename_with_path = checkpoint_filename_with_path
 
     def create_session(self) -> Any:
-        from ...runtime.session import Session
-        from ..checkpoints.saver import get_checkpoint_state
         s = self._scaffold.finalize()
         sess = Session(self._master, graph=get_default_graph(), config=self._config)
         restored = False
@@ -164,7 +163,6 @@ class WorkerSessionCreator(SessionCreator):
         self._master, self._config, self._max_wait_secs = master, config, max_wait_secs
 
     def create_session(self) -> Any:
-        from ...runtime.session import Session
         s = self._scaffold.finalize()
         sess = Session(self._master, graph=get_default_graph(), config=self._config)
         deadline = time.time() + self._max_wait_secs
@@ -238,7 +236,6 @@ class _MonitoredSession:
             raise
 
     def _create_session(self) -> None:
-        from ..input.queue_runner import start_queue_runners
         self._tf_sess = self._session_creator.create_session()
         self._coord = Coordinator(clean_stop_exception_types=[])
         self._threads = start_queue_runners(sess=self._tf_sess, coord=self._coord)
@@ -258,7 +255,6 @@ class _MonitoredSession:
             run_metadata: Any = None) -> Any:
         """Run ``fetches`` with every hook's ``before_run`` requests in the same step; returns the caller's
         values."""
-        from tfevents.proto import config_pb2
         if self._tf_sess is None:
             raise RuntimeError("Attempted to use a closed Session.")
         if self.should_stop():

@@ -19,11 +19,13 @@ import numpy as np
 
 from ...framework import dtypes
 from ...control_flow import group
-from ...framework.gradients import gradients
+from ...gradients import gradients
 from ...framework.graph import GraphKeys, Operation, Tensor, control_dependencies, get_default_graph, name_scope
 from ...ops import array_ops, math_ops, state_ops
 from ...framework.registry import IndexedSlices, convert_to_tensor
 from ...variables import Variable, trainable_variables
+from ...variable_scope import _store, get_variable_scope
+from ...ops.manip_ops import unique
 
 GATE_NONE, GATE_OP, GATE_GRAPH = 0, 1, 2
 _VALID_DTYPES = (dtypes.float16, dtypes.float32, dtypes.float64)
@@ -40,7 +42,6 @@ def _call_if_callable(value: Any) -> Any:
 def create_slot(primary: Variable, initial_value: Callable[[], Tensor], op_name: str) -> Variable:
     """A non-trainable variable named ``<primary>/<op_name>`` (made unique: ``_1``, ``_2`` ...), created
     outside any control-dependency block, as TF's ``slot_creator``."""
-    from ...variable_scope import _store, get_variable_scope
     graph = primary.graph
     with graph.as_default():
         scope = get_variable_scope().name        # TF opens variable_scope(None, "<var>/<op_name>") here
@@ -53,7 +54,6 @@ def create_slot(primary: Variable, initial_value: Callable[[], Tensor], op_name:
 
 def deduplicate_indexed_slices(grad: IndexedSlices) -> IndexedSlices:
     """Sum the rows of repeated indices: ``unique`` + ``unsorted_segment_sum`` (TF's helper)."""
-    from ...ops.manip_ops import unique
     unique_indices, positions = unique(grad.indices)
     summed = array_ops.unsorted_segment_sum(grad.values, positions, array_ops.shape(unique_indices)[0])
     return IndexedSlices(summed, unique_indices, grad.dense_shape)

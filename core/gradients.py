@@ -12,8 +12,11 @@ from collections import deque
 import numpy as np
 from typing import Any, Optional, Sequence
 
-from .graph import Operation, Tensor, get_default_graph, name_scope
-from .registry import IndexedSlices, convert_to_tensor
+from .framework.graph import Operation, Tensor, get_default_graph, name_scope
+from .framework.registry import constant, convert_to_tensor, IndexedSlices
+from .ops import array_ops, math_ops
+from .control_flow.while_grad import LoopGradients, is_loop_switch
+from .control_flow.contexts import zeros_like_outside_loop
 
 
 class AggregationMethod:
@@ -38,7 +41,6 @@ def _as_x(x: Any) -> Tensor:
 
 def _aggregate(grads: list, aggregation_method: Optional[int]) -> Any:
     """Sum of the gradient contributions to one tensor (None if there are none)."""
-    from ..ops import array_ops, math_ops
     if not grads:
         return None
     if len(grads) == 1:
@@ -66,7 +68,6 @@ def gradients(ys: Any, xs: Any, grad_ys: Any = None, name: str = "gradients",
 
     with graph.as_default(), name_scope(name):
         between, between_list = _ops_between(graph, [x.op for x in xs], [y.op for y in ys])
-        from ..control_flow.while_grad import LoopGradients, is_loop_switch
         loops = LoopGradients.maybe_create(between, between_list)   # adds the Exits and Enters of a loop on the path
         pending = {}
         for op in between:
@@ -76,8 +77,6 @@ def gradients(ys: Any, xs: Any, grad_ys: Any = None, name: str = "gradients",
         grads: dict = {}
         for i, (y, gy) in enumerate(zip(ys, grad_ys)):
             if gy is None:                        # TF's names: Shape (a Const when static), grad_ys_<i>
-                from ..ops import array_ops
-                from .registry import constant
                 shape = (constant(np.array(y.shape.as_list(), np.int32), name="Shape")
                          if y.shape.is_fully_defined() else array_ops.shape(y))
                 with name_scope("grad_ys_%d" % i) as scope:
@@ -104,7 +103,6 @@ def gradients(ys: Any, xs: Any, grad_ys: Any = None, name: str = "gradients",
                 loops.enter(op, before=False)
             if op.type in ("Switch", "RefSwitch") and not is_loop_switch(op) and any(g is not None
                                                                                    for g in out_grads):
-                from ..control_flow.cond_grad import zeros_like_outside_loop   # the untaken side: zeros
                 zeros = loops.zeros_like if loops is not None else zeros_like_outside_loop
                 out_grads = [g if g is not None or not t.dtype.is_floating else zeros(op, i)
                              for i, (t, g) in enumerate(zip(op.outputs, out_grads))]
@@ -209,7 +207,6 @@ def _ops_between(graph, from_ops: Sequence[Operation], to_ops: Sequence[Operatio
 
 def hessians(ys: Any, xs: Any, name: str = "hessians", **kwargs) -> list:
     """Second derivatives of ``sum(ys)`` for each x (full Hessian of a flattened x, built row by row)."""
-    from ..ops import array_ops
     out = []
     for x in _as_list(xs):
         g = gradients(ys, x, name=name)[0]

@@ -15,7 +15,7 @@ from typing import Any, Optional
 
 from ..framework import dtypes
 from ..framework.graph import Tensor, name_scope
-from ..ops import array_ops, math_ops, reduction_ops, nn_ops
+from . import array_ops, math_ops, reduction_ops, nn_ops
 from ..framework.registry import IndexedSlices, constant, convert_to_tensor
 
 
