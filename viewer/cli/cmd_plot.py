@@ -49,15 +49,15 @@ def run(args) -> int:
     matplotlib.use("Agg")
     if not args.watch:
         return _draw(args)
-    from .watch import watch
+    from ..watch import watch
     print("watching %s -> %s (Ctrl-C to stop)" % (args.logdir, args.output), flush=True)
     watch(args.logdir, lambda: _draw(args), interval=args.interval)
     return 0
 
 
 def _draw(args) -> int:
-    from . import figures, sources
-    from .scalars import plot_scalars
+    from .. import figures, sources
+    from ..scalars import plot_scalars
     try:
         logdir = sources.load(args.logdir, tags=args.tags, runs=args.runs, kinds=("scalars",))
         scalars = sources.select(sources.kind(logdir, "scalars"), args.tags, args.runs)

@@ -47,10 +47,10 @@ def run(args) -> int:
     if args.static:
         import matplotlib
         matplotlib.use("Agg")
-        from .report import watch_report, write_report
+        from ..report import watch_report, write_report
     else:
-        from .interactive import watch_interactive_report as watch_report
-        from .interactive import write_interactive_report as write_report
+        from ..interactive import watch_interactive_report as watch_report
+        from ..interactive import write_interactive_report as write_report
     options = dict(tags=args.tags, runs=args.runs, smoothing=args.smoothing, x=args.x, logy=args.logy,
                    group=args.group, title=args.title, image_steps=args.image_steps)
     try:
