@@ -459,7 +459,7 @@ def test_image_slider_distributions_and_pr_curves_show_the_logged_data(browser, 
     from selenium.webdriver.common.by import By
     from selenium.webdriver.common.keys import Keys
     from tfevents.summaries import load_logdir
-    from tfevents.viewer.histograms import distribution
+    from tfevents.viewer.plots.histograms import distribution
     logdir, report = demo
     data = load_logdir(logdir)
     _open(browser, report)
@@ -476,7 +476,7 @@ def test_image_slider_distributions_and_pr_curves_show_the_logged_data(browser, 
     slider.send_keys(Keys.HOME)
     step, png = shown()
     assert step == min(records) and png == records[step]
-    # distributions: the bands the page draws are TensorBoard's basis points (viewer/histograms.py)
+    # distributions: the bands the page draws are TensorBoard's basis points (viewer/plots/histograms.py)
     bands = browser.execute_script("""
         const d = window.__tfe.data.distributions.find(d => d.tag === 'weights/hidden1/kernel');
         return Array.from(window.__tfe.arr(d.bands));""")
@@ -577,7 +577,7 @@ def test_videos_embeddings_and_meshes(browser, tmp_path):
     from tensorboardX import SummaryWriter as TbxWriter
     from tfevents.summaries import SummaryWriter, load_logdir
     from tfevents.viewer.cli import main
-    from tfevents.viewer.projections import pca_2d
+    from tfevents.viewer.plots.projections import pca_2d
     rng = np.random.default_rng(0)
     with SummaryWriter(str(tmp_path / "logs" / "ours")) as w:
         for step in (1, 2):

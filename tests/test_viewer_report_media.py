@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from tfevents.summaries import SummaryWriter, load_logdir
-from tfevents.viewer import projections
+from tfevents.viewer.plots import projections
 from tfevents.viewer.report import render_report
 
 tensorboardX = pytest.importorskip("tensorboardX")

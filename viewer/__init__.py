@@ -18,12 +18,12 @@ from tfevents.summaries.lazy import lazy_exports
 _EXPORTS = {
     "smooth": "smoothing", "minmax_indices": "smoothing", "DEFAULT_SMOOTHING": "smoothing",
     "run_colors": "colors",
-    "plot_scalars": "scalars", "scalar_figures": "scalars",
-    "plot_distributions": "histograms", "plot_histograms": "histograms", "distribution": "histograms",
-    "plot_images": "media", "plot_pr_curves": "media",
-    "plot_embedding": "projections", "plot_mesh": "projections", "pca_2d": "projections",
-    "hparams_table": "hparams", "plot_parallel_coordinates": "hparams",
-    "summarize_graph": "graphs", "graph_summaries": "graphs", "plot_graph_summary": "graphs",
+    "plot_scalars": "plots.scalars", "scalar_figures": "plots.scalars",
+    "plot_distributions": "plots.histograms", "plot_histograms": "plots.histograms", "distribution": "plots.histograms",
+    "plot_images": "plots.media", "plot_pr_curves": "plots.media",
+    "plot_embedding": "plots.projections", "plot_mesh": "plots.projections", "pca_2d": "plots.projections",
+    "hparams_table": "plots.hparams", "plot_parallel_coordinates": "plots.hparams",
+    "summarize_graph": "plots.graphs", "graph_summaries": "plots.graphs", "plot_graph_summary": "plots.graphs",
     "markdown_to_safe_html": "safe_html", "text_to_safe_html": "safe_html",
     "render_report": "report", "write_report": "report", "watch_report": "report",
 }

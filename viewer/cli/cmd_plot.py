@@ -56,8 +56,9 @@ def run(args) -> int:
 
 
 def _draw(args) -> int:
-    from .. import figures, sources
-    from ..scalars import plot_scalars
+    from .. import sources
+    from ..plots import matplotlib_figures
+    from ..plots.scalars import plot_scalars
     try:
         logdir = sources.load(args.logdir, tags=args.tags, runs=args.runs, kinds=("scalars",))
         scalars = sources.select(sources.kind(logdir, "scalars"), args.tags, args.runs)
@@ -70,7 +71,7 @@ def _draw(args) -> int:
     except ValueError as e:  # a bad regex and the like
         print("tfevents plot: %s" % e, file=sys.stderr)
         return 2
-    figures.save(fig, args.output, dpi=args.dpi)
+    matplotlib_figures.save(fig, args.output, dpi=args.dpi)
     n_runs = len({run for run, _ in scalars})
     n_tags = len({tag for _, tag in scalars})
     print("wrote %s (%d tags, %d runs)" % (args.output, n_tags, n_runs), flush=True)

@@ -14,8 +14,8 @@ from typing import Any, Mapping, Optional
 
 import numpy as np
 
-from . import sources
-from .colors import run_colors
+from .. import sources
+from ..colors import run_colors
 
 BASIS_POINTS = (0, 668, 1587, 3085, 5000, 6915, 8413, 9332, 10000)
 
@@ -118,10 +118,10 @@ def plot_distributions(source: Any, tags: Optional[str] = None, runs: Optional[s
                        ncols: Optional[int] = None):
     """A Figure with TensorBoard's distribution chart for each (run, tag): percentile bands over steps."""
     chosen, colors = _selected(source, tags, runs)
-    from . import figures
-    fig, axes = figures.grid(len(chosen), ncols, cell=(6.0, 3.6))
+    from . import matplotlib_figures
+    fig, axes = matplotlib_figures.grid(len(chosen), ncols, cell=(6.0, 3.6))
     if not chosen:
-        figures.empty(axes[0], "no histograms match")
+        matplotlib_figures.empty(axes[0], "no histograms match")
     for ax, ((run, tag), s) in zip(axes, chosen.items()):
         draw_distribution(ax, s, colors[run], title="%s (%s)" % (tag, run))
     return fig
@@ -145,10 +145,10 @@ def plot_histograms(source: Any, tags: Optional[str] = None, runs: Optional[str]
                     max_steps: int = 30, bins: int = 30, ncols: Optional[int] = None):
     """A Figure with an offset (ridge) histogram plot for each (run, tag), at most ``max_steps`` steps."""
     chosen, colors = _selected(source, tags, runs)
-    from . import figures
-    fig, axes = figures.grid(len(chosen), ncols, cell=(6.0, 4.5))
+    from . import matplotlib_figures
+    fig, axes = matplotlib_figures.grid(len(chosen), ncols, cell=(6.0, 4.5))
     if not chosen:
-        figures.empty(axes[0], "no histograms match")
+        matplotlib_figures.empty(axes[0], "no histograms match")
     for ax, ((run, tag), s) in zip(axes, chosen.items()):
         draw_ridge(ax, s, colors[run], title="%s (%s)" % (tag, run), max_steps=max_steps, bins=bins)
     return fig
@@ -157,8 +157,8 @@ def plot_histograms(source: Any, tags: Optional[str] = None, runs: Optional[str]
 def draw_ridge(ax, series, color: str, title: str = "", max_steps: int = 30, bins: int = 30) -> None:
     n = len(series.step)
     if n == 0:
-        from . import figures
-        figures.empty(ax, "no data")
+        from . import matplotlib_figures
+        matplotlib_figures.empty(ax, "no data")
         return
     pick = np.unique(np.linspace(0, n - 1, min(n, max_steps)).round().astype(int))
     lo = float(np.min(np.asarray(series.min)[pick]))

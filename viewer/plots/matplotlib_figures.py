@@ -1,4 +1,5 @@
-"""matplotlib plumbing shared by the plots: imported lazily, Agg-safe, no pyplot global state.
+"""matplotlib plumbing shared by the plots (and the reports, which inline their Figures): matplotlib imported
+only when a Figure is made, Agg-safe, no pyplot global state.
 
 Figures are made with ``matplotlib.figure.Figure`` (not pyplot), so nothing is kept alive by a global
 figure manager and they render with the Agg canvas; in Jupyter they display like any Figure.

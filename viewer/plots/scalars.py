@@ -7,9 +7,9 @@ from typing import Any, Mapping, Optional
 
 import numpy as np
 
-from . import sources
-from .colors import run_colors
-from .smoothing import DEFAULT_SMOOTHING, minmax_indices, smooth
+from .. import sources
+from ..colors import run_colors
+from ..smoothing import DEFAULT_SMOOTHING, minmax_indices, smooth
 
 X_AXES = ("step", "relative", "wall")
 RAW_ALPHA = 0.25
@@ -43,10 +43,10 @@ def plot_scalars(source: Any, tags: Optional[str] = None, runs: Optional[str] = 
     in [0, 1]. ``x``: ``step``, ``relative`` (time since the run's first point) or ``wall``.
     """
     charts, colors = _prepare(source, tags, runs, group, colors)
-    from . import figures
-    fig, axes = figures.grid(len(charts), ncols)
+    from . import matplotlib_figures
+    fig, axes = matplotlib_figures.grid(len(charts), ncols)
     if not charts:
-        figures.empty(axes[0], "no scalars match")
+        matplotlib_figures.empty(axes[0], "no scalars match")
         return fig
     for ax, (title, series) in zip(axes, charts.items()):
         draw_chart(ax, title, series, colors, smoothing=smoothing, x=x, logy=logy, max_points=max_points)
@@ -59,10 +59,10 @@ def scalar_figures(source: Any, tags: Optional[str] = None, runs: Optional[str] 
                    colors: Optional[Mapping[str, str]] = None, size=(7.0, 4.2)) -> dict:
     """``{chart title: Figure}``, one Figure per tag or group (as in the HTML report)."""
     charts, colors = _prepare(source, tags, runs, group, colors)
-    from . import figures
+    from . import matplotlib_figures
     out = {}
     for title, series in charts.items():
-        fig = figures.new_figure(*size)
+        fig = matplotlib_figures.new_figure(*size)
         draw_chart(fig.add_subplot(), title, series, colors, smoothing=smoothing, x=x, logy=logy,
                    max_points=max_points)
         out[title] = fig

@@ -4,7 +4,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any, NamedTuple, Optional
 
-from . import sources
+from .. import sources
 
 
 class GraphSummary(NamedTuple):
@@ -37,10 +37,10 @@ def graph_summaries(source: Any, runs: Optional[str] = None) -> dict[str, GraphS
 def plot_graph_summary(source: Any, runs: Optional[str] = None, top: int = 15):
     """A Figure per run row: nodes by top-level scope and by op type (the ``top`` most common)."""
     summaries = graph_summaries(source, runs)
-    from . import figures
-    fig = figures.new_figure(11.0, 0.28 * top * max(len(summaries), 1) + 1.2)
+    from . import matplotlib_figures
+    fig = matplotlib_figures.new_figure(11.0, 0.28 * top * max(len(summaries), 1) + 1.2)
     if not summaries:
-        figures.empty(fig.add_subplot(), "no graphs")
+        matplotlib_figures.empty(fig.add_subplot(), "no graphs")
         return fig
     axes = fig.subplots(len(summaries), 2, squeeze=False)
     for (run, s), (ax_scope, ax_ops) in zip(summaries.items(), axes):

@@ -9,8 +9,8 @@ from typing import Any, Mapping, Optional, Sequence
 
 import numpy as np
 
-from . import sources
-from .colors import run_colors
+from .. import sources
+from ..colors import run_colors
 
 _MAGIC = ((b"\x89PNG\r\n\x1a\n", "image/png"), (b"\xff\xd8\xff", "image/jpeg"), (b"GIF8", "image/gif"),
           (b"RIFF", "image/webp"), (b"BM", "image/bmp"))
@@ -59,11 +59,11 @@ def plot_images(source: Any, tags: Optional[str] = None, runs: Optional[str] = N
     chosen = sources.select(sources.kind(source, "images"), tags, runs)
     rows = [(key, pick_steps(list(recs), steps, max_per_tag)) for key, recs in chosen.items()]
     rows = [(k, r) for k, r in rows if r]
-    from . import figures
+    from . import matplotlib_figures
     ncols = max((len(r) for _, r in rows), default=1)
-    fig = figures.new_figure(2.2 * ncols + 0.6, 2.4 * max(len(rows), 1))
+    fig = matplotlib_figures.new_figure(2.2 * ncols + 0.6, 2.4 * max(len(rows), 1))
     if not rows:
-        figures.empty(fig.add_subplot(), "no images match")
+        matplotlib_figures.empty(fig.add_subplot(), "no images match")
         return fig
     axes = fig.subplots(len(rows), ncols, squeeze=False)
     for r, ((run, tag), recs) in enumerate(rows):
@@ -99,10 +99,10 @@ def plot_pr_curves(source: Any, tags: Optional[str] = None, runs: Optional[str] 
         if recs:
             rec = pick_steps(list(recs), [step])[0] if step is not None else recs[-1]
             by_tag.setdefault(tag, []).append((run, rec))
-    from . import figures
-    fig, axes = figures.grid(len(by_tag), ncols, cell=(4.6, 4.2))
+    from . import matplotlib_figures
+    fig, axes = matplotlib_figures.grid(len(by_tag), ncols, cell=(4.6, 4.2))
     if not by_tag:
-        figures.empty(axes[0], "no pr curves match")
+        matplotlib_figures.empty(axes[0], "no pr curves match")
     for ax, (tag, curves) in zip(axes, sorted(by_tag.items())):
         for run, rec in curves:
             data = np.asarray(rec.data, dtype=np.float64)

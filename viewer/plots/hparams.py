@@ -8,8 +8,8 @@ from typing import Any, Mapping, Optional
 
 import numpy as np
 
-from . import sources
-from .colors import run_colors
+from .. import sources
+from ..colors import run_colors
 
 
 def hparams_table(source: Any, runs: Optional[str] = None) -> tuple[list[str], list[str], list[dict]]:
@@ -52,11 +52,11 @@ def plot_parallel_coordinates(source: Any, runs: Optional[str] = None):
     logdir = sources.load(source, kinds=["hparams", "scalars"])
     names, metrics, rows = hparams_table(logdir, runs)
     columns = [("hparam", n) for n in names] + [("metric", m) for m in metrics]
-    from . import figures
-    fig = figures.new_figure(max(5.0, 1.6 * len(columns) + 2.5), 4.2)
+    from . import matplotlib_figures
+    fig = matplotlib_figures.new_figure(max(5.0, 1.6 * len(columns) + 2.5), 4.2)
     ax = fig.add_subplot()
     if not rows or not columns:
-        figures.empty(ax, "no hparams")
+        matplotlib_figures.empty(ax, "no hparams")
         return fig
     colors = run_colors(sources.all_runs(logdir, {r["run"]: None for r in rows}))
     scaled, labels = [], []
