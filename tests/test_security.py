@@ -96,7 +96,7 @@ class _Collector(html.parser.HTMLParser):
 
 
 def test_html_report_escapes_every_user_string(tmp_path):
-    from tfevents.viewer.report import render_report
+    from tfevents.viewer.reports.static import render_report
 
     logdir = _hostile_logdir(str(tmp_path / "logs"))
     with open(os.path.join(logdir, "run<b>\"'&", "events.out.tfevents.9.torn"), "wb") as f:

@@ -158,7 +158,7 @@ def test_plot_watch_redraws_when_event_files_grow(tmp_path):
     import threading
     from tfevents.summaries import SummaryWriter
     from tfevents.viewer.cli import cmd_plot
-    from tfevents.viewer.watch import watch
+    from tfevents.viewer.reports.rerender_on_change import watch
     logdir, out = tmp_path / "logs", tmp_path / "live.png"
     parser = argparse.ArgumentParser()
     cmd_plot.add_arguments(parser)

@@ -1,4 +1,4 @@
-"""The interactive report (``tfevents report``, ``viewer/interactive``) in real headless Chromium (selenium).
+"""The interactive report (``tfevents report``, ``viewer/reports/interactive``) in real headless Chromium (selenium).
 
 The demo's report renders every section with no console message and no request beyond its own file;
 clicking a run's checkbox removes its line from the chart; dragging the smoothing slider makes the chart
@@ -413,7 +413,7 @@ def test_cli_default_is_interactive_and_static_is_kept(long_runs, tmp_path):
 def test_group_regex_and_bad_options(long_runs):
     import json
     import re
-    from tfevents.viewer.interactive import render_interactive_report
+    from tfevents.viewer.reports.interactive import render_interactive_report
     logdir, _ = long_runs
     page = render_interactive_report(logdir, group="^([^/]*)/")
     doc = json.loads(re.search(r'id="tfe-data">(.*?)</script>', page).group(1))
@@ -519,7 +519,7 @@ def test_hparams_table_sorts_filters_and_draws_a_line_per_row(browser, tmp_path)
 def test_watch_rewrites_the_interactive_report_when_event_files_grow(tmp_path):
     import threading
     from tfevents.summaries import SummaryWriter
-    from tfevents.viewer.interactive import watch_interactive_report
+    from tfevents.viewer.reports.interactive import watch_interactive_report
     logdir, out = tmp_path / "logs", tmp_path / "live.html"
     w = SummaryWriter(str(logdir / "run"))
     w.add_scalar("first_tag", 1.0, 0)

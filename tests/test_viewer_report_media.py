@@ -9,7 +9,7 @@ import pytest
 
 from tfevents.summaries import SummaryWriter, load_logdir
 from tfevents.viewer.plots import projections
-from tfevents.viewer.report import render_report
+from tfevents.viewer.reports.static import render_report
 
 tensorboardX = pytest.importorskip("tensorboardX")
 torch = pytest.importorskip("torch")

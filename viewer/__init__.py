@@ -24,8 +24,8 @@ _EXPORTS = {
     "plot_embedding": "plots.projections", "plot_mesh": "plots.projections", "pca_2d": "plots.projections",
     "hparams_table": "plots.hparams", "plot_parallel_coordinates": "plots.hparams",
     "summarize_graph": "plots.graphs", "graph_summaries": "plots.graphs", "plot_graph_summary": "plots.graphs",
-    "markdown_to_safe_html": "safe_html", "text_to_safe_html": "safe_html",
-    "render_report": "report", "write_report": "report", "watch_report": "report",
+    "markdown_to_safe_html": "reports.safe_html", "text_to_safe_html": "reports.safe_html",
+    "render_report": "reports.static", "write_report": "reports.static", "watch_report": "reports.static",
 }
 
 __all__ = sorted(_EXPORTS)

@@ -49,7 +49,7 @@ def run(args) -> int:
     matplotlib.use("Agg")
     if not args.watch:
         return _draw(args)
-    from ..watch import watch
+    from ..reports.rerender_on_change import watch
     print("watching %s -> %s (Ctrl-C to stop)" % (args.logdir, args.output), flush=True)
     watch(args.logdir, lambda: _draw(args), interval=args.interval)
     return 0

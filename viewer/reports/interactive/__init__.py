@@ -17,8 +17,8 @@ import os
 import threading
 from typing import Any, Callable, Optional, Sequence
 
-from .. import sources
-from ..smoothing import DEFAULT_SMOOTHING
+from ... import sources
+from ...smoothing import DEFAULT_SMOOTHING
 from .collect import collect
 from .encode import script_json
 
@@ -102,7 +102,7 @@ def watch_interactive_report(logdir: str, path: str, *, interval: float = 2.0,
                              on_render: Optional[Callable[[str], None]] = None, **kwargs: Any) -> None:
     """Write the report, then re-render it whenever the logdir's event files change, until ``stop`` is
     set. The open page reloads itself every ``interval`` seconds (at least 2) and keeps its controls."""
-    from ..watch import watch
+    from ..rerender_on_change import watch
     kwargs.setdefault("refresh_seconds", max(2, int(round(interval))))
     watch(logdir, lambda: write_interactive_report(logdir, path, **kwargs), interval=interval, stop=stop,
           on_render=(lambda: on_render(path)) if on_render else None)
