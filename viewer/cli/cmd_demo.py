@@ -127,7 +127,7 @@ def run(args) -> int:
                  result.seconds, result.checkpoint_path))
     logdir = os.path.abspath(config.logdir)
     if not args.no_report:
-        from ..reports.interactive import write_interactive_report
+        from ..reports.interactive.page import write_interactive_report
         report = write_interactive_report(logdir, os.path.join(logdir, "report.html"),
                                           title="tfevents demo: %s" % config.logdir)
         print("report: %s" % report)
