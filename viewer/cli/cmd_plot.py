@@ -56,12 +56,12 @@ def run(args) -> int:
 
 
 def _draw(args) -> int:
-    from .. import sources
+    from .. import logdir_data
     from ..plots import matplotlib_figures
     from ..plots.scalars import plot_scalars
     try:
-        logdir = sources.load(args.logdir, tags=args.tags, runs=args.runs, kinds=("scalars",))
-        scalars = sources.select(sources.kind(logdir, "scalars"), args.tags, args.runs)
+        logdir = logdir_data.load(args.logdir, tags=args.tags, runs=args.runs, kinds=("scalars",))
+        scalars = logdir_data.select(logdir_data.kind(logdir, "scalars"), args.tags, args.runs)
         if not scalars:
             print("tfevents plot: no scalars in %s match --tags %r --runs %r"
                   % (args.logdir, args.tags, args.runs), file=sys.stderr)

@@ -4,7 +4,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any, NamedTuple, Optional
 
-from .. import sources
+from .. import logdir_data
 
 
 class GraphSummary(NamedTuple):
@@ -30,7 +30,7 @@ def summarize_graph(graph_def) -> GraphSummary:
 
 
 def graph_summaries(source: Any, runs: Optional[str] = None) -> dict[str, GraphSummary]:
-    graphs = sources.select(sources.kind(source, "graphs"), None, runs)
+    graphs = logdir_data.select(logdir_data.kind(source, "graphs"), None, runs)
     return {run: summarize_graph(g) for run, g in graphs.items()}
 
 

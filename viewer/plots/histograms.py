@@ -14,7 +14,7 @@ from typing import Any, Mapping, Optional
 
 import numpy as np
 
-from .. import sources
+from .. import logdir_data
 from ..colors import run_colors
 
 BASIS_POINTS = (0, 668, 1587, 3085, 5000, 6915, 8413, 9332, 10000)
@@ -108,10 +108,10 @@ def _strictly_increasing(xs: np.ndarray):
 
 def _selected(source, tags, runs):
     if not isinstance(source, Mapping):
-        source = sources.load(source, tags=tags, runs=runs, kinds=["histograms"])
-    mapping = sources.kind(source, "histograms")
-    colors = run_colors(sources.all_runs(source, mapping))
-    return sources.select(mapping, tags, runs), colors
+        source = logdir_data.load(source, tags=tags, runs=runs, kinds=["histograms"])
+    mapping = logdir_data.kind(source, "histograms")
+    colors = run_colors(logdir_data.all_runs(source, mapping))
+    return logdir_data.select(mapping, tags, runs), colors
 
 
 def plot_distributions(source: Any, tags: Optional[str] = None, runs: Optional[str] = None, *,

@@ -9,7 +9,7 @@ from typing import Any, Mapping, Optional, Sequence
 
 import numpy as np
 
-from .. import sources
+from .. import logdir_data
 from ..colors import run_colors
 
 _MAGIC = ((b"\x89PNG\r\n\x1a\n", "image/png"), (b"\xff\xd8\xff", "image/jpeg"), (b"GIF8", "image/gif"),
@@ -55,8 +55,8 @@ def plot_images(source: Any, tags: Optional[str] = None, runs: Optional[str] = N
     """A Figure with one row per (run, tag): its images at ``steps`` (nearest recorded step), or up to
     ``max_per_tag`` spread over the run."""
     if isinstance(source, (str, os.PathLike)):
-        source = sources.load(source, tags=tags, runs=runs, kinds=["images"])
-    chosen = sources.select(sources.kind(source, "images"), tags, runs)
+        source = logdir_data.load(source, tags=tags, runs=runs, kinds=["images"])
+    chosen = logdir_data.select(logdir_data.kind(source, "images"), tags, runs)
     rows = [(key, pick_steps(list(recs), steps, max_per_tag)) for key, recs in chosen.items()]
     rows = [(k, r) for k, r in rows if r]
     from . import matplotlib_figures
@@ -90,10 +90,10 @@ def plot_pr_curves(source: Any, tags: Optional[str] = None, runs: Optional[str] 
     """A Figure with a precision–recall chart per tag, one curve per run, at ``step`` (nearest; default the
     latest step), as TensorBoard's PR-curves dashboard shows them."""
     if not isinstance(source, Mapping):
-        source = sources.load(source, tags=tags, runs=runs, kinds=["pr_curves"])
-    mapping = sources.kind(source, "pr_curves")
-    colors = run_colors(sources.all_runs(source, mapping))
-    chosen = sources.select(mapping, tags, runs)
+        source = logdir_data.load(source, tags=tags, runs=runs, kinds=["pr_curves"])
+    mapping = logdir_data.kind(source, "pr_curves")
+    colors = run_colors(logdir_data.all_runs(source, mapping))
+    chosen = logdir_data.select(mapping, tags, runs)
     by_tag: dict[str, list] = {}
     for (run, tag), recs in chosen.items():
         if recs:

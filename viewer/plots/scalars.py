@@ -7,7 +7,7 @@ from typing import Any, Mapping, Optional
 
 import numpy as np
 
-from .. import sources
+from .. import logdir_data
 from ..colors import run_colors
 from ..smoothing import DEFAULT_SMOOTHING, minmax_indices, smooth
 
@@ -20,7 +20,7 @@ LINESTYLES = ("-", "--", ":", "-.")
 def chart_groups(tags, group: Optional[str] = None) -> dict[str, list[str]]:
     """``{chart title: [tags]}``: one chart per tag, or per value of ``group``'s first capture group
     (the whole match if it has none) for tags the regex matches; other tags keep their own chart."""
-    pattern = sources.compile_pattern(group, "group")
+    pattern = logdir_data.compile_pattern(group, "group")
     charts: dict[str, list[str]] = {}
     for tag in sorted(set(tags)):
         key = tag
@@ -71,10 +71,10 @@ def scalar_figures(source: Any, tags: Optional[str] = None, runs: Optional[str] 
 
 def _prepare(source, tags, runs, group, colors):
     if not isinstance(source, Mapping):
-        source = sources.load(source, tags=tags, runs=runs, kinds=["scalars"])
-    mapping = sources.kind(source, "scalars")
-    colors = dict(colors or run_colors(sources.all_runs(source, mapping)))
-    chosen = sources.select(mapping, tags, runs)
+        source = logdir_data.load(source, tags=tags, runs=runs, kinds=["scalars"])
+    mapping = logdir_data.kind(source, "scalars")
+    colors = dict(colors or run_colors(logdir_data.all_runs(source, mapping)))
+    chosen = logdir_data.select(mapping, tags, runs)
     for run, _ in chosen:
         colors.setdefault(run, run_colors([run])[run])
     by_tag: dict[str, list] = {}

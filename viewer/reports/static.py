@@ -9,11 +9,11 @@ import threading
 from typing import Any, Callable, Optional, Sequence
 
 
-from .. import sources
+from .. import logdir_data
 from ..colors import run_colors
 from ..plots import matplotlib_figures
-from .safe_html import escape, text_to_safe_html
 from ..smoothing import DEFAULT_SMOOTHING
+from .safe_html import escape, text_to_safe_html
 
 MAX_TEXT_STEPS = 10    # TensorBoard's default sampling keeps 10 images / audio clips per series
 MAX_AUDIO_STEPS = 5
@@ -54,13 +54,13 @@ def render_report(source: Any, *, tags: Optional[str] = None, runs: Optional[str
     """The report's HTML text. ``source``: a logdir path or a loaded Logdir; ``tags`` / ``runs``: regexes;
     ``image_steps``: show images at these steps (nearest recorded), else ``max_images`` spread over the run."""
     if isinstance(source, (str, os.PathLike)):
-        logdir = sources.load(source, on_error="skip")  # problems are listed in the report instead
+        logdir = logdir_data.load(source, on_error="skip")  # problems are listed in the report instead
         title = title or os.path.abspath(os.fspath(source))
     else:
         logdir = source
     problems = [str(p) for p in getattr(logdir, "problems", None) or ()]
     title = title or "tfevents report"
-    colors = run_colors(sources.all_runs(logdir, {}))
+    colors = run_colors(logdir_data.all_runs(logdir, {}))
     parts = [
         ("Scalars", _scalars(logdir, tags, runs, colors, smoothing, x, logy, group)),
         ("Distributions", _histograms(logdir, tags, runs, "distribution")),
@@ -142,8 +142,8 @@ def _scalars(logdir, tags, runs, colors, smoothing, x, logy, group) -> str:
 
 def _histograms(logdir, tags, runs, style) -> str:
     from ..plots.histograms import draw_distribution, draw_ridge
-    chosen = sources.select(dict(getattr(logdir, "histograms", {}) or {}), tags, runs)
-    colors = run_colors(sources.all_runs(logdir, chosen))
+    chosen = logdir_data.select(dict(getattr(logdir, "histograms", {}) or {}), tags, runs)
+    colors = run_colors(logdir_data.all_runs(logdir, chosen))
     cards = []
     for (run, tag), s in chosen.items():
         if not len(s.step):
@@ -161,7 +161,7 @@ def _histograms(logdir, tags, runs, style) -> str:
 
 def _images(logdir, tags, runs, max_images, steps) -> str:
     from ..plots.media import data_uri, image_mime, pick_steps
-    chosen = sources.select(dict(getattr(logdir, "images", {}) or {}), tags, runs)
+    chosen = logdir_data.select(dict(getattr(logdir, "images", {}) or {}), tags, runs)
     out = []
     for (run, tag), recs in chosen.items():
         thumbs = []
@@ -179,7 +179,7 @@ def _images(logdir, tags, runs, max_images, steps) -> str:
 def _videos(logdir, tags, runs, max_videos, steps) -> str:
     """Each video's GIF inline (``data:image/gif``): the browser plays it, no script needed."""
     from ..plots.media import data_uri, pick_steps
-    chosen = sources.select(dict(getattr(logdir, "videos", {}) or {}), tags, runs)
+    chosen = logdir_data.select(dict(getattr(logdir, "videos", {}) or {}), tags, runs)
     out = []
     for (run, tag), recs in chosen.items():
         clips = ['<div class="thumb"><img alt="%s step %d" src="%s" width="%d">step %d</div>'
@@ -194,7 +194,7 @@ def _videos(logdir, tags, runs, max_videos, steps) -> str:
 def _embeddings(logdir, tags, runs) -> str:
     """A PCA scatter per embedding, or why it cannot be drawn (a checkpoint tensor, an unreadable file)."""
     from ..plots.projections import plot_embedding
-    chosen = sources.select(dict(getattr(logdir, "embeddings", {}) or {}), tags, runs)
+    chosen = logdir_data.select(dict(getattr(logdir, "embeddings", {}) or {}), tags, runs)
     cards = []
     for (run, name), rec in chosen.items():
         title = "%s (%s)" % (name, run)
@@ -208,7 +208,7 @@ def _embeddings(logdir, tags, runs) -> str:
 def _meshes(logdir, tags, runs) -> str:
     """The latest step of each mesh, rendered in 3-D."""
     from ..plots.projections import plot_mesh
-    chosen = sources.select(dict(getattr(logdir, "meshes", {}) or {}), tags, runs)
+    chosen = logdir_data.select(dict(getattr(logdir, "meshes", {}) or {}), tags, runs)
     cards = [_img(plot_mesh(recs[-1], title="%s (%s)" % (name, run)), "mesh %s (%s)" % (name, run))
              for (run, name), recs in chosen.items() if recs]
     return _cards(cards) if cards else ""
@@ -223,7 +223,7 @@ def _thumb_width(width: int) -> int:
 
 def _audio(logdir, tags, runs) -> str:
     from ..plots.media import data_uri
-    chosen = sources.select(dict(getattr(logdir, "audio", {}) or {}), tags, runs)
+    chosen = logdir_data.select(dict(getattr(logdir, "audio", {}) or {}), tags, runs)
     out = []
     for (run, tag), recs in chosen.items():
         clips = []
@@ -239,7 +239,7 @@ def _audio(logdir, tags, runs) -> str:
 
 
 def _text(logdir, tags, runs) -> str:
-    chosen = sources.select(dict(getattr(logdir, "text", {}) or {}), tags, runs)
+    chosen = logdir_data.select(dict(getattr(logdir, "text", {}) or {}), tags, runs)
     out = []
     for (run, tag), recs in chosen.items():
         entries = ['<div class="text-entry"><div class="step">step %d</div>%s</div>'
@@ -250,7 +250,7 @@ def _text(logdir, tags, runs) -> str:
 
 
 def _pr_curves(logdir, tags, runs) -> str:
-    if not sources.select(dict(getattr(logdir, "pr_curves", {}) or {}), tags, runs):
+    if not logdir_data.select(dict(getattr(logdir, "pr_curves", {}) or {}), tags, runs):
         return ""
     from ..plots.media import plot_pr_curves
     return _cards([_img(plot_pr_curves(logdir, tags, runs), "pr curves")])

@@ -9,7 +9,7 @@ from typing import Any, Dict, List, Optional, Sequence
 
 import numpy as np
 
-from ... import sources
+from ... import logdir_data
 from ...colors import run_colors
 from ..safe_html import text_to_safe_html
 from .encode import Blob, finite_or_none
@@ -29,11 +29,11 @@ def collect(logdir: Any, *, tags: Optional[str] = None, runs: Optional[str] = No
             max_images: int = MAX_MEDIA_STEPS) -> tuple:
     """``(document, blob)`` for a loaded Logdir, keeping only ``tags`` / ``runs`` (regexes)."""
     blob = Blob()
-    all_runs = sources.all_runs(logdir, {})
+    all_runs = logdir_data.all_runs(logdir, {})
     colors = run_colors(all_runs)
 
     def pick(attr: str) -> dict:
-        return sources.select(dict(getattr(logdir, attr, None) or {}), tags, runs)
+        return logdir_data.select(dict(getattr(logdir, attr, None) or {}), tags, runs)
 
     scalars = pick("scalars")
     used = sorted({k[0] for attr in ("scalars", "histograms", "images", "videos", "audio", "text",
@@ -41,7 +41,7 @@ def collect(logdir: Any, *, tags: Optional[str] = None, runs: Optional[str] = No
                   | set(pick("graphs")))
     for run in used:
         colors.setdefault(run, run_colors([run])[run])
-    run_names = sorted(set(used) | set(r for r in all_runs if sources.select({r: 0}, None, runs)))
+    run_names = sorted(set(used) | set(r for r in all_runs if logdir_data.select({r: 0}, None, runs)))
     index = {r: i for i, r in enumerate(run_names)}
     problems = [str(p) for p in getattr(logdir, "problems", None) or ()]
     doc: Dict[str, Any] = {

@@ -17,7 +17,7 @@ import os
 import threading
 from typing import Any, Callable, Optional, Sequence
 
-from ... import sources
+from ... import logdir_data
 from ...smoothing import DEFAULT_SMOOTHING
 from .collect import collect
 from .encode import script_json
@@ -60,9 +60,9 @@ def render_interactive_report(source: Any, *, tags: Optional[str] = None, runs: 
     if x not in X_AXES:
         raise ValueError("x must be one of %s, got %r" % (", ".join(X_AXES), x))
     for pattern, what in ((tags, "tag"), (runs, "run"), (group, "group")):
-        sources.compile_pattern(pattern, what)
+        logdir_data.compile_pattern(pattern, what)
     if isinstance(source, (str, os.PathLike)):
-        logdir = sources.load(source, on_error="skip")   # problems are listed in the report instead
+        logdir = logdir_data.load(source, on_error="skip")   # problems are listed in the report instead
         title = title or os.path.abspath(os.fspath(source))
     else:
         logdir = source

@@ -1,5 +1,6 @@
-"""Where the viewer's data comes from: a logdir path (read through tfevents.summaries.load_logdir), an
-already loaded Logdir, or a plain ``{(run, tag): record}`` mapping (handy in notebooks and tests)."""
+"""The viewer's data from what a plot or report is given: a logdir path (read through
+tfevents.summaries.load_logdir), an already loaded Logdir, or a plain ``{(run, tag): record}`` mapping (handy
+in notebooks and tests); and the choice of its series by run and tag regexes."""
 from __future__ import annotations
 
 import os
