@@ -11,6 +11,8 @@ import importlib
 import sys
 from typing import Optional, Sequence
 
+from tfevents.summaries import __version__ as _SOURCE_VERSION
+
 # subcommand -> one-line help
 COMMANDS = {
     "inspect": "list runs, tags, kinds, step ranges, restarts and corruption of event files",
@@ -27,8 +29,7 @@ def _version() -> str:
         from importlib.metadata import version
         return version("tfevents")
     except Exception:  # not installed as a distribution (e.g. run from a source tree)
-        from tfevents.summaries import __version__
-        return __version__
+        return _SOURCE_VERSION
 
 
 COMMAND_MODULE = __name__ + ".cmd_"   # + subcommand name: the module that defines it

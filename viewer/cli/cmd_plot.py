@@ -5,6 +5,10 @@ import argparse
 import os
 import sys
 
+from .. import logdir_data
+from ..plots import matplotlib_figures
+from ..reports.rerender_on_change import watch
+
 FORMATS = ("png", "svg", "pdf")
 
 
@@ -49,16 +53,13 @@ def run(args) -> int:
     matplotlib.use("Agg")
     if not args.watch:
         return _draw(args)
-    from ..reports.rerender_on_change import watch
     print("watching %s -> %s (Ctrl-C to stop)" % (args.logdir, args.output), flush=True)
     watch(args.logdir, lambda: _draw(args), interval=args.interval)
     return 0
 
 
 def _draw(args) -> int:
-    from .. import logdir_data
-    from ..plots import matplotlib_figures
-    from ..plots.scalars import plot_scalars
+    from ..plots.scalars import plot_scalars  # lazy: numpy (CLI start-up; tfevents report imports this module)
     try:
         logdir = logdir_data.load(args.logdir, tags=args.tags, runs=args.runs, kinds=("scalars",))
         scalars = logdir_data.select(logdir_data.kind(logdir, "scalars"), args.tags, args.runs)

@@ -16,6 +16,7 @@ import numpy as np
 
 from .. import logdir_data
 from ..colors import run_colors
+from . import matplotlib_figures
 
 BASIS_POINTS = (0, 668, 1587, 3085, 5000, 6915, 8413, 9332, 10000)
 
@@ -118,7 +119,6 @@ def plot_distributions(source: Any, tags: Optional[str] = None, runs: Optional[s
                        ncols: Optional[int] = None):
     """A Figure with TensorBoard's distribution chart for each (run, tag): percentile bands over steps."""
     chosen, colors = _selected(source, tags, runs)
-    from . import matplotlib_figures
     fig, axes = matplotlib_figures.grid(len(chosen), ncols, cell=(6.0, 3.6))
     if not chosen:
         matplotlib_figures.empty(axes[0], "no histograms match")
@@ -145,7 +145,6 @@ def plot_histograms(source: Any, tags: Optional[str] = None, runs: Optional[str]
                     max_steps: int = 30, bins: int = 30, ncols: Optional[int] = None):
     """A Figure with an offset (ridge) histogram plot for each (run, tag), at most ``max_steps`` steps."""
     chosen, colors = _selected(source, tags, runs)
-    from . import matplotlib_figures
     fig, axes = matplotlib_figures.grid(len(chosen), ncols, cell=(6.0, 4.5))
     if not chosen:
         matplotlib_figures.empty(axes[0], "no histograms match")
@@ -157,7 +156,6 @@ def plot_histograms(source: Any, tags: Optional[str] = None, runs: Optional[str]
 def draw_ridge(ax, series, color: str, title: str = "", max_steps: int = 30, bins: int = 30) -> None:
     n = len(series.step)
     if n == 0:
-        from . import matplotlib_figures
         matplotlib_figures.empty(ax, "no data")
         return
     pick = np.unique(np.linspace(0, n - 1, min(n, max_steps)).round().astype(int))

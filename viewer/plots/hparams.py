@@ -10,6 +10,7 @@ import numpy as np
 
 from .. import logdir_data
 from ..colors import run_colors
+from . import matplotlib_figures
 
 
 def hparams_table(source: Any, runs: Optional[str] = None) -> tuple[list[str], list[str], list[dict]]:
@@ -52,7 +53,6 @@ def plot_parallel_coordinates(source: Any, runs: Optional[str] = None):
     logdir = logdir_data.load(source, kinds=["hparams", "scalars"])
     names, metrics, rows = hparams_table(logdir, runs)
     columns = [("hparam", n) for n in names] + [("metric", m) for m in metrics]
-    from . import matplotlib_figures
     fig = matplotlib_figures.new_figure(max(5.0, 1.6 * len(columns) + 2.5), 4.2)
     ax = fig.add_subplot()
     if not rows or not columns:

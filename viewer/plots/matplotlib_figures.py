@@ -9,6 +9,9 @@ from __future__ import annotations
 import base64
 import io
 import math
+import os
+
+from tfevents.summaries.atomic import atomic_write
 
 
 def new_figure(width: float, height: float):
@@ -40,9 +43,7 @@ def to_data_uri(fig, dpi: int = 100) -> str:
 
 def save(fig, path: str, dpi: int = 100) -> None:
     """Save by the file's extension (png, svg, pdf, ...), atomically (write a temp file, then rename)."""
-    import os
     ext = os.path.splitext(path)[1].lstrip(".").lower() or "png"
-    from tfevents.summaries.atomic import atomic_write
     atomic_write(path, to_bytes(fig, ext, dpi), durable=False)
 
 

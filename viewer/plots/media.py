@@ -11,6 +11,7 @@ import numpy as np
 
 from .. import logdir_data
 from ..colors import run_colors
+from . import matplotlib_figures
 
 _MAGIC = ((b"\x89PNG\r\n\x1a\n", "image/png"), (b"\xff\xd8\xff", "image/jpeg"), (b"GIF8", "image/gif"),
           (b"RIFF", "image/webp"), (b"BM", "image/bmp"))
@@ -59,7 +60,6 @@ def plot_images(source: Any, tags: Optional[str] = None, runs: Optional[str] = N
     chosen = logdir_data.select(logdir_data.kind(source, "images"), tags, runs)
     rows = [(key, pick_steps(list(recs), steps, max_per_tag)) for key, recs in chosen.items()]
     rows = [(k, r) for k, r in rows if r]
-    from . import matplotlib_figures
     ncols = max((len(r) for _, r in rows), default=1)
     fig = matplotlib_figures.new_figure(2.2 * ncols + 0.6, 2.4 * max(len(rows), 1))
     if not rows:
@@ -99,7 +99,6 @@ def plot_pr_curves(source: Any, tags: Optional[str] = None, runs: Optional[str] 
         if recs:
             rec = pick_steps(list(recs), [step])[0] if step is not None else recs[-1]
             by_tag.setdefault(tag, []).append((run, rec))
-    from . import matplotlib_figures
     fig, axes = matplotlib_figures.grid(len(by_tag), ncols, cell=(4.6, 4.2))
     if not by_tag:
         matplotlib_figures.empty(axes[0], "no pr curves match")

@@ -10,6 +10,7 @@ import numpy as np
 from .. import logdir_data
 from ..colors import run_colors
 from ..smoothing import DEFAULT_SMOOTHING, minmax_indices, smooth
+from . import matplotlib_figures
 
 X_AXES = ("step", "relative", "wall")
 RAW_ALPHA = 0.25
@@ -43,7 +44,6 @@ def plot_scalars(source: Any, tags: Optional[str] = None, runs: Optional[str] = 
     in [0, 1]. ``x``: ``step``, ``relative`` (time since the run's first point) or ``wall``.
     """
     charts, colors = _prepare(source, tags, runs, group, colors)
-    from . import matplotlib_figures
     fig, axes = matplotlib_figures.grid(len(charts), ncols)
     if not charts:
         matplotlib_figures.empty(axes[0], "no scalars match")
@@ -59,7 +59,6 @@ def scalar_figures(source: Any, tags: Optional[str] = None, runs: Optional[str] 
                    colors: Optional[Mapping[str, str]] = None, size=(7.0, 4.2)) -> dict:
     """``{chart title: Figure}``, one Figure per tag or group (as in the HTML report)."""
     charts, colors = _prepare(source, tags, runs, group, colors)
-    from . import matplotlib_figures
     out = {}
     for title, series in charts.items():
         fig = matplotlib_figures.new_figure(*size)

@@ -8,11 +8,19 @@ import os
 import threading
 from typing import Any, Callable, Optional, Sequence
 
+from tfevents.summaries.atomic import atomic_write
 
 from .. import logdir_data
 from ..colors import run_colors
 from ..plots import matplotlib_figures
+from ..plots.graphs import graph_summaries
+from ..plots.histograms import draw_distribution, draw_ridge
+from ..plots.hparams import hparams_table, plot_parallel_coordinates
+from ..plots.media import data_uri, image_mime, pick_steps, plot_pr_curves
+from ..plots.projections import plot_embedding, plot_mesh
+from ..plots.scalars import scalar_figures
 from ..smoothing import DEFAULT_SMOOTHING
+from .rerender_on_change import watch
 from .safe_html import escape, text_to_safe_html
 
 MAX_TEXT_STEPS = 10    # TensorBoard's default sampling keeps 10 images / audio clips per series
@@ -108,7 +116,6 @@ def render_report(source: Any, *, tags: Optional[str] = None, runs: Optional[str
 
 def write_report(source: Any, path: str, **kwargs) -> str:
     """Render and write atomically (a reader never sees a half-written file); returns ``path``."""
-    from tfevents.summaries.atomic import atomic_write
     return atomic_write(path, render_report(source, **kwargs).encode("utf-8"), durable=False)
 
 
@@ -116,7 +123,6 @@ def watch_report(logdir: str, path: str, *, interval: float = 2.0, stop: Optiona
                  on_render: Optional[Callable[[str], None]] = None, **kwargs) -> None:
     """Write the report, then re-render it each time the logdir's event files change, until ``stop`` is
     set (or Ctrl-C). The page reloads itself in the browser every ``interval`` seconds (at least 2)."""
-    from .rerender_on_change import watch
     kwargs.setdefault("refresh_seconds", max(2, int(round(interval))))
     watch(logdir, lambda: write_report(logdir, path, **kwargs), interval=interval, stop=stop,
           on_render=(lambda: on_render(path)) if on_render else None)
@@ -135,13 +141,11 @@ def _cards(items) -> str:
 
 
 def _scalars(logdir, tags, runs, colors, smoothing, x, logy, group) -> str:
-    from ..plots.scalars import scalar_figures
     figs = scalar_figures(logdir, tags, runs, smoothing=smoothing, x=x, logy=logy, group=group, colors=colors)
     return _cards(_img(f, "scalar chart " + t) for t, f in figs.items()) if figs else ""
 
 
 def _histograms(logdir, tags, runs, style) -> str:
-    from ..plots.histograms import draw_distribution, draw_ridge
     chosen = logdir_data.select(dict(getattr(logdir, "histograms", {}) or {}), tags, runs)
     colors = run_colors(logdir_data.all_runs(logdir, chosen))
     cards = []
@@ -160,7 +164,6 @@ def _histograms(logdir, tags, runs, style) -> str:
 
 
 def _images(logdir, tags, runs, max_images, steps) -> str:
-    from ..plots.media import data_uri, image_mime, pick_steps
     chosen = logdir_data.select(dict(getattr(logdir, "images", {}) or {}), tags, runs)
     out = []
     for (run, tag), recs in chosen.items():
@@ -178,7 +181,6 @@ def _images(logdir, tags, runs, max_images, steps) -> str:
 
 def _videos(logdir, tags, runs, max_videos, steps) -> str:
     """Each video's GIF inline (``data:image/gif``): the browser plays it, no script needed."""
-    from ..plots.media import data_uri, pick_steps
     chosen = logdir_data.select(dict(getattr(logdir, "videos", {}) or {}), tags, runs)
     out = []
     for (run, tag), recs in chosen.items():
@@ -193,7 +195,6 @@ def _videos(logdir, tags, runs, max_videos, steps) -> str:
 
 def _embeddings(logdir, tags, runs) -> str:
     """A PCA scatter per embedding, or why it cannot be drawn (a checkpoint tensor, an unreadable file)."""
-    from ..plots.projections import plot_embedding
     chosen = logdir_data.select(dict(getattr(logdir, "embeddings", {}) or {}), tags, runs)
     cards = []
     for (run, name), rec in chosen.items():
@@ -207,7 +208,6 @@ def _embeddings(logdir, tags, runs) -> str:
 
 def _meshes(logdir, tags, runs) -> str:
     """The latest step of each mesh, rendered in 3-D."""
-    from ..plots.projections import plot_mesh
     chosen = logdir_data.select(dict(getattr(logdir, "meshes", {}) or {}), tags, runs)
     cards = [_img(plot_mesh(recs[-1], title="%s (%s)" % (name, run)), "mesh %s (%s)" % (name, run))
              for (run, name), recs in chosen.items() if recs]
@@ -222,7 +222,6 @@ def _thumb_width(width: int) -> int:
 
 
 def _audio(logdir, tags, runs) -> str:
-    from ..plots.media import data_uri
     chosen = logdir_data.select(dict(getattr(logdir, "audio", {}) or {}), tags, runs)
     out = []
     for (run, tag), recs in chosen.items():
@@ -252,12 +251,10 @@ def _text(logdir, tags, runs) -> str:
 def _pr_curves(logdir, tags, runs) -> str:
     if not logdir_data.select(dict(getattr(logdir, "pr_curves", {}) or {}), tags, runs):
         return ""
-    from ..plots.media import plot_pr_curves
     return _cards([_img(plot_pr_curves(logdir, tags, runs), "pr curves")])
 
 
 def _hparams(logdir, runs) -> str:
-    from ..plots.hparams import hparams_table, plot_parallel_coordinates
     names, metrics, rows = hparams_table(logdir, runs)
     if not rows:
         return ""
@@ -279,7 +276,6 @@ def _cell(v) -> str:
 
 
 def _graphs(logdir, runs) -> str:
-    from ..plots.graphs import graph_summaries
     out = []
     for run, s in graph_summaries(logdir, runs).items():
         scopes = "".join("<tr><td>%s</td><td>%d</td></tr>" % (escape(k), v) for k, v in s.scopes.most_common(30))

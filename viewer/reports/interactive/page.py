@@ -17,8 +17,11 @@ import os
 import threading
 from typing import Any, Callable, Optional, Sequence
 
+from tfevents.summaries.atomic import atomic_write
+
 from ... import logdir_data
 from ...smoothing import DEFAULT_SMOOTHING
+from ..rerender_on_change import watch
 from .collect import collect
 from .encode import script_json
 
@@ -93,7 +96,6 @@ def render_interactive_report(source: Any, *, tags: Optional[str] = None, runs: 
 
 def write_interactive_report(source: Any, path: str, **kwargs: Any) -> str:
     """Render and write atomically (a reader never sees a half-written file); returns ``path``."""
-    from tfevents.summaries.atomic import atomic_write
     return atomic_write(path, render_interactive_report(source, **kwargs).encode("utf-8"), durable=False)
 
 
@@ -102,7 +104,6 @@ def watch_interactive_report(logdir: str, path: str, *, interval: float = 2.0,
                              on_render: Optional[Callable[[str], None]] = None, **kwargs: Any) -> None:
     """Write the report, then re-render it whenever the logdir's event files change, until ``stop`` is
     set. The open page reloads itself every ``interval`` seconds (at least 2) and keeps its controls."""
-    from ..rerender_on_change import watch
     kwargs.setdefault("refresh_seconds", max(2, int(round(interval))))
     watch(logdir, lambda: write_interactive_report(logdir, path, **kwargs), interval=interval, stop=stop,
           on_render=(lambda: on_render(path)) if on_render else None)
