@@ -8,6 +8,11 @@ Every plot function takes a logdir path, a loaded ``tfevents.summaries.Logdir``,
     fig.savefig("loss.png")
 
 matplotlib is imported only when a plot is made, not by ``import tfevents.viewer``.
+
+The parts: ``cli/`` (the ``tfevents`` command line, one ``cmd_<name>.py`` per subcommand), ``plots/`` (the
+matplotlib plots), ``reports/`` (the one-file HTML reports, interactive and static, and their safe HTML),
+``serve/`` (``tfevents serve``); shared by plots and reports: ``logdir_data.py`` (a path, a Logdir or a mapping
+as the viewer's data), ``colors.py`` (a colour per run) and ``smoothing.py`` (TensorBoard's smoothing).
 """
 from __future__ import annotations
 
