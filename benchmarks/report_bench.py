@@ -50,7 +50,7 @@ def main():
         write_logdir(logdir, args.runs, args.tags, args.steps)
         print("logdir: %d runs x %d tags x %d steps = %d scalars, written in %.1f s"
               % (args.runs, args.tags, args.steps, args.runs * args.tags * args.steps, time.perf_counter() - t))
-        from tfevents.viewer.interactive import write_interactive_report
+        from tfevents.viewer.reports.interactive import write_interactive_report
         out = os.path.join(tmp, "report.html")
         renders = []
         for _ in range(3):
@@ -68,7 +68,7 @@ def main():
         if args.static:
             import matplotlib
             matplotlib.use("Agg")
-            from tfevents.viewer.report import write_report
+            from tfevents.viewer.reports.static import write_report
             static = os.path.join(tmp, "static.html")
             t = time.perf_counter()
             write_report(logdir, static)

@@ -1,4 +1,4 @@
-"""The main job, ``tfevents demo`` (tfevents.core.demo + viewer/cmd_demo): its numbers against TensorFlow 1 running
+"""The main job, ``tfevents demo`` (tfevents.core.demo + viewer/cli/cmd_demo): its numbers against TensorFlow 1 running
 the same program, and everything it logs read back by TensorBoard's EventAccumulator and TF's summary_iterator."""
 import glob
 import io

@@ -95,7 +95,7 @@ def test_export_csv_parquet_and_tensorboard_csv(logdir, tmp_path, capsys):
 def test_progress_bar_reports_bytes(logdir):
     import io
     from tfevents.summaries.reader import load_logdir
-    from tfevents.viewer.cmd_inspect import ProgressBar
+    from tfevents.viewer.cli.cmd_inspect import ProgressBar
     path, _ = logdir
     stream = io.StringIO()
     bar = ProgressBar(stream, force=True)

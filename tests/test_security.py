@@ -96,7 +96,7 @@ class _Collector(html.parser.HTMLParser):
 
 
 def test_html_report_escapes_every_user_string(tmp_path):
-    from tfevents.viewer.report import render_report
+    from tfevents.viewer.reports.static import render_report
 
     logdir = _hostile_logdir(str(tmp_path / "logs"))
     with open(os.path.join(logdir, "run<b>\"'&", "events.out.tfevents.9.torn"), "wb") as f:
@@ -176,7 +176,8 @@ ALLOWED = {
     "core/framework/graph.py": ({"eval"}, "Tensor.eval(), the TF1 method (runs the graph in a session)"),
     "core/variables.py": ({"eval"}, "Variable.eval(), the TF1 method"),
     "core/train/__init__.py": ({"__import__"}, "imports its own queue_runner submodule by a fixed name"),
-    "viewer/cmd_demo.py": ({"subprocess"}, "starts the tensorboard binary on the demo's logdir (argv list, no shell)"),
+    "viewer/cli/cmd_demo.py": ({"subprocess"},
+                               "starts the tensorboard binary on the demo's logdir (argv list, no shell)"),
     "viewer/serve/server.py": ({"subprocess"}, "starts TensorBoard's web server on our data provider (argv list, no "
                                                "shell; the logdir is one argument)"),
 }

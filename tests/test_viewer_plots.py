@@ -180,7 +180,7 @@ def _tensorboard_distribution(run_dir, tag):
 def test_distributions_equal_tensorboards_for_every_writer(mixed):
     from tfevents.summaries import load_logdir
     from tfevents.viewer import plot_distributions
-    from tfevents.viewer.histograms import distribution
+    from tfevents.viewer.plots.histograms import distribution
     root, _ = mixed
     logdir = load_logdir(root, tags="^weights$", kinds=["histograms"])
     runs = _expected_runs()
@@ -198,7 +198,7 @@ def test_distributions_equal_tensorboards_for_every_writer(mixed):
 def test_ridge_plot_rebins_without_losing_counts(mixed):
     from tfevents.summaries import load_logdir
     from tfevents.viewer import plot_histograms
-    from tfevents.viewer.histograms import rebin
+    from tfevents.viewer.plots.histograms import rebin
     root, _ = mixed
     logdir = load_logdir(root, tags="^weights$", runs="^tbx$")
     series = logdir.histograms[("tbx", "weights")]

@@ -157,8 +157,8 @@ def test_plot_watch_redraws_when_event_files_grow(tmp_path):
     import queue
     import threading
     from tfevents.summaries import SummaryWriter
-    from tfevents.viewer import cmd_plot
-    from tfevents.viewer.watch import watch
+    from tfevents.viewer.cli import cmd_plot
+    from tfevents.viewer.reports.rerender_on_change import watch
     logdir, out = tmp_path / "logs", tmp_path / "live.png"
     parser = argparse.ArgumentParser()
     cmd_plot.add_arguments(parser)

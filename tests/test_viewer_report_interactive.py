@@ -1,4 +1,4 @@
-"""The interactive report (``tfevents report``, ``viewer/interactive``) in real headless Chromium (selenium).
+"""The interactive report (``tfevents report``, ``viewer/reports/interactive``) in real headless Chromium (selenium).
 
 The demo's report renders every section with no console message and no request beyond its own file;
 clicking a run's checkbox removes its line from the chart; dragging the smoothing slider makes the chart
@@ -413,7 +413,7 @@ def test_cli_default_is_interactive_and_static_is_kept(long_runs, tmp_path):
 def test_group_regex_and_bad_options(long_runs):
     import json
     import re
-    from tfevents.viewer.interactive import render_interactive_report
+    from tfevents.viewer.reports.interactive import render_interactive_report
     logdir, _ = long_runs
     page = render_interactive_report(logdir, group="^([^/]*)/")
     doc = json.loads(re.search(r'id="tfe-data">(.*?)</script>', page).group(1))
@@ -459,7 +459,7 @@ def test_image_slider_distributions_and_pr_curves_show_the_logged_data(browser, 
     from selenium.webdriver.common.by import By
     from selenium.webdriver.common.keys import Keys
     from tfevents.summaries import load_logdir
-    from tfevents.viewer.histograms import distribution
+    from tfevents.viewer.plots.histograms import distribution
     logdir, report = demo
     data = load_logdir(logdir)
     _open(browser, report)
@@ -476,7 +476,7 @@ def test_image_slider_distributions_and_pr_curves_show_the_logged_data(browser, 
     slider.send_keys(Keys.HOME)
     step, png = shown()
     assert step == min(records) and png == records[step]
-    # distributions: the bands the page draws are TensorBoard's basis points (viewer/histograms.py)
+    # distributions: the bands the page draws are TensorBoard's basis points (viewer/plots/histograms.py)
     bands = browser.execute_script("""
         const d = window.__tfe.data.distributions.find(d => d.tag === 'weights/hidden1/kernel');
         return Array.from(window.__tfe.arr(d.bands));""")
@@ -519,7 +519,7 @@ def test_hparams_table_sorts_filters_and_draws_a_line_per_row(browser, tmp_path)
 def test_watch_rewrites_the_interactive_report_when_event_files_grow(tmp_path):
     import threading
     from tfevents.summaries import SummaryWriter
-    from tfevents.viewer.interactive import watch_interactive_report
+    from tfevents.viewer.reports.interactive import watch_interactive_report
     logdir, out = tmp_path / "logs", tmp_path / "live.html"
     w = SummaryWriter(str(logdir / "run"))
     w.add_scalar("first_tag", 1.0, 0)
@@ -577,7 +577,7 @@ def test_videos_embeddings_and_meshes(browser, tmp_path):
     from tensorboardX import SummaryWriter as TbxWriter
     from tfevents.summaries import SummaryWriter, load_logdir
     from tfevents.viewer.cli import main
-    from tfevents.viewer.projections import pca_2d
+    from tfevents.viewer.plots.projections import pca_2d
     rng = np.random.default_rng(0)
     with SummaryWriter(str(tmp_path / "logs" / "ours")) as w:
         for step in (1, 2):

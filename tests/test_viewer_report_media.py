@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 from tfevents.summaries import SummaryWriter, load_logdir
-from tfevents.viewer import projections
-from tfevents.viewer.report import render_report
+from tfevents.viewer.plots import projections
+from tfevents.viewer.reports.static import render_report
 
 tensorboardX = pytest.importorskip("tensorboardX")
 torch = pytest.importorskip("torch")

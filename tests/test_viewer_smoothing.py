@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tfevents.viewer.histograms import compress, tensorboard_buckets
-from tfevents.viewer.safe_html import markdown_to_safe_html, text_to_safe_html
+from tfevents.viewer.plots.histograms import compress, tensorboard_buckets
+from tfevents.viewer.reports.safe_html import markdown_to_safe_html, text_to_safe_html
 from tfevents.viewer.smoothing import minmax_indices, smooth
 
 

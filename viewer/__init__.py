@@ -8,6 +8,11 @@ Every plot function takes a logdir path, a loaded ``tfevents.summaries.Logdir``,
     fig.savefig("loss.png")
 
 matplotlib is imported only when a plot is made, not by ``import tfevents.viewer``.
+
+The parts: ``cli/`` (the ``tfevents`` command line, one ``cmd_<name>.py`` per subcommand), ``plots/`` (the
+matplotlib plots), ``reports/`` (the one-file HTML reports, interactive and static, and their safe HTML),
+``serve/`` (``tfevents serve``); shared by plots and reports: ``logdir_data.py`` (a path, a Logdir or a mapping
+as the viewer's data), ``colors.py`` (a colour per run) and ``smoothing.py`` (TensorBoard's smoothing).
 """
 from __future__ import annotations
 
@@ -18,14 +23,14 @@ from tfevents.summaries.lazy import lazy_exports
 _EXPORTS = {
     "smooth": "smoothing", "minmax_indices": "smoothing", "DEFAULT_SMOOTHING": "smoothing",
     "run_colors": "colors",
-    "plot_scalars": "scalars", "scalar_figures": "scalars",
-    "plot_distributions": "histograms", "plot_histograms": "histograms", "distribution": "histograms",
-    "plot_images": "media", "plot_pr_curves": "media",
-    "plot_embedding": "projections", "plot_mesh": "projections", "pca_2d": "projections",
-    "hparams_table": "hparams", "plot_parallel_coordinates": "hparams",
-    "summarize_graph": "graphs", "graph_summaries": "graphs", "plot_graph_summary": "graphs",
-    "markdown_to_safe_html": "safe_html", "text_to_safe_html": "safe_html",
-    "render_report": "report", "write_report": "report", "watch_report": "report",
+    "plot_scalars": "plots.scalars", "scalar_figures": "plots.scalars",
+    "plot_distributions": "plots.histograms", "plot_histograms": "plots.histograms", "distribution": "plots.histograms",
+    "plot_images": "plots.media", "plot_pr_curves": "plots.media",
+    "plot_embedding": "plots.projections", "plot_mesh": "plots.projections", "pca_2d": "plots.projections",
+    "hparams_table": "plots.hparams", "plot_parallel_coordinates": "plots.hparams",
+    "summarize_graph": "plots.graphs", "graph_summaries": "plots.graphs", "plot_graph_summary": "plots.graphs",
+    "markdown_to_safe_html": "reports.safe_html", "text_to_safe_html": "reports.safe_html",
+    "render_report": "reports.static", "write_report": "reports.static", "watch_report": "reports.static",
 }
 
 __all__ = sorted(_EXPORTS)

@@ -1,4 +1,5 @@
-"""matplotlib plumbing shared by the plots: imported lazily, Agg-safe, no pyplot global state.
+"""matplotlib plumbing shared by the plots (and the reports, which inline their Figures): matplotlib imported
+only when a Figure is made, Agg-safe, no pyplot global state.
 
 Figures are made with ``matplotlib.figure.Figure`` (not pyplot), so nothing is kept alive by a global
 figure manager and they render with the Agg canvas; in Jupyter they display like any Figure.
@@ -8,6 +9,9 @@ from __future__ import annotations
 import base64
 import io
 import math
+import os
+
+from tfevents.summaries.atomic import atomic_write
 
 
 def new_figure(width: float, height: float):
@@ -39,9 +43,7 @@ def to_data_uri(fig, dpi: int = 100) -> str:
 
 def save(fig, path: str, dpi: int = 100) -> None:
     """Save by the file's extension (png, svg, pdf, ...), atomically (write a temp file, then rename)."""
-    import os
     ext = os.path.splitext(path)[1].lstrip(".").lower() or "png"
-    from tfevents.summaries.atomic import atomic_write
     atomic_write(path, to_bytes(fig, ext, dpi), durable=False)
 
 

@@ -1,5 +1,5 @@
 // Static SVG charts drawn in the page: distributions (TensorBoard's percentile bands), histograms (its offset
-// "ridge" view) and precision-recall curves (with a step slider). Numbers come from viewer/histograms.py
+// "ridge" view) and precision-recall curves (with a step slider). Numbers come from viewer/plots/histograms.py
 // (basis-point compression, re-binning) through the embedded arrays; labels are set with textContent.
 
 const SVG_NS = "http://www.w3.org/2000/svg";

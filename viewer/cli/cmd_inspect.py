@@ -16,6 +16,8 @@ import sys
 import time
 from typing import Optional
 
+from tfevents.summaries import record
+
 RESTART_MODES = ("tensorboard", "rust", "python", "legacy", "none")
 _BAR_MIN_BYTES = 32 << 20
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
@@ -78,7 +80,7 @@ class ProgressBar:
 
 def load(args, prog: str, kinds=None):
     """load_logdir with the CLI's options; problems go to stderr. Returns (Logdir, exit status)."""
-    from tfevents.summaries.reader import load_logdir
+    from tfevents.summaries.reader import load_logdir  # lazy: numpy, protobuf (CLI start-up)
     bar = ProgressBar(force=args.progress)
     try:
         logdir = load_logdir(args.path, args.tags, args.runs, kinds=kinds, restarts=args.restarts,
@@ -95,7 +97,6 @@ def load(args, prog: str, kinds=None):
 def report_problems(prog: str, problems, on_error: str) -> int:
     """Read problems on stderr as ``--on-error`` says: warnings (``warn``), nothing (``skip``), or, with ``raise``,
     the first corrupted record as an error. The exit status: 1 when that error stops the command, else 0."""
-    from tfevents.summaries import record
     bad = [p for p in problems if p.kind in ("corrupted", "truncated", "unparseable", "unreadable", "skipped")]
     if on_error != "skip":
         for p in bad:

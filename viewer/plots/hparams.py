@@ -8,14 +8,15 @@ from typing import Any, Mapping, Optional
 
 import numpy as np
 
-from . import sources
-from .colors import run_colors
+from .. import logdir_data
+from ..colors import run_colors
+from . import matplotlib_figures
 
 
 def hparams_table(source: Any, runs: Optional[str] = None) -> tuple[list[str], list[str], list[dict]]:
     """``(hparam names, metric tags, rows)``; each row is ``{"run", "hparams": {...}, "metrics": {...}}``."""
-    logdir = sources.load(source, kinds=["hparams", "scalars"])
-    records = sources.select(dict(getattr(logdir, "hparams", {}) or {}), None, runs)
+    logdir = logdir_data.load(source, kinds=["hparams", "scalars"])
+    records = logdir_data.select(dict(getattr(logdir, "hparams", {}) or {}), None, runs)
     scalars = dict(getattr(logdir, "scalars", {}) or {})
     names: list[str] = []
     metrics: list[str] = []
@@ -49,16 +50,15 @@ def plot_parallel_coordinates(source: Any, runs: Optional[str] = None):
     Numeric columns are scaled to [0, 1] between their min and max; other values are placed evenly in
     sorted order; a missing value leaves a gap.
     """
-    logdir = sources.load(source, kinds=["hparams", "scalars"])
+    logdir = logdir_data.load(source, kinds=["hparams", "scalars"])
     names, metrics, rows = hparams_table(logdir, runs)
     columns = [("hparam", n) for n in names] + [("metric", m) for m in metrics]
-    from . import figures
-    fig = figures.new_figure(max(5.0, 1.6 * len(columns) + 2.5), 4.2)
+    fig = matplotlib_figures.new_figure(max(5.0, 1.6 * len(columns) + 2.5), 4.2)
     ax = fig.add_subplot()
     if not rows or not columns:
-        figures.empty(ax, "no hparams")
+        matplotlib_figures.empty(ax, "no hparams")
         return fig
-    colors = run_colors(sources.all_runs(logdir, {r["run"]: None for r in rows}))
+    colors = run_colors(logdir_data.all_runs(logdir, {r["run"]: None for r in rows}))
     scaled, labels = [], []
     for kind, name in columns:
         values = [(r["hparams"] if kind == "hparam" else r["metrics"]).get(name) for r in rows]

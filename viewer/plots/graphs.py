@@ -4,7 +4,8 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any, NamedTuple, Optional
 
-from . import sources
+from .. import logdir_data
+from . import matplotlib_figures
 
 
 class GraphSummary(NamedTuple):
@@ -17,7 +18,7 @@ class GraphSummary(NamedTuple):
 def summarize_graph(graph_def) -> GraphSummary:
     """Counts for a GraphDef (a parsed message or its serialized bytes)."""
     if isinstance(graph_def, (bytes, bytearray, memoryview)):
-        from tfevents.proto import graph_pb2
+        from tfevents.proto import graph_pb2  # lazy: protobuf, only for a GraphDef given as bytes
         parsed = graph_pb2.GraphDef()
         parsed.ParseFromString(bytes(graph_def))
         graph_def = parsed
@@ -30,17 +31,16 @@ def summarize_graph(graph_def) -> GraphSummary:
 
 
 def graph_summaries(source: Any, runs: Optional[str] = None) -> dict[str, GraphSummary]:
-    graphs = sources.select(sources.kind(source, "graphs"), None, runs)
+    graphs = logdir_data.select(logdir_data.kind(source, "graphs"), None, runs)
     return {run: summarize_graph(g) for run, g in graphs.items()}
 
 
 def plot_graph_summary(source: Any, runs: Optional[str] = None, top: int = 15):
     """A Figure per run row: nodes by top-level scope and by op type (the ``top`` most common)."""
     summaries = graph_summaries(source, runs)
-    from . import figures
-    fig = figures.new_figure(11.0, 0.28 * top * max(len(summaries), 1) + 1.2)
+    fig = matplotlib_figures.new_figure(11.0, 0.28 * top * max(len(summaries), 1) + 1.2)
     if not summaries:
-        figures.empty(fig.add_subplot(), "no graphs")
+        matplotlib_figures.empty(fig.add_subplot(), "no graphs")
         return fig
     axes = fig.subplots(len(summaries), 2, squeeze=False)
     for (run, s), (ax_scope, ax_ops) in zip(summaries.items(), axes):

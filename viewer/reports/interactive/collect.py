@@ -1,7 +1,7 @@
 """What the interactive report shows, gathered from a loaded Logdir into one JSON-able document plus a
 :class:`~.encode.Blob` of typed arrays. Numbers stay numbers (the page draws them); every user string
 (run, tag, text) stays a plain string the page inserts as text, except text summaries, which are
-markdown rendered and cleaned to an allowlist here (``viewer/safe_html.py``) exactly as the static report.
+markdown rendered and cleaned to an allowlist here (``viewer/reports/safe_html.py``) exactly as the static report.
 """
 from __future__ import annotations
 
@@ -9,8 +9,15 @@ from typing import Any, Dict, List, Optional, Sequence
 
 import numpy as np
 
-from .. import sources
-from ..colors import run_colors
+from ... import logdir_data
+from ...colors import run_colors
+from ...plots import matplotlib_figures
+from ...plots.graphs import summarize_graph
+from ...plots.histograms import distribution, rebin
+from ...plots.hparams import hparams_table
+from ...plots.media import data_uri, image_mime, pick_steps
+from ...plots.projections import pca_2d, plot_mesh
+from ...plots.scalars import chart_groups
 from ..safe_html import text_to_safe_html
 from .encode import Blob, finite_or_none
 
@@ -29,11 +36,11 @@ def collect(logdir: Any, *, tags: Optional[str] = None, runs: Optional[str] = No
             max_images: int = MAX_MEDIA_STEPS) -> tuple:
     """``(document, blob)`` for a loaded Logdir, keeping only ``tags`` / ``runs`` (regexes)."""
     blob = Blob()
-    all_runs = sources.all_runs(logdir, {})
+    all_runs = logdir_data.all_runs(logdir, {})
     colors = run_colors(all_runs)
 
     def pick(attr: str) -> dict:
-        return sources.select(dict(getattr(logdir, attr, None) or {}), tags, runs)
+        return logdir_data.select(dict(getattr(logdir, attr, None) or {}), tags, runs)
 
     scalars = pick("scalars")
     used = sorted({k[0] for attr in ("scalars", "histograms", "images", "videos", "audio", "text",
@@ -41,7 +48,7 @@ def collect(logdir: Any, *, tags: Optional[str] = None, runs: Optional[str] = No
                   | set(pick("graphs")))
     for run in used:
         colors.setdefault(run, run_colors([run])[run])
-    run_names = sorted(set(used) | set(r for r in all_runs if sources.select({r: 0}, None, runs)))
+    run_names = sorted(set(used) | set(r for r in all_runs if logdir_data.select({r: 0}, None, runs)))
     index = {r: i for i, r in enumerate(run_names)}
     problems = [str(p) for p in getattr(logdir, "problems", None) or ()]
     doc: Dict[str, Any] = {
@@ -65,7 +72,6 @@ def collect(logdir: Any, *, tags: Optional[str] = None, runs: Optional[str] = No
 
 def _scalars(chosen: dict, index: dict, blob: Blob, group: Optional[str]) -> dict:
     """Series (every point, for hover and CSV) and charts: one per tag, or per ``group`` regex value."""
-    from ..scalars import chart_groups
     series, by_tag = [], {}
     for (run, tag), s in chosen.items():
         if not len(s.step):
@@ -81,7 +87,6 @@ def _scalars(chosen: dict, index: dict, blob: Blob, group: Optional[str]) -> dic
 def _histograms(chosen: dict, index: dict, blob: Blob) -> tuple:
     """Distributions (TensorBoard's basis-point bands for every step) and the offset (ridge) view (each
     of up to 50 steps re-binned onto 30 common buckets)."""
-    from ..histograms import distribution, rebin
     dists, ridges = [], []
     for (run, tag), s in chosen.items():
         n = len(s.step)
@@ -117,7 +122,6 @@ class _Subset:
 def _by_step(records: list, steps: Optional[Sequence[int]], max_steps: int) -> List[list]:
     """Records grouped by step (samples of one step together), at most ``max_steps`` steps spread evenly
     over the run (always the last), or the steps nearest to ``steps``."""
-    from ..media import pick_steps
     groups: Dict[int, list] = {}
     for rec in records:
         groups.setdefault(int(rec.step), []).append(rec)
@@ -126,7 +130,6 @@ def _by_step(records: list, steps: Optional[Sequence[int]], max_steps: int) -> L
 
 
 def _media(chosen: dict, index: dict, steps, max_steps: int, image: bool) -> list:
-    from ..media import data_uri, image_mime
     out = []
     for (run, tag), recs in chosen.items():
         items = []
@@ -144,7 +147,6 @@ def _media(chosen: dict, index: dict, steps, max_steps: int, image: bool) -> lis
 
 
 def _audio(chosen: dict, index: dict, max_steps: int) -> list:
-    from ..media import data_uri
     out = []
     for (run, tag), recs in chosen.items():
         items = []
@@ -188,7 +190,6 @@ def _pr_curves(chosen: dict, index: dict, blob: Blob) -> list:
 
 
 def _hparams(logdir: Any, runs: Optional[str]) -> dict:
-    from ..hparams import hparams_table
     names, metrics, rows = hparams_table(logdir, runs)
     return {"hparams": names, "metrics": metrics,
             "rows": [{"run": r["run"],
@@ -198,12 +199,11 @@ def _hparams(logdir: Any, runs: Optional[str]) -> dict:
 
 def _graphs(chosen: dict, index: dict, problems: list) -> list:
     """Each run's graph as a tree of name scopes: ``[name, op type or "", nodes below, children]``."""
-    from ..graphs import summarize_graph
     out = []
     for run, graph in chosen.items():
         if isinstance(graph, (bytes, bytearray, memoryview)):
             from google.protobuf.message import DecodeError
-            from tfevents.proto import graph_pb2
+            from tfevents.proto import graph_pb2  # lazy: protobuf, only for a GraphDef given as bytes
             parsed = graph_pb2.GraphDef()
             try:
                 parsed.ParseFromString(bytes(graph))
@@ -243,7 +243,6 @@ def _tree(level: dict) -> tuple:
 def _embeddings(chosen: dict, index: dict, blob: Blob) -> list:
     """Each embedding's 2-D PCA (as the Projector's), coloured by its first metadata column when that has
     at most 20 distinct values; or why it cannot be drawn (a checkpoint tensor, an unreadable file)."""
-    from ..projections import pca_2d
     out = []
     for (run, name), rec in chosen.items():
         entry: Dict[str, Any] = {"run": index[run], "tag": name}
@@ -283,11 +282,9 @@ def _as_float(text: str) -> Optional[float]:
 
 
 def _meshes(chosen: dict, index: dict) -> list:
-    """The latest step of each mesh, rendered in 3-D by matplotlib (``viewer/projections.py``) as a PNG."""
+    """The latest step of each mesh, rendered in 3-D by matplotlib (``viewer/plots/projections.py``) as a PNG."""
     if not chosen:
         return []
-    from .. import figures
-    from ..projections import plot_mesh
     return [{"run": index[run], "tag": name, "step": int(recs[-1].step),
-             "src": figures.to_data_uri(plot_mesh(recs[-1], title="%s (%s)" % (name, run)))}
+             "src": matplotlib_figures.to_data_uri(plot_mesh(recs[-1], title="%s (%s)" % (name, run)))}
             for (run, name), recs in chosen.items() if recs]

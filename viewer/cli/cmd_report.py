@@ -1,8 +1,8 @@
 """``tfevents report LOGDIR -o report.html``: one self-contained HTML file; ``--watch`` keeps it current.
 
-By default the report is interactive (``viewer/interactive``: uPlot charts with hover, zoom, run toggles and
+By default the report is interactive (``viewer/reports/interactive``: uPlot charts with hover, zoom, run toggles and
 a smoothing slider, data embedded); ``--static`` writes the script-free report of PNG charts
-(``viewer/report.py``)."""
+(``viewer/reports/static.py``)."""
 from __future__ import annotations
 
 import argparse
@@ -47,10 +47,10 @@ def run(args) -> int:
     if args.static:
         import matplotlib
         matplotlib.use("Agg")
-        from .report import watch_report, write_report
+        from ..reports.static import watch_report, write_report  # lazy: numpy, plots; only the chosen report
     else:
-        from .interactive import watch_interactive_report as watch_report
-        from .interactive import write_interactive_report as write_report
+        from ..reports.interactive.page import (  # lazy: numpy; only the chosen report
+            watch_interactive_report as watch_report, write_interactive_report as write_report)
     options = dict(tags=args.tags, runs=args.runs, smoothing=args.smoothing, x=args.x, logy=args.logy,
                    group=args.group, title=args.title, image_steps=args.image_steps)
     try:

@@ -5,6 +5,10 @@ import argparse
 import os
 import sys
 
+from .. import logdir_data
+from ..plots import matplotlib_figures
+from ..reports.rerender_on_change import watch
+
 FORMATS = ("png", "svg", "pdf")
 
 
@@ -49,18 +53,16 @@ def run(args) -> int:
     matplotlib.use("Agg")
     if not args.watch:
         return _draw(args)
-    from .watch import watch
     print("watching %s -> %s (Ctrl-C to stop)" % (args.logdir, args.output), flush=True)
     watch(args.logdir, lambda: _draw(args), interval=args.interval)
     return 0
 
 
 def _draw(args) -> int:
-    from . import figures, sources
-    from .scalars import plot_scalars
+    from ..plots.scalars import plot_scalars  # lazy: numpy (CLI start-up; tfevents report imports this module)
     try:
-        logdir = sources.load(args.logdir, tags=args.tags, runs=args.runs, kinds=("scalars",))
-        scalars = sources.select(sources.kind(logdir, "scalars"), args.tags, args.runs)
+        logdir = logdir_data.load(args.logdir, tags=args.tags, runs=args.runs, kinds=("scalars",))
+        scalars = logdir_data.select(logdir_data.kind(logdir, "scalars"), args.tags, args.runs)
         if not scalars:
             print("tfevents plot: no scalars in %s match --tags %r --runs %r"
                   % (args.logdir, args.tags, args.runs), file=sys.stderr)
@@ -70,7 +72,7 @@ def _draw(args) -> int:
     except ValueError as e:  # a bad regex and the like
         print("tfevents plot: %s" % e, file=sys.stderr)
         return 2
-    figures.save(fig, args.output, dpi=args.dpi)
+    matplotlib_figures.save(fig, args.output, dpi=args.dpi)
     n_runs = len({run for run, _ in scalars})
     n_tags = len({tag for _, tag in scalars})
     print("wrote %s (%d tags, %d runs)" % (args.output, n_tags, n_runs), flush=True)

@@ -1,4 +1,4 @@
-"""The interactive HTML report: TensorBoard's dashboards in one self-contained file.
+"""The interactive report's page: TensorBoard's dashboards in one self-contained HTML file.
 
 ``render_interactive_report(logdir)`` returns the page's text: the vendored uPlot chart library
 (``vendor/``, MIT), the page's own script (``report.js`` and the other ``*.js`` files here, concatenated in
@@ -17,8 +17,11 @@ import os
 import threading
 from typing import Any, Callable, Optional, Sequence
 
-from .. import sources
-from ..smoothing import DEFAULT_SMOOTHING
+from tfevents.summaries.atomic import atomic_write
+
+from ... import logdir_data
+from ...smoothing import DEFAULT_SMOOTHING
+from ..rerender_on_change import watch
 from .collect import collect
 from .encode import script_json
 
@@ -60,9 +63,9 @@ def render_interactive_report(source: Any, *, tags: Optional[str] = None, runs: 
     if x not in X_AXES:
         raise ValueError("x must be one of %s, got %r" % (", ".join(X_AXES), x))
     for pattern, what in ((tags, "tag"), (runs, "run"), (group, "group")):
-        sources.compile_pattern(pattern, what)
+        logdir_data.compile_pattern(pattern, what)
     if isinstance(source, (str, os.PathLike)):
-        logdir = sources.load(source, on_error="skip")   # problems are listed in the report instead
+        logdir = logdir_data.load(source, on_error="skip")   # problems are listed in the report instead
         title = title or os.path.abspath(os.fspath(source))
     else:
         logdir = source
@@ -93,7 +96,6 @@ def render_interactive_report(source: Any, *, tags: Optional[str] = None, runs: 
 
 def write_interactive_report(source: Any, path: str, **kwargs: Any) -> str:
     """Render and write atomically (a reader never sees a half-written file); returns ``path``."""
-    from tfevents.summaries.atomic import atomic_write
     return atomic_write(path, render_interactive_report(source, **kwargs).encode("utf-8"), durable=False)
 
 
@@ -102,7 +104,6 @@ def watch_interactive_report(logdir: str, path: str, *, interval: float = 2.0,
                              on_render: Optional[Callable[[str], None]] = None, **kwargs: Any) -> None:
     """Write the report, then re-render it whenever the logdir's event files change, until ``stop`` is
     set. The open page reloads itself every ``interval`` seconds (at least 2) and keeps its controls."""
-    from ..watch import watch
     kwargs.setdefault("refresh_seconds", max(2, int(round(interval))))
     watch(logdir, lambda: write_interactive_report(logdir, path, **kwargs), interval=interval, stop=stop,
           on_render=(lambda: on_render(path)) if on_render else None)

@@ -7,9 +7,10 @@ from typing import Any, Mapping, Optional
 
 import numpy as np
 
-from . import sources
-from .colors import run_colors
-from .smoothing import DEFAULT_SMOOTHING, minmax_indices, smooth
+from .. import logdir_data
+from ..colors import run_colors
+from ..smoothing import DEFAULT_SMOOTHING, minmax_indices, smooth
+from . import matplotlib_figures
 
 X_AXES = ("step", "relative", "wall")
 RAW_ALPHA = 0.25
@@ -20,7 +21,7 @@ LINESTYLES = ("-", "--", ":", "-.")
 def chart_groups(tags, group: Optional[str] = None) -> dict[str, list[str]]:
     """``{chart title: [tags]}``: one chart per tag, or per value of ``group``'s first capture group
     (the whole match if it has none) for tags the regex matches; other tags keep their own chart."""
-    pattern = sources.compile_pattern(group, "group")
+    pattern = logdir_data.compile_pattern(group, "group")
     charts: dict[str, list[str]] = {}
     for tag in sorted(set(tags)):
         key = tag
@@ -43,10 +44,9 @@ def plot_scalars(source: Any, tags: Optional[str] = None, runs: Optional[str] = 
     in [0, 1]. ``x``: ``step``, ``relative`` (time since the run's first point) or ``wall``.
     """
     charts, colors = _prepare(source, tags, runs, group, colors)
-    from . import figures
-    fig, axes = figures.grid(len(charts), ncols)
+    fig, axes = matplotlib_figures.grid(len(charts), ncols)
     if not charts:
-        figures.empty(axes[0], "no scalars match")
+        matplotlib_figures.empty(axes[0], "no scalars match")
         return fig
     for ax, (title, series) in zip(axes, charts.items()):
         draw_chart(ax, title, series, colors, smoothing=smoothing, x=x, logy=logy, max_points=max_points)
@@ -59,10 +59,9 @@ def scalar_figures(source: Any, tags: Optional[str] = None, runs: Optional[str] 
                    colors: Optional[Mapping[str, str]] = None, size=(7.0, 4.2)) -> dict:
     """``{chart title: Figure}``, one Figure per tag or group (as in the HTML report)."""
     charts, colors = _prepare(source, tags, runs, group, colors)
-    from . import figures
     out = {}
     for title, series in charts.items():
-        fig = figures.new_figure(*size)
+        fig = matplotlib_figures.new_figure(*size)
         draw_chart(fig.add_subplot(), title, series, colors, smoothing=smoothing, x=x, logy=logy,
                    max_points=max_points)
         out[title] = fig
@@ -71,10 +70,10 @@ def scalar_figures(source: Any, tags: Optional[str] = None, runs: Optional[str] 
 
 def _prepare(source, tags, runs, group, colors):
     if not isinstance(source, Mapping):
-        source = sources.load(source, tags=tags, runs=runs, kinds=["scalars"])
-    mapping = sources.kind(source, "scalars")
-    colors = dict(colors or run_colors(sources.all_runs(source, mapping)))
-    chosen = sources.select(mapping, tags, runs)
+        source = logdir_data.load(source, tags=tags, runs=runs, kinds=["scalars"])
+    mapping = logdir_data.kind(source, "scalars")
+    colors = dict(colors or run_colors(logdir_data.all_runs(source, mapping)))
+    chosen = logdir_data.select(mapping, tags, runs)
     for run, _ in chosen:
         colors.setdefault(run, run_colors([run])[run])
     by_tag: dict[str, list] = {}

@@ -1,6 +1,6 @@
 """The static report (``tfevents report --static``): one self-contained HTML file for a logdir, every chart
 and image inline as a data URI, inline CSS, no scripts and nothing fetched from a network. ``watch_report``
-re-renders it whenever event files grow. The default, interactive report is ``viewer/interactive``."""
+re-renders it whenever event files grow. The default, interactive report is ``viewer/reports/interactive``."""
 from __future__ import annotations
 
 import datetime
@@ -8,11 +8,20 @@ import os
 import threading
 from typing import Any, Callable, Optional, Sequence
 
+from tfevents.summaries.atomic import atomic_write
 
-from . import figures, sources
-from .colors import run_colors
+from .. import logdir_data
+from ..colors import run_colors
+from ..plots import matplotlib_figures
+from ..plots.graphs import graph_summaries
+from ..plots.histograms import draw_distribution, draw_ridge
+from ..plots.hparams import hparams_table, plot_parallel_coordinates
+from ..plots.media import data_uri, image_mime, pick_steps, plot_pr_curves
+from ..plots.projections import plot_embedding, plot_mesh
+from ..plots.scalars import scalar_figures
+from ..smoothing import DEFAULT_SMOOTHING
+from .rerender_on_change import watch
 from .safe_html import escape, text_to_safe_html
-from .smoothing import DEFAULT_SMOOTHING
 
 MAX_TEXT_STEPS = 10    # TensorBoard's default sampling keeps 10 images / audio clips per series
 MAX_AUDIO_STEPS = 5
@@ -53,13 +62,13 @@ def render_report(source: Any, *, tags: Optional[str] = None, runs: Optional[str
     """The report's HTML text. ``source``: a logdir path or a loaded Logdir; ``tags`` / ``runs``: regexes;
     ``image_steps``: show images at these steps (nearest recorded), else ``max_images`` spread over the run."""
     if isinstance(source, (str, os.PathLike)):
-        logdir = sources.load(source, on_error="skip")  # problems are listed in the report instead
+        logdir = logdir_data.load(source, on_error="skip")  # problems are listed in the report instead
         title = title or os.path.abspath(os.fspath(source))
     else:
         logdir = source
     problems = [str(p) for p in getattr(logdir, "problems", None) or ()]
     title = title or "tfevents report"
-    colors = run_colors(sources.all_runs(logdir, {}))
+    colors = run_colors(logdir_data.all_runs(logdir, {}))
     parts = [
         ("Scalars", _scalars(logdir, tags, runs, colors, smoothing, x, logy, group)),
         ("Distributions", _histograms(logdir, tags, runs, "distribution")),
@@ -107,7 +116,6 @@ def render_report(source: Any, *, tags: Optional[str] = None, runs: Optional[str
 
 def write_report(source: Any, path: str, **kwargs) -> str:
     """Render and write atomically (a reader never sees a half-written file); returns ``path``."""
-    from tfevents.summaries.atomic import atomic_write
     return atomic_write(path, render_report(source, **kwargs).encode("utf-8"), durable=False)
 
 
@@ -115,7 +123,6 @@ def watch_report(logdir: str, path: str, *, interval: float = 2.0, stop: Optiona
                  on_render: Optional[Callable[[str], None]] = None, **kwargs) -> None:
     """Write the report, then re-render it each time the logdir's event files change, until ``stop`` is
     set (or Ctrl-C). The page reloads itself in the browser every ``interval`` seconds (at least 2)."""
-    from .watch import watch
     kwargs.setdefault("refresh_seconds", max(2, int(round(interval))))
     watch(logdir, lambda: write_report(logdir, path, **kwargs), interval=interval, stop=stop,
           on_render=(lambda: on_render(path)) if on_render else None)
@@ -126,7 +133,7 @@ def _anchor(name: str) -> str:
 
 
 def _img(fig, alt: str) -> str:
-    return '<img class="chart" alt="%s" src="%s">' % (escape(alt), figures.to_data_uri(fig))
+    return '<img class="chart" alt="%s" src="%s">' % (escape(alt), matplotlib_figures.to_data_uri(fig))
 
 
 def _cards(items) -> str:
@@ -134,20 +141,18 @@ def _cards(items) -> str:
 
 
 def _scalars(logdir, tags, runs, colors, smoothing, x, logy, group) -> str:
-    from .scalars import scalar_figures
     figs = scalar_figures(logdir, tags, runs, smoothing=smoothing, x=x, logy=logy, group=group, colors=colors)
     return _cards(_img(f, "scalar chart " + t) for t, f in figs.items()) if figs else ""
 
 
 def _histograms(logdir, tags, runs, style) -> str:
-    from .histograms import draw_distribution, draw_ridge
-    chosen = sources.select(dict(getattr(logdir, "histograms", {}) or {}), tags, runs)
-    colors = run_colors(sources.all_runs(logdir, chosen))
+    chosen = logdir_data.select(dict(getattr(logdir, "histograms", {}) or {}), tags, runs)
+    colors = run_colors(logdir_data.all_runs(logdir, chosen))
     cards = []
     for (run, tag), s in chosen.items():
         if not len(s.step):
             continue
-        fig = figures.new_figure(6.0, 3.6 if style == "distribution" else 4.4)
+        fig = matplotlib_figures.new_figure(6.0, 3.6 if style == "distribution" else 4.4)
         ax = fig.add_subplot()
         title = "%s (%s)" % (tag, run)
         if style == "distribution":
@@ -159,8 +164,7 @@ def _histograms(logdir, tags, runs, style) -> str:
 
 
 def _images(logdir, tags, runs, max_images, steps) -> str:
-    from .media import data_uri, image_mime, pick_steps
-    chosen = sources.select(dict(getattr(logdir, "images", {}) or {}), tags, runs)
+    chosen = logdir_data.select(dict(getattr(logdir, "images", {}) or {}), tags, runs)
     out = []
     for (run, tag), recs in chosen.items():
         thumbs = []
@@ -177,8 +181,7 @@ def _images(logdir, tags, runs, max_images, steps) -> str:
 
 def _videos(logdir, tags, runs, max_videos, steps) -> str:
     """Each video's GIF inline (``data:image/gif``): the browser plays it, no script needed."""
-    from .media import data_uri, pick_steps
-    chosen = sources.select(dict(getattr(logdir, "videos", {}) or {}), tags, runs)
+    chosen = logdir_data.select(dict(getattr(logdir, "videos", {}) or {}), tags, runs)
     out = []
     for (run, tag), recs in chosen.items():
         clips = ['<div class="thumb"><img alt="%s step %d" src="%s" width="%d">step %d</div>'
@@ -192,8 +195,7 @@ def _videos(logdir, tags, runs, max_videos, steps) -> str:
 
 def _embeddings(logdir, tags, runs) -> str:
     """A PCA scatter per embedding, or why it cannot be drawn (a checkpoint tensor, an unreadable file)."""
-    from .projections import plot_embedding
-    chosen = sources.select(dict(getattr(logdir, "embeddings", {}) or {}), tags, runs)
+    chosen = logdir_data.select(dict(getattr(logdir, "embeddings", {}) or {}), tags, runs)
     cards = []
     for (run, name), rec in chosen.items():
         title = "%s (%s)" % (name, run)
@@ -206,8 +208,7 @@ def _embeddings(logdir, tags, runs) -> str:
 
 def _meshes(logdir, tags, runs) -> str:
     """The latest step of each mesh, rendered in 3-D."""
-    from .projections import plot_mesh
-    chosen = sources.select(dict(getattr(logdir, "meshes", {}) or {}), tags, runs)
+    chosen = logdir_data.select(dict(getattr(logdir, "meshes", {}) or {}), tags, runs)
     cards = [_img(plot_mesh(recs[-1], title="%s (%s)" % (name, run)), "mesh %s (%s)" % (name, run))
              for (run, name), recs in chosen.items() if recs]
     return _cards(cards) if cards else ""
@@ -221,8 +222,7 @@ def _thumb_width(width: int) -> int:
 
 
 def _audio(logdir, tags, runs) -> str:
-    from .media import data_uri
-    chosen = sources.select(dict(getattr(logdir, "audio", {}) or {}), tags, runs)
+    chosen = logdir_data.select(dict(getattr(logdir, "audio", {}) or {}), tags, runs)
     out = []
     for (run, tag), recs in chosen.items():
         clips = []
@@ -238,7 +238,7 @@ def _audio(logdir, tags, runs) -> str:
 
 
 def _text(logdir, tags, runs) -> str:
-    chosen = sources.select(dict(getattr(logdir, "text", {}) or {}), tags, runs)
+    chosen = logdir_data.select(dict(getattr(logdir, "text", {}) or {}), tags, runs)
     out = []
     for (run, tag), recs in chosen.items():
         entries = ['<div class="text-entry"><div class="step">step %d</div>%s</div>'
@@ -249,14 +249,12 @@ def _text(logdir, tags, runs) -> str:
 
 
 def _pr_curves(logdir, tags, runs) -> str:
-    if not sources.select(dict(getattr(logdir, "pr_curves", {}) or {}), tags, runs):
+    if not logdir_data.select(dict(getattr(logdir, "pr_curves", {}) or {}), tags, runs):
         return ""
-    from .media import plot_pr_curves
     return _cards([_img(plot_pr_curves(logdir, tags, runs), "pr curves")])
 
 
 def _hparams(logdir, runs) -> str:
-    from .hparams import hparams_table, plot_parallel_coordinates
     names, metrics, rows = hparams_table(logdir, runs)
     if not rows:
         return ""
@@ -278,7 +276,6 @@ def _cell(v) -> str:
 
 
 def _graphs(logdir, runs) -> str:
-    from .graphs import graph_summaries
     out = []
     for run, s in graph_summaries(logdir, runs).items():
         scopes = "".join("<tr><td>%s</td><td>%d</td></tr>" % (escape(k), v) for k, v in s.scopes.most_common(30))

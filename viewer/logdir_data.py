@@ -1,5 +1,6 @@
-"""Where the viewer's data comes from: a logdir path (read through tfevents.summaries.load_logdir), an
-already loaded Logdir, or a plain ``{(run, tag): record}`` mapping (handy in notebooks and tests)."""
+"""The viewer's data from what a plot or report is given: a logdir path (read through
+tfevents.summaries.load_logdir), an already loaded Logdir, or a plain ``{(run, tag): record}`` mapping (handy
+in notebooks and tests); and the choice of its series by run and tag regexes."""
 from __future__ import annotations
 
 import os
@@ -12,7 +13,7 @@ Pattern = Optional[str]
 def load(source: Any, **kwargs) -> Any:
     """A Logdir for ``source``: a path is read with ``load_logdir``; anything else is returned as is."""
     if isinstance(source, (str, os.PathLike)):
-        from tfevents.summaries import load_logdir
+        from tfevents.summaries import load_logdir  # lazy: the reader (numpy, protobuf), only for a path
         path = os.fspath(source)
         if not os.path.exists(path):
             raise FileNotFoundError("logdir not found: %s" % path)
@@ -40,7 +41,7 @@ def all_runs(source: Any, mapping: Mapping) -> list[str]:
     path = getattr(source, "path", None)
     if isinstance(path, str) and os.path.isdir(path):
         try:
-            from tfevents.summaries.reader import list_runs
+            from tfevents.summaries.reader import list_runs  # lazy: the reader (numpy, protobuf)
             found |= {run for run, _ in list_runs(path)[1]}
         except (ImportError, OSError, ValueError):
             pass

@@ -1,6 +1,6 @@
-"""The ``tfevents`` command line.
+"""The ``tfevents`` command line: ``main`` (the console script) and one module per subcommand.
 
-Each subcommand lives in its own module ``tfevents.viewer.cmd_<name>`` that defines
+Each subcommand lives in its own module ``tfevents.viewer.cli.cmd_<name>`` that defines
 ``add_arguments(parser)`` and ``run(args) -> int``; modules are imported only when their
 subcommand runs, so ``tfevents --version`` and ``tfevents inspect`` stay fast.
 """
@@ -10,6 +10,8 @@ import argparse
 import importlib
 import sys
 from typing import Optional, Sequence
+
+from tfevents.summaries import __version__ as _SOURCE_VERSION
 
 # subcommand -> one-line help
 COMMANDS = {
@@ -27,12 +29,14 @@ def _version() -> str:
         from importlib.metadata import version
         return version("tfevents")
     except Exception:  # not installed as a distribution (e.g. run from a source tree)
-        from tfevents.summaries import __version__
-        return __version__
+        return _SOURCE_VERSION
+
+
+COMMAND_MODULE = __name__ + ".cmd_"   # + subcommand name: the module that defines it
 
 
 def _command_module(name: str):
-    return importlib.import_module("tfevents.viewer.cmd_" + name)
+    return importlib.import_module(COMMAND_MODULE + name)
 
 
 def build_parser(argv: Sequence[str]) -> argparse.ArgumentParser:
@@ -47,7 +51,7 @@ def build_parser(argv: Sequence[str]) -> argparse.ArgumentParser:
             try:
                 _command_module(name).add_arguments(p)
             except ModuleNotFoundError as e:
-                if e.name != "tfevents.viewer.cmd_" + name:
+                if e.name != COMMAND_MODULE + name:
                     raise
     return parser
 
@@ -62,7 +66,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     try:
         module = _command_module(args.command)
     except ModuleNotFoundError as e:
-        if e.name != "tfevents.viewer.cmd_" + args.command:
+        if e.name != COMMAND_MODULE + args.command:
             raise
         parser.error("'%s' is not available in this version" % args.command)
     try:
@@ -71,7 +75,3 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         return 130
     except BrokenPipeError:  # e.g. `tfevents inspect … | head`
         return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

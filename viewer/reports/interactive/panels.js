@@ -1,5 +1,5 @@
 // The other dashboards: images and videos (GIF) with a per-series step slider, audio players, text (markdown
-// already rendered and allowlist-cleaned by viewer/safe_html.py), the HParams table (sortable, filterable)
+// already rendered and allowlist-cleaned by viewer/reports/safe_html.py), the HParams table (sortable, filterable)
 // with its parallel-coordinates view, and graphs as a collapsible tree of name scopes with op counts.
 // Ends by booting the page (report.js ``boot``).
 

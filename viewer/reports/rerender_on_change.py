@@ -1,4 +1,5 @@
-"""Re-run a render function whenever a logdir's event files change (grow, appear or are replaced)."""
+"""Re-run a render function whenever a logdir's event files change (grow, appear or are replaced): what
+``tfevents report --watch`` and ``tfevents plot --watch`` do."""
 from __future__ import annotations
 
 import os

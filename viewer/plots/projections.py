@@ -14,7 +14,7 @@ from typing import Any, Optional, Tuple
 
 import numpy as np
 
-from . import figures
+from . import matplotlib_figures
 
 MAX_POINTS = 20000  # points drawn (and projected) at most; a random but fixed subset beyond
 MAX_CATEGORIES = 20
@@ -63,7 +63,7 @@ def plot_embedding(record: Any, title: Optional[str] = None, seed: int = 0):
     if len(matrix) > MAX_POINTS:
         index = np.sort(np.random.default_rng(seed).choice(len(matrix), MAX_POINTS, replace=False))
     coords, ratio = pca_2d(matrix[index])
-    fig = figures.new_figure(6.4, 5.0)
+    fig = matplotlib_figures.new_figure(6.4, 5.0)
     ax = fig.add_subplot()
     if labels is not None:
         chosen = [labels[i] for i in index]
@@ -109,7 +109,7 @@ def plot_mesh(record: Any, title: Optional[str] = None, sample: int = 0):
         raise ValueError("sample %d is out of range: the mesh has %d" % (sample, vertices.shape[0]))
     v = vertices[sample]
     colors = None if record.colors is None else np.asarray(record.colors, dtype=np.float64)[sample] / 255.0
-    fig = figures.new_figure(5.6, 5.2)
+    fig = matplotlib_figures.new_figure(5.6, 5.2)
     ax = fig.add_subplot(projection="3d")
     if record.faces is not None:
         faces = np.asarray(record.faces, dtype=np.int64)[sample]

@@ -9,8 +9,9 @@ from typing import Any, Mapping, Optional, Sequence
 
 import numpy as np
 
-from . import sources
-from .colors import run_colors
+from .. import logdir_data
+from ..colors import run_colors
+from . import matplotlib_figures
 
 _MAGIC = ((b"\x89PNG\r\n\x1a\n", "image/png"), (b"\xff\xd8\xff", "image/jpeg"), (b"GIF8", "image/gif"),
           (b"RIFF", "image/webp"), (b"BM", "image/bmp"))
@@ -55,15 +56,14 @@ def plot_images(source: Any, tags: Optional[str] = None, runs: Optional[str] = N
     """A Figure with one row per (run, tag): its images at ``steps`` (nearest recorded step), or up to
     ``max_per_tag`` spread over the run."""
     if isinstance(source, (str, os.PathLike)):
-        source = sources.load(source, tags=tags, runs=runs, kinds=["images"])
-    chosen = sources.select(sources.kind(source, "images"), tags, runs)
+        source = logdir_data.load(source, tags=tags, runs=runs, kinds=["images"])
+    chosen = logdir_data.select(logdir_data.kind(source, "images"), tags, runs)
     rows = [(key, pick_steps(list(recs), steps, max_per_tag)) for key, recs in chosen.items()]
     rows = [(k, r) for k, r in rows if r]
-    from . import figures
     ncols = max((len(r) for _, r in rows), default=1)
-    fig = figures.new_figure(2.2 * ncols + 0.6, 2.4 * max(len(rows), 1))
+    fig = matplotlib_figures.new_figure(2.2 * ncols + 0.6, 2.4 * max(len(rows), 1))
     if not rows:
-        figures.empty(fig.add_subplot(), "no images match")
+        matplotlib_figures.empty(fig.add_subplot(), "no images match")
         return fig
     axes = fig.subplots(len(rows), ncols, squeeze=False)
     for r, ((run, tag), recs) in enumerate(rows):
@@ -90,19 +90,18 @@ def plot_pr_curves(source: Any, tags: Optional[str] = None, runs: Optional[str] 
     """A Figure with a precision–recall chart per tag, one curve per run, at ``step`` (nearest; default the
     latest step), as TensorBoard's PR-curves dashboard shows them."""
     if not isinstance(source, Mapping):
-        source = sources.load(source, tags=tags, runs=runs, kinds=["pr_curves"])
-    mapping = sources.kind(source, "pr_curves")
-    colors = run_colors(sources.all_runs(source, mapping))
-    chosen = sources.select(mapping, tags, runs)
+        source = logdir_data.load(source, tags=tags, runs=runs, kinds=["pr_curves"])
+    mapping = logdir_data.kind(source, "pr_curves")
+    colors = run_colors(logdir_data.all_runs(source, mapping))
+    chosen = logdir_data.select(mapping, tags, runs)
     by_tag: dict[str, list] = {}
     for (run, tag), recs in chosen.items():
         if recs:
             rec = pick_steps(list(recs), [step])[0] if step is not None else recs[-1]
             by_tag.setdefault(tag, []).append((run, rec))
-    from . import figures
-    fig, axes = figures.grid(len(by_tag), ncols, cell=(4.6, 4.2))
+    fig, axes = matplotlib_figures.grid(len(by_tag), ncols, cell=(4.6, 4.2))
     if not by_tag:
-        figures.empty(axes[0], "no pr curves match")
+        matplotlib_figures.empty(axes[0], "no pr curves match")
     for ax, (tag, curves) in zip(axes, sorted(by_tag.items())):
         for run, rec in curves:
             data = np.asarray(rec.data, dtype=np.float64)

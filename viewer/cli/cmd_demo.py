@@ -37,7 +37,7 @@ def _positive_float(text: str) -> float:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from tfevents.core.demo import MODELS, SWEEP_FACTORS, DemoConfig, OPTIMIZERS   # light: no graph is built here
+    from tfevents.core.demo import MODELS, SWEEP_FACTORS, DemoConfig, OPTIMIZERS  # lazy: numpy after BLAS settings
 
     d = DemoConfig()
     parser.add_argument("--logdir", default=d.logdir, help="where the runs train/ and test/ go (default %(default)s)")
@@ -85,7 +85,7 @@ def _console_command(name: str, module: str) -> str:
 
 
 def _learning_rates(text: str, config) -> List[float]:
-    from tfevents.core.demo import sweep_learning_rates
+    from tfevents.core.demo import sweep_learning_rates  # lazy: numpy after BLAS settings
 
     if text == "default":
         return sweep_learning_rates(config)
@@ -98,7 +98,7 @@ def _learning_rates(text: str, config) -> List[float]:
 
 
 def run(args) -> int:
-    from tfevents.core.demo import DemoConfig, run_demo, run_sweep
+    from tfevents.core.demo import DemoConfig, run_demo, run_sweep  # lazy: numpy after BLAS settings
 
     config = DemoConfig(logdir=args.logdir, model=args.model, epochs=args.epochs, optimizer=args.optimizer,
                         learning_rate=args.learning_rate, batch_size=args.batch_size, n_train=args.train_size,
@@ -127,7 +127,7 @@ def run(args) -> int:
                  result.seconds, result.checkpoint_path))
     logdir = os.path.abspath(config.logdir)
     if not args.no_report:
-        from .interactive import write_interactive_report
+        from ..reports.interactive.page import write_interactive_report  # lazy: numpy after BLAS settings
         report = write_interactive_report(logdir, os.path.join(logdir, "report.html"),
                                           title="tfevents demo: %s" % config.logdir)
         print("report: %s" % report)

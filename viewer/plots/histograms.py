@@ -14,8 +14,9 @@ from typing import Any, Mapping, Optional
 
 import numpy as np
 
-from . import sources
-from .colors import run_colors
+from .. import logdir_data
+from ..colors import run_colors
+from . import matplotlib_figures
 
 BASIS_POINTS = (0, 668, 1587, 3085, 5000, 6915, 8413, 9332, 10000)
 
@@ -108,20 +109,19 @@ def _strictly_increasing(xs: np.ndarray):
 
 def _selected(source, tags, runs):
     if not isinstance(source, Mapping):
-        source = sources.load(source, tags=tags, runs=runs, kinds=["histograms"])
-    mapping = sources.kind(source, "histograms")
-    colors = run_colors(sources.all_runs(source, mapping))
-    return sources.select(mapping, tags, runs), colors
+        source = logdir_data.load(source, tags=tags, runs=runs, kinds=["histograms"])
+    mapping = logdir_data.kind(source, "histograms")
+    colors = run_colors(logdir_data.all_runs(source, mapping))
+    return logdir_data.select(mapping, tags, runs), colors
 
 
 def plot_distributions(source: Any, tags: Optional[str] = None, runs: Optional[str] = None, *,
                        ncols: Optional[int] = None):
     """A Figure with TensorBoard's distribution chart for each (run, tag): percentile bands over steps."""
     chosen, colors = _selected(source, tags, runs)
-    from . import figures
-    fig, axes = figures.grid(len(chosen), ncols, cell=(6.0, 3.6))
+    fig, axes = matplotlib_figures.grid(len(chosen), ncols, cell=(6.0, 3.6))
     if not chosen:
-        figures.empty(axes[0], "no histograms match")
+        matplotlib_figures.empty(axes[0], "no histograms match")
     for ax, ((run, tag), s) in zip(axes, chosen.items()):
         draw_distribution(ax, s, colors[run], title="%s (%s)" % (tag, run))
     return fig
@@ -145,10 +145,9 @@ def plot_histograms(source: Any, tags: Optional[str] = None, runs: Optional[str]
                     max_steps: int = 30, bins: int = 30, ncols: Optional[int] = None):
     """A Figure with an offset (ridge) histogram plot for each (run, tag), at most ``max_steps`` steps."""
     chosen, colors = _selected(source, tags, runs)
-    from . import figures
-    fig, axes = figures.grid(len(chosen), ncols, cell=(6.0, 4.5))
+    fig, axes = matplotlib_figures.grid(len(chosen), ncols, cell=(6.0, 4.5))
     if not chosen:
-        figures.empty(axes[0], "no histograms match")
+        matplotlib_figures.empty(axes[0], "no histograms match")
     for ax, ((run, tag), s) in zip(axes, chosen.items()):
         draw_ridge(ax, s, colors[run], title="%s (%s)" % (tag, run), max_steps=max_steps, bins=bins)
     return fig
@@ -157,8 +156,7 @@ def plot_histograms(source: Any, tags: Optional[str] = None, runs: Optional[str]
 def draw_ridge(ax, series, color: str, title: str = "", max_steps: int = 30, bins: int = 30) -> None:
     n = len(series.step)
     if n == 0:
-        from . import figures
-        figures.empty(ax, "no data")
+        matplotlib_figures.empty(ax, "no data")
         return
     pick = np.unique(np.linspace(0, n - 1, min(n, max_steps)).round().astype(int))
     lo = float(np.min(np.asarray(series.min)[pick]))

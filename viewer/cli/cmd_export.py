@@ -36,7 +36,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args) -> int:
     if args.dask is not None:
         return run_dask(args)
-    from tfevents.summaries.reader.export import export_scalars
+    from tfevents.summaries.reader.export import export_scalars  # lazy: numpy (CLI start-up)
     logdir, status = load(args, PROG, kinds=("scalars",))
     if logdir is None:
         return status
@@ -76,8 +76,8 @@ def run_dask(args) -> int:
         print("%s: --dask writes partitioned Parquet; use --format parquet (not %s)" % (PROG, fmt), file=sys.stderr)
         return 2
     try:
-        from tfevents.summaries import dask as tfdask
-        from tfevents.summaries.reader.walk import is_url
+        from tfevents.summaries import dask as tfdask  # lazy: dask, an optional dependency
+        from tfevents.summaries.reader.walk import is_url  # lazy: numpy, protobuf; only with --dask
     except ImportError as err:
         print("%s: %s" % (PROG, err), file=sys.stderr)
         return 2
