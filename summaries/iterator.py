@@ -26,7 +26,7 @@ def summary_iterator(path: Union[str, os.PathLike, BinaryIO], check_crc: bool = 
     """
     from google.protobuf.message import DecodeError
 
-    from tfevents.proto.event_pb2 import Event
+    from tfevents.proto.event_pb2 import Event  # lazy: protobuf loads on the first file read
 
     name = os.fspath(path) if isinstance(path, (str, bytes, os.PathLike)) else getattr(path, "name", None)
     for offset, payload in iter_records(path, check_crc=check_crc):

@@ -19,6 +19,8 @@ import numpy as np
 
 from tfevents.proto import tensor_pb2, types_pb2
 
+from ..builders.histograms import default_bucket_edges
+
 __all__ = ["pack_columns", "unpack_columns", "CompactHistogram"]
 
 def _narrow(a: np.ndarray) -> Optional[np.ndarray]:
@@ -69,7 +71,6 @@ def unpack_columns(packed: tuple) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 @functools.lru_cache(maxsize=1)
 def _edge_table() -> np.ndarray:
-    from ..builders.histograms import default_bucket_edges
     big = sys.float_info.max
     return np.concatenate([[-big], default_bucket_edges(), [big]])
 

@@ -40,8 +40,11 @@ from dataclasses import dataclass, field
 from typing import Callable, Dict, Iterable, List, Optional, Tuple, Union
 
 from . import restarts as _restarts
+from ..record import HEADER_SIZE
 from .decode import Problem
+from .export import scalars_to_pandas
 from .merge import RunData, merge_run
+from .projector import load_embeddings
 from .scan import ReadWarning, report, scan_file
 from .walk import discover
 from .types import (AudioRecord, EmbeddingRecord, HistogramSeries, HParamsRecord, ImageRecord, MeshRecord,
@@ -95,7 +98,6 @@ class Logdir:
     def to_pandas(self, pivot: bool = False):
         """Scalars as a long DataFrame (run, tag, step, wall_time, value), or with ``pivot=True``
         one column per (run, tag) indexed by step (the last value written for a step)."""
-        from .export import scalars_to_pandas
         return scalars_to_pandas(self.scalars, pivot=pivot)
 
     def _add_run(self, data: RunData) -> None:
@@ -250,7 +252,6 @@ def load_logdir(path: PathLike, tags: Optional[str] = None, runs: Optional[str] 
 
 def _reread(fs, path: str, offsets: List[int]) -> List[bytes]:
     """The payloads of the records at ``offsets`` of one event file (already checked when scanned)."""
-    from ..record import HEADER_SIZE
     out = []
     with (fs.open(path, "rb") if fs is not None else open(path, "rb")) as f:
         for offset in offsets:
@@ -265,7 +266,6 @@ def _reread(fs, path: str, offsets: List[int]) -> List[bytes]:
 def _load_embeddings(logdir: Logdir, fs, path, groups, tags, runs) -> List[Problem]:
     """``logdir.embeddings`` from the projector config of every run directory, and of the logdir itself
     (run ``.``) when it is a directory without event files of its own, as TensorBoard's projector looks."""
-    from .projector import load_embeddings
     dirs = [(run, (posixpath if fs is not None else os.path).dirname(files[0])) for run, files in groups if files]
     if not any(run == "." for run, _ in dirs) and (runs is None or re.search(runs, ".")):
         root = os.fspath(path)

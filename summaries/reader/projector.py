@@ -18,42 +18,19 @@ import os
 import posixpath
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
-import numpy as np
 from google.protobuf import text_format
 
 from tfevents.proto import plugin_projector_pb2
 
 from .decode import Problem
+from .embedding_files import file_exists, join_path, read_file
 from .types import EmbeddingRecord
 
-__all__ = ["load_embeddings", "read_matrix", "read_metadata", "read_bytes", "PROJECTOR_FILENAME"]
+__all__ = ["load_embeddings", "config_path", "PROJECTOR_FILENAME"]
 
 PROJECTOR_FILENAME = "projector_config.pbtxt"
 PLUGIN_ASSETS_DIR = ("plugins", "org_tensorflow_tensorboard_projector")
 _PEEK_BYTES = 1 << 16  # of the tensor file, checked at load time
-
-
-# ------------------------------------------------------------------------------------ files
-
-def _join(fs, *parts: str) -> str:
-    return posixpath.join(*parts) if fs is not None else os.path.join(*parts)
-
-
-def _exists(fs, path: str) -> bool:
-    try:
-        return fs.isfile(path) if fs is not None else os.path.isfile(path)
-    except (OSError, ValueError):
-        return False
-
-
-def _read(fs, path: str, limit: Optional[int] = None) -> bytes:
-    if fs is None:
-        with open(path, "rb") as f:
-            return f.read() if limit is None else f.read(limit)
-    if limit is None:
-        return fs.cat_file(path)
-    with fs.open(path, "rb") as f:
-        return f.read(limit)
 
 
 def _resolve(fs, fpath: str, config_path: str) -> str:
@@ -83,83 +60,9 @@ def _resolve(fs, fpath: str, config_path: str) -> str:
     return candidate
 
 
-def read_bytes(record: EmbeddingRecord, path: str) -> bytes:
-    """A file of ``record``, read through its filesystem; FileNotFoundError naming the embedding."""
-    try:
-        return _read(record.fs, path)
-    except FileNotFoundError:
-        raise FileNotFoundError("embedding %r (%s): file %s does not exist"
-                                % (record.tensor_name, record.config_path, path)) from None
-
-
-# ------------------------------------------------------------------------------------ tensors
-
-def _parse_tsv(text: str, path: str) -> np.ndarray:
-    """TensorBoard's ``_read_tensor_tsv_file``: a line with its newline stripped, if not empty, is a
-    point's tab-separated float values."""
-    rows = [line.split("\t") for line in text.split("\n") if line]
-    try:
-        return np.array(rows, dtype=np.float32).reshape(len(rows), -1)
-    except ValueError:
-        pass
-    width = len(rows[0]) if rows else 0
-    number = 0
-    for number, line in enumerate(text.split("\n"), 1):
-        if not line:
-            continue
-        cells = line.split("\t")
-        try:
-            [float(c) for c in cells]
-        except ValueError as err:
-            raise ValueError("%s line %d is not tab-separated numbers: %s" % (path, number, err)) from None
-        if len(cells) != width:
-            raise ValueError("%s line %d has %d values, the first line %d" % (path, number, len(cells), width))
-    raise ValueError("%s is not a [points, dimensions] table of numbers" % path)
-
-
-def _binary(data: bytes, shape, path: str) -> np.ndarray:
-    if shape is None or len(shape) != 2:
-        raise ValueError("%s is not UTF-8 text (TSV); read as raw float32 it needs a 2-D tensor_shape in the "
-                         "projector config, which gives %s" % (path, list(shape or [])))
-    n = int(shape[0]) * int(shape[1])
-    if len(data) != 4 * n:
-        raise ValueError("%s holds %d bytes; tensor_shape %s needs %d float32 values (%d bytes)"
-                         % (path, len(data), list(shape), n, 4 * n))
-    return np.frombuffer(data, dtype="<f4").astype(np.float32).reshape(int(shape[0]), int(shape[1]))
-
-
-def read_matrix(record: EmbeddingRecord) -> np.ndarray:
-    """The float32 ``[N, D]`` matrix of ``record`` (see :meth:`EmbeddingRecord.matrix`)."""
-    if record.tensor_path is None:
-        raise ValueError("embedding %r of %s has no tensor_path: its tensor lives only in the checkpoint %r, "
-                         "which the reader does not load" % (record.tensor_name, record.config_path,
-                                                             record.model_checkpoint_path or "(none named)"))
-    data = read_bytes(record, record.tensor_path)
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError:
-        return _binary(data, record.tensor_shape, record.tensor_path)
-    return _parse_tsv(text, record.tensor_path)
-
-
-def read_metadata(record: EmbeddingRecord) -> Tuple[List[str], List[List[str]]]:
-    """``(header, rows)`` of ``record``'s metadata file (see :meth:`EmbeddingRecord.metadata`)."""
-    if record.metadata_path is None:
-        return [], []
-    data = read_bytes(record, record.metadata_path)
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as err:
-        raise ValueError("metadata file %s is not UTF-8 text: %s" % (record.metadata_path, err)) from None
-    lines = [line.rstrip("\r") for line in text.split("\n") if line.strip()]
-    if lines and "\t" in lines[0]:
-        return lines[0].split("\t"), [line.split("\t") for line in lines[1:]]
-    return ["label"], [[line] for line in lines]
-
-
 def _check_tensor_file(fs, path: str) -> Optional[str]:
     """Why the start of a tensor file is not an embedding, or None (only its first line is parsed)."""
-    head = _read(fs, path, _PEEK_BYTES)
+    head = read_file(fs, path, _PEEK_BYTES)
     cut = head.rfind(b"\n") if len(head) == _PEEK_BYTES else len(head)
     try:
         text = head[:cut if cut > 0 else len(head)].decode("utf-8")
@@ -181,9 +84,9 @@ def config_path(fs, directory: str) -> Optional[str]:
     """The config TensorBoard takes for ``directory``: the plugin-assets one when present, else
     ``<directory>/projector_config.pbtxt``; None when neither exists."""
     found = None
-    for candidate in (_join(fs, directory, PROJECTOR_FILENAME),
-                      _join(fs, directory, *PLUGIN_ASSETS_DIR, PROJECTOR_FILENAME)):
-        if _exists(fs, candidate):
+    for candidate in (join_path(fs, directory, PROJECTOR_FILENAME),
+                      join_path(fs, directory, *PLUGIN_ASSETS_DIR, PROJECTOR_FILENAME)):
+        if file_exists(fs, candidate):
             found = candidate
     return found
 
@@ -202,7 +105,7 @@ def load_embeddings(fs: Any, directory: str, accept: Optional[Callable[[str], bo
     problems: List[Problem] = []
     config = plugin_projector_pb2.ProjectorConfig()
     try:
-        text_format.Parse(_read(fs, path).decode("utf-8"), config)
+        text_format.Parse(read_file(fs, path).decode("utf-8"), config)
     except OSError as err:
         return {}, [Problem(path, None, "unreadable", "projector config: %s" % err)]
     except (text_format.ParseError, UnicodeDecodeError) as err:
@@ -228,7 +131,7 @@ def load_embeddings(fs: Any, directory: str, accept: Optional[Callable[[str], bo
             except ValueError as err:
                 problems.append(Problem(path, None, "unparseable", "embedding %r: %s; not read" % (name, err)))
                 continue
-            if not _exists(fs, resolved[field_name]):
+            if not file_exists(fs, resolved[field_name]):
                 problems.append(Problem(resolved[field_name], None, "unreadable", "%s of embedding %r (%s) does "
                                         "not exist" % (field_name.replace("_", " "), name, path)))
         if entry.tensor_path and "tensor_path" not in resolved:
@@ -238,7 +141,7 @@ def load_embeddings(fs: Any, directory: str, accept: Optional[Callable[[str], bo
         record.sprite_path = resolved.get("sprite_path")
         if record.sprite_path is not None and len(entry.sprite.single_image_dim) == 2:
             record.single_image_dim = tuple(int(d) for d in entry.sprite.single_image_dim)
-        if record.tensor_path is not None and _exists(fs, record.tensor_path):
+        if record.tensor_path is not None and file_exists(fs, record.tensor_path):
             try:
                 why = _check_tensor_file(fs, record.tensor_path)
             except OSError as err:

@@ -7,6 +7,8 @@ from typing import Any, Dict, List, Optional, Union
 
 import numpy as np
 
+from .embedding_files import read_bytes, read_matrix, read_metadata
+
 __all__ = ["ScalarSeries", "HistogramSeries", "ImageRecord", "AudioRecord", "TextRecord", "PrCurveRecord",
            "TensorRecord", "HParamsRecord", "VideoRecord", "MeshRecord", "EmbeddingRecord"]
 
@@ -249,21 +251,18 @@ class EmbeddingRecord:
         file is not UTF-8 text, raw little-endian float32 of ``tensor_shape`` (TensorBoard's binary form).
         ValueError when the tensor lives only in a checkpoint or the file is malformed; OSError when it
         cannot be read."""
-        from .projector import read_matrix
         return read_matrix(self)
 
     def metadata(self) -> tuple:
         """``(header, rows)`` of the metadata file by TensorBoard's rule: a first line holding a tab is the
         header row, else the file is one column of labels, named ``label``; blank lines are skipped.
         ``([], [])`` when the embedding has no metadata."""
-        from .projector import read_metadata
         return read_metadata(self)
 
     def sprite(self) -> Optional[np.ndarray]:
         """The sprite image as uint8 ``[H, W, C]`` (Pillow), or None when the embedding has none."""
         if self.sprite_path is None:
             return None
-        from .projector import read_bytes
         return ImageRecord(0, 0.0, 0, 0, 0, read_bytes(self, self.sprite_path)).decode()
 
     @property

@@ -14,7 +14,7 @@ def _graph_def(graph_or_graph_def: Any) -> Any:
     if hasattr(graph_or_graph_def, "as_graph_def"):
         return graph_or_graph_def.as_graph_def()
     if isinstance(graph_or_graph_def, (bytes, bytearray, memoryview)):
-        from tfevents.proto import graph_pb2
+        from tfevents.proto import graph_pb2  # lazy: protobuf loads only for a graph given as text
 
         return graph_pb2.GraphDef.FromString(bytes(graph_or_graph_def))
     descriptor = getattr(graph_or_graph_def, "DESCRIPTOR", None)

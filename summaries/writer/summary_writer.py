@@ -36,9 +36,8 @@ import time
 from typing import Any, Dict, Mapping, Optional, Sequence, Union
 
 from . import event_bytes as _event_bytes
-from .media_methods import MediaMethods
-from ..tags import check_tag as _check_tag
-from ..tags import clean_tag as _clean_tag
+from .media_methods import MediaMethods, is_torch_module
+from ..tags import check_tag as _check_tag, clean_tag as _clean_tag
 from .event_file_writer import EventFileWriter
 
 __all__ = ["SummaryWriter", "FileWriter"]
@@ -190,7 +189,7 @@ class SummaryWriter(MediaMethods):
     def add_session_log(self, session_log: Any, global_step: Optional[int] = None,
                         walltime: Optional[float] = None) -> None:
         """Write a SessionLog (START marks a restart: TensorBoard drops later-stepped points before it)."""
-        from tfevents.proto import event_pb2
+        from tfevents.proto import event_pb2  # lazy: the scalar path writes bytes without protobuf
 
         event = event_pb2.Event(wall_time=_as_walltime(walltime), step=_as_step(global_step))
         event.session_log.ParseFromString(_serialized(session_log, "session_log", "SessionLog"))
@@ -206,9 +205,7 @@ class SummaryWriter(MediaMethods):
         ``add_graph(model, input_to_model=None, verbose=False, use_strict_trace=True)``: it is traced with
         ``torch.jit.trace`` and written as ``torch.utils.tensorboard`` writes it.
         """
-        from tfevents.proto import event_pb2
-
-        from .media_methods import is_torch_module
+        from tfevents.proto import event_pb2  # lazy: the scalar path writes bytes without protobuf
 
         if is_torch_module(graph):      # the positional arguments are torch's, each in its own place
             torch_args = zip(("input_to_model", "verbose", "use_strict_trace"), (global_step, graph_def) + args)
@@ -220,7 +217,7 @@ class SummaryWriter(MediaMethods):
 
     def add_meta_graph(self, meta_graph_def: Any, global_step: Optional[int] = None) -> None:
         """Write a MetaGraphDef proto (or its bytes)."""
-        from tfevents.proto import event_pb2
+        from tfevents.proto import event_pb2  # lazy: the scalar path writes bytes without protobuf
 
         data = _serialized(meta_graph_def, "meta_graph_def", "MetaGraphDef")
         event = event_pb2.Event(wall_time=time.time(), step=_as_step(global_step), meta_graph_def=data)
@@ -228,7 +225,7 @@ class SummaryWriter(MediaMethods):
 
     def add_run_metadata(self, run_metadata: Any, tag: str, global_step: Optional[int] = None) -> None:
         """Write a RunMetadata (step stats for the Graphs dashboard) under ``tag``; a tag is usable once."""
-        from tfevents.proto import event_pb2
+        from tfevents.proto import event_pb2  # lazy: the scalar path writes bytes without protobuf
 
         tag = _check_tag(tag)
         if tag in self._run_metadata_tags:
@@ -353,7 +350,7 @@ class SummaryWriter(MediaMethods):
                       bins: Union[str, int, Sequence[float]] = "tensorflow", walltime: Optional[float] = None,
                       max_bins: Optional[int] = None) -> None:
         """Histogram of ``values`` (see ``builders.histogram`` for ``bins``)."""
-        from .. import builders
+        from .. import builders  # lazy: numpy and the builders load on the first non-scalar summary
 
         self._add_summary_proto(builders.histogram(tag, values, bins=bins, max_bins=max_bins), global_step, walltime)
 
@@ -361,7 +358,7 @@ class SummaryWriter(MediaMethods):
                           bucket_limits: Sequence[float], bucket_counts: Sequence[float],
                           global_step: Optional[int] = None, walltime: Optional[float] = None) -> None:
         """Histogram from precomputed statistics and buckets."""
-        from .. import builders
+        from .. import builders  # lazy: numpy and the builders load on the first non-scalar summary
 
         summary = builders.histogram_raw(tag, min, max, num, sum, sum_squares, bucket_limits, bucket_counts)
         self._add_summary_proto(summary, global_step, walltime)
@@ -369,42 +366,42 @@ class SummaryWriter(MediaMethods):
     def add_image(self, tag: str, img_tensor: Any, global_step: Optional[int] = None,
                   walltime: Optional[float] = None, dataformats: str = "CHW") -> None:
         """One image (PNG); ``dataformats`` CHW, HWC, HW (float in [0, 1] or uint8)."""
-        from .. import builders
+        from .. import builders  # lazy: numpy and the builders load on the first non-scalar summary
 
         self._add_summary_proto(builders.image(tag, img_tensor, dataformats=dataformats), global_step, walltime)
 
     def add_images(self, tag: str, img_tensor: Any, global_step: Optional[int] = None,
                    walltime: Optional[float] = None, dataformats: str = "NCHW") -> None:
         """A batch of images tiled into one grid image."""
-        from .. import builders
+        from .. import builders  # lazy: numpy and the builders load on the first non-scalar summary
 
         self._add_summary_proto(builders.images(tag, img_tensor, dataformats=dataformats), global_step, walltime)
 
     def add_figure(self, tag: str, figure: Any, global_step: Optional[int] = None, close: bool = True,
                    walltime: Optional[float] = None) -> None:
         """A matplotlib Figure (or a list of them, tiled) rendered to an image."""
-        from .. import builders
+        from .. import builders  # lazy: numpy and the builders load on the first non-scalar summary
 
         self._add_summary_proto(builders.figure(tag, figure, close=close), global_step, walltime)
 
     def add_text(self, tag: str, text_string: Any, global_step: Optional[int] = None,
                  walltime: Optional[float] = None) -> None:
         """Text (markdown) for the Text dashboard."""
-        from .. import builders
+        from .. import builders  # lazy: numpy and the builders load on the first non-scalar summary
 
         self._add_summary_proto(builders.text(tag, text_string), global_step, walltime)
 
     def add_audio(self, tag: str, snd_tensor: Any, global_step: Optional[int] = None, sample_rate: float = 44100,
                   walltime: Optional[float] = None) -> None:
         """Audio samples in [-1, 1] (16-bit WAV)."""
-        from .. import builders
+        from .. import builders  # lazy: numpy and the builders load on the first non-scalar summary
 
         self._add_summary_proto(builders.audio(tag, snd_tensor, sample_rate=sample_rate), global_step, walltime)
 
     def add_pr_curve(self, tag: str, labels: Any, predictions: Any, global_step: Optional[int] = None,
                      num_thresholds: int = 127, weights: Any = None, walltime: Optional[float] = None) -> None:
         """Precision-recall curve of ``predictions`` in [0, 1] against boolean ``labels``."""
-        from .. import builders
+        from .. import builders  # lazy: numpy and the builders load on the first non-scalar summary
 
         summary = builders.pr_curve(tag, labels, predictions, num_thresholds=num_thresholds, weights=weights)
         self._add_summary_proto(summary, global_step, walltime)
@@ -414,7 +411,7 @@ class SummaryWriter(MediaMethods):
                          global_step: Optional[int] = None, num_thresholds: int = 127, weights: Any = None,
                          walltime: Optional[float] = None) -> None:
         """Precision-recall curve from precomputed counts (``weights`` is ignored, as in torch)."""
-        from .. import builders
+        from .. import builders  # lazy: numpy and the builders load on the first non-scalar summary
 
         summary = builders.pr_curve_raw(tag, true_positive_counts, false_positive_counts, true_negative_counts,
                                         false_negative_counts, precision, recall, num_thresholds=num_thresholds)
@@ -422,7 +419,7 @@ class SummaryWriter(MediaMethods):
 
     def add_custom_scalars(self, layout: Any) -> None:
         """Layout of the Custom Scalars dashboard (see ``builders.custom_scalars``)."""
-        from .. import builders
+        from .. import builders  # lazy: numpy and the builders load on the first non-scalar summary
 
         self._add_summary_proto(builders.custom_scalars(layout), None, None)
 
@@ -439,7 +436,7 @@ class SummaryWriter(MediaMethods):
         already logged here (e.g. ``loss``) never makes that series' step go back, which would make
         TensorBoard drop the series' earlier points.
         """
-        from .. import builders
+        from .. import builders  # lazy: numpy and the builders load on the first non-scalar summary
 
         experiment, start, end = builders.hparams(hparam_dict, metric_dict, hparam_domain_discrete)
         for key in metric_dict:
@@ -473,7 +470,7 @@ class SummaryWriter(MediaMethods):
         self._file_writer.add_serialized_event(_event_bytes.summary_event(_as_walltime(walltime), step, data))
 
     def _purge(self, step: int) -> None:
-        from tfevents.proto import event_pb2
+        from tfevents.proto import event_pb2  # lazy: the scalar path writes bytes without protobuf
 
         start = event_pb2.Event(wall_time=time.time(), step=step)
         start.session_log.status = start.session_log.START
@@ -497,7 +494,7 @@ class SummaryWriter(MediaMethods):
     @staticmethod
     def _meta_graph_of(graph_def: bytes) -> Any:
         """``MetaGraphDef(graph_def=...)``, which TF1's FileWriter writes after a graph given to it."""
-        from tfevents.proto import graph_pb2, meta_graph_pb2
+        from tfevents.proto import graph_pb2, meta_graph_pb2  # lazy: the scalar path writes bytes without protobuf
 
         meta = meta_graph_pb2.MetaGraphDef()
         meta.graph_def.CopyFrom(graph_pb2.GraphDef.FromString(graph_def))
