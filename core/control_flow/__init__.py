@@ -3,8 +3,7 @@
 Enter/Merge/Switch/LoopCond/NextIteration/Exit frames for loops (``contexts.py``); the Session runs them
 (``core/runtime/frames.py``). ``TensorArray`` (``tensor_array.py``) and ``map_fn``/``scan``/``foldl``/``foldr``
 (``functional_ops.py``) are built on them as in TF1."""
-from . import cond_grad as _cond_grad, while_grad as _while_grad  # noqa: F401 - register the gradients
-from . import tensor_array_grad as _tensor_array_grad  # noqa: F401
+from . import cond_grad as _cond_grad, while_grad as _while_grad  # noqa: F401 - they register the flow ops
 from .cond import case, cond
 from .flow_ops import control_trigger, merge, switch
 from .functional_ops import foldl, foldr, map_fn, scan

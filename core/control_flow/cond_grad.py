@@ -1,4 +1,5 @@
-"""Gradients of a cond's Switch and Merge, as TF1 builds them (``control_flow_grad.py``):
+"""``Switch``, ``RefSwitch`` and ``Merge``: registered here with their gradients, as TF1 builds them
+(``control_flow_grad.py``):
 
 - ``Merge`` (of a cond): the output's gradient goes back through ``Switch(grad, pred)`` named ``cond_grad``,
   so each branch gets it only when that branch ran.
@@ -10,7 +11,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..framework.registry import REGISTRY
+import numpy as np
+
+from ..framework import dtypes
+from ..framework.graph import TensorShape
+from ..framework.registry import register
 from .contexts import CondContext, WhileContext, output_context
 from .flow_ops import merge, switch
 from ..ops import math_ops
@@ -37,6 +42,26 @@ def _merge_grad(op: Any, grad: Any, _index_grad: Any = None) -> list:
         return switch(grad, pred, name="cond_grad")
     return [switch(grad, math_ops.equal(op.outputs[1], i))[1] for i in range(len(op.inputs))]
 
-REGISTRY["Switch"].grad = _switch_grad
-REGISTRY["RefSwitch"].grad = _switch_grad
-REGISTRY["Merge"].grad = _merge_grad
+
+def _merged_shape(op) -> list:
+    """The most specific shape all of Merge's inputs agree on, and a scalar for ``value_index``."""
+    shape = op.inputs[0].shape
+    for t in op.inputs[1:]:
+        other = t.shape
+        if shape.dims is None or other.dims is None or len(shape.dims) != len(other.dims):
+            shape = TensorShape(None)
+            break
+        shape = TensorShape([a if a == b else None for a, b in zip(shape.dims, other.dims)])
+    return [shape, TensorShape([])]
+
+
+def _merge_forward(*inputs):
+    return inputs[0], np.int32(0)
+
+
+register("Switch", lambda data, pred: (data, data), _switch_grad, lambda op: [op.inputs[0].shape] * 2,
+         num_outputs=2, aliases=True)
+register("RefSwitch", lambda data, pred: (data, data), _switch_grad, lambda op: [op.inputs[0].shape] * 2,
+         num_outputs=2, aliases=True)
+register("Merge", _merge_forward, _merge_grad, _merged_shape, num_outputs=2,
+         dtype=lambda op: [op.inputs[0].dtype, dtypes.int32], aliases=True)

@@ -1,8 +1,11 @@
 """TF1's control-flow primitives, as TF writes them into a GraphDef: ``Switch``, ``Merge``, ``Enter``, ``Exit``,
-``NextIteration``, ``LoopCond``, ``ControlTrigger``.
+``NextIteration``, ``LoopCond``, ``ControlTrigger``. This module builds them; each is registered (forward, gradient,
+shape) beside its gradient: ``Switch``, ``RefSwitch`` and ``Merge`` in ``cond_grad.py``, the loop ops in
+``while_grad.py``.
 
-Their forwards here are what they compute on live values; deadness (the branch a ``Switch`` did not take, and
-everything downstream of it until a ``Merge``) and loop frames are the Session's business (``core/runtime/frames.py``):
+Their forwards are what they compute on live values; deadness (the branch a ``Switch`` did not take, and
+everything downstream of it until a ``Merge``) and loop frames are the Session's business
+(``core/runtime/frames.py``):
 
 - ``Switch(data, pred) -> (output_false, output_true)``: ``data`` on the taken side, a dead value on the other.
 - ``Merge(inputs) -> (output, value_index)``: the first live input and its position.
@@ -14,41 +17,9 @@ from __future__ import annotations
 
 from typing import Any, List, Optional
 
-import numpy as np
+from ..framework.graph import as_shape
+from ..framework.registry import apply_op, create_op
 
-from ..framework import dtypes
-from ..framework.graph import TensorShape, as_shape
-from ..framework.registry import apply_op, create_op, register, shape_same
-
-
-def _merged_shape(op) -> list:
-    """The most specific shape all of Merge's inputs agree on, and a scalar for ``value_index``."""
-    shape = op.inputs[0].shape
-    for t in op.inputs[1:]:
-        other = t.shape
-        if shape.dims is None or other.dims is None or len(shape.dims) != len(other.dims):
-            shape = TensorShape(None)
-            break
-        shape = TensorShape([a if a == b else None for a, b in zip(shape.dims, other.dims)])
-    return [shape, TensorShape([])]
-
-
-def _merge_forward(*inputs):
-    return inputs[0], np.int32(0)
-
-
-register("Switch", lambda data, pred: (data, data), None, lambda op: [op.inputs[0].shape] * 2, num_outputs=2,
-         aliases=True)
-register("RefSwitch", lambda data, pred: (data, data), None, lambda op: [op.inputs[0].shape] * 2, num_outputs=2,
-         aliases=True)
-register("Merge", _merge_forward, None, _merged_shape, num_outputs=2,
-         dtype=lambda op: [op.inputs[0].dtype, dtypes.int32], aliases=True)
-register("Enter", lambda data: data, None, lambda op: op.inputs[0].shape if op.attrs.get("_use_input_shape", True)
-         else TensorShape(None), aliases=True)
-register("Exit", lambda data: data, None, shape_same, aliases=True)
-register("NextIteration", lambda data: data, None, shape_same, aliases=True)
-register("LoopCond", lambda pred: pred, None, lambda op: TensorShape([]), dtype=dtypes.bool)
-register("ControlTrigger", lambda: None, None, num_outputs=0)
 
 CONTROL_FLOW_TYPES = frozenset({"Switch", "RefSwitch", "Merge", "Enter", "Exit", "NextIteration", "LoopCond",
                                 "ControlTrigger"})

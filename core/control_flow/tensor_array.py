@@ -9,7 +9,7 @@ At run time the handle's value is a ``TensorArrayStorage`` made by each run of i
 for one ``Session.run``, like ``stack_ops.Stack``). It follows TF's kernel rules (``tensor_array.h``): an index is
 written once (the gradient arrays made by ``TensorArrayGradV3`` sum repeated writes instead), a read of an
 unwritten index gives zeros when the element shape is fully known, ``clear_after_read`` forbids a second read,
-and an array without ``dynamic_size`` cannot grow. Gradients are in ``tensor_array_grad.py``.
+and an array without ``dynamic_size`` cannot grow. Each op is registered at the end, with its gradient.
 """
 from __future__ import annotations
 
@@ -289,22 +289,6 @@ def _concat_shape(op):
     return [TensorShape(None) if rest.dims is None else TensorShape((None,) + tuple(rest.dims)), TensorShape([None])]
 
 
-register("TensorArrayV3", bind=_create, stateful=True, num_outputs=2,
-         dtype=[dtypes.resource, dtypes.float32], shape=lambda op: [_HANDLE, _SCALAR])
-register("TensorArrayGradV3", _grad, None, lambda op: [_HANDLE, _SCALAR], dtype=[dtypes.resource, dtypes.float32],
-         num_outputs=2, stateful=True)
-register("TensorArrayWriteV3", _write, None, lambda op: _SCALAR, dtype=dtypes.float32, stateful=True)
-register("TensorArrayReadV3", _read, None, lambda op: TensorShape(None), dtype=lambda op: op.attrs["dtype"],
-         stateful=True)
-register("TensorArrayGatherV3", _gather, None, _gather_shape, dtype=lambda op: op.attrs["dtype"], stateful=True)
-register("TensorArrayScatterV3", _scatter, None, lambda op: _SCALAR, dtype=dtypes.float32, stateful=True)
-register("TensorArrayConcatV3", _concat, None, _concat_shape, dtype=lambda op: [op.attrs["dtype"], dtypes.int64],
-         num_outputs=2, stateful=True)
-register("TensorArraySplitV3", _split, None, lambda op: _SCALAR, dtype=dtypes.float32, stateful=True)
-register("TensorArraySizeV3", _size, None, lambda op: _SCALAR, dtype=dtypes.int32, stateful=True)
-register("TensorArrayCloseV3", _close, None, num_outputs=0, stateful=True)
-
-
 def _call(op_type: str, inputs: list, attrs: dict, name: Optional[str]):
     """Create ``op_type`` as TF's generated wrappers do: constant inputs are named after their argument inside
     the op's name scope (``TensorArrayReadV3/index``). ``inputs``: tensors, or (value, arg name, dtype)."""
@@ -542,3 +526,93 @@ def from_flow(original: Any, value: Any) -> Any:
             return value
         return build_ta_with_new_flow(original, value)
     return value
+
+
+# ---- gradients, as TF's ``tensor_array_grad.py`` builds them
+#
+# The gradient of a TensorArray is another TensorArray on the same handle (``TensorArrayGradV3``, one per forward
+# array and ``tf.gradients`` call: ``source`` is the gradient name scope, e.g. ``gradients``), whose repeated
+# writes to an index are summed. A read's gradient writes into it, a write's gradient reads from it; the flows
+# order them (a write's gradient waits for the forward write's flow: ``flow_out`` / ``write_barrier``).
+
+
+def _grad_source(t: Any) -> str:
+    """Which ``tf.gradients`` call made ``t``: its name up to the last scope starting with ``gradients``."""
+    tokens = t.name.split("/")
+    positions = [i for i, x in enumerate(tokens) if x.startswith("gradients")]
+    if not positions:
+        raise ValueError("Expected op/tensor name to start with gradients (excluding scope), got: %s. This means "
+                         "that a tf.gradients op with this op in its dependency path has a custom name that does not "
+                         "start with 'gradients'. Please make sure all calls to tf.gradients that have non-empty "
+                         "`name` arguments use names that start with 'gradients'." % t.name)
+    return "/".join(tokens[:positions[-1] + 1])
+
+
+def _grad_ta(op: Any, dtype: Any, flow: Any, source: str) -> TensorArray:
+    forward = TensorArray(dtype=dtype, handle=op.inputs[0], flow=flow, colocate_with_first_write_call=False)
+    return forward.grad(source=source, flow=flow)
+
+
+def _barrier(op: Any, flow: Any):
+    """The incoming flow gradient, after the forward op's flow (TF's ``flow_out`` / ``write_barrier``)."""
+    flow_out = array_ops.identity(op.outputs[0], "flow_out")
+    with control_dependencies([flow_out]):
+        return array_ops.identity(flow, "write_barrier")
+
+
+def _read_grad(op, grad):
+    flow = op.inputs[2]
+    g = _grad_ta(op, op.attrs["dtype"], flow, _grad_source(grad))
+    return [None, None, g.write(op.inputs[1], grad).flow]
+
+
+def _write_grad(op, flow):
+    source = _grad_source(flow)
+    flow = _barrier(op, flow)
+    g = _grad_ta(op, op.attrs["T"], flow, source)
+    return [None, None, g.read(op.inputs[1]), flow]
+
+
+def _gather_grad(op, grad):
+    flow = op.inputs[2]
+    g = _grad_ta(op, op.attrs["dtype"], flow, _grad_source(grad))
+    return [None, None, g.scatter(op.inputs[1], grad).flow]
+
+
+def _scatter_grad(op, flow):
+    source = _grad_source(flow)
+    flow = _barrier(op, flow)
+    g = _grad_ta(op, op.attrs["T"], flow, source)
+    return [None, None, g.gather(op.inputs[1]), flow]
+
+
+def _concat_grad(op, grad, unused_lengths_grad):
+    flow = op.inputs[1]
+    g = _grad_ta(op, op.attrs["dtype"], flow, _grad_source(grad))
+    return [None, g.split(grad, lengths=op.outputs[1]).flow]
+
+
+def _split_grad(op, flow):
+    source = _grad_source(flow)
+    flow = _barrier(op, flow)
+    g = _grad_ta(op, op.attrs["T"], flow, source)
+    return [None, g.concat(), None, flow]
+
+
+# ---- the ops: forward, gradient, shape
+
+register("TensorArrayV3", bind=_create, stateful=True, num_outputs=2,
+         dtype=[dtypes.resource, dtypes.float32], shape=lambda op: [_HANDLE, _SCALAR])
+register("TensorArrayGradV3", _grad, None, lambda op: [_HANDLE, _SCALAR], dtype=[dtypes.resource, dtypes.float32],
+         num_outputs=2, stateful=True)
+register("TensorArrayWriteV3", _write, _write_grad, lambda op: _SCALAR, dtype=dtypes.float32, stateful=True)
+register("TensorArrayReadV3", _read, _read_grad, lambda op: TensorShape(None), dtype=lambda op: op.attrs["dtype"],
+         stateful=True)
+register("TensorArrayGatherV3", _gather, _gather_grad, _gather_shape, dtype=lambda op: op.attrs["dtype"],
+         stateful=True)
+register("TensorArrayScatterV3", _scatter, _scatter_grad, lambda op: _SCALAR, dtype=dtypes.float32, stateful=True)
+register("TensorArrayConcatV3", _concat, _concat_grad, _concat_shape,
+         dtype=lambda op: [op.attrs["dtype"], dtypes.int64], num_outputs=2, stateful=True)
+register("TensorArraySplitV3", _split, _split_grad, lambda op: _SCALAR, dtype=dtypes.float32, stateful=True)
+register("TensorArraySizeV3", _size, None, lambda op: _SCALAR, dtype=dtypes.int32, stateful=True)
+register("TensorArrayCloseV3", _close, None, num_outputs=0, stateful=True)

@@ -16,8 +16,9 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, Optional
 
-from ..framework.graph import Tensor, control_dependencies, get_default_graph
-from ..framework.registry import constant, constant_value, convert_to_tensor, IndexedSlices, REGISTRY
+from ..framework import dtypes
+from ..framework.graph import Tensor, TensorShape, control_dependencies, get_default_graph
+from ..framework.registry import IndexedSlices, constant, constant_value, convert_to_tensor, register, shape_same
 from .contexts import (CondContext, WhileContext, is_loop_exit, output_context, while_context_of,
                        zeros_like_outside_loop)
 from .flow_ops import control_trigger, enter, exit_, loop_cond, merge, next_iteration, switch
@@ -507,6 +508,9 @@ def _enter_grad(op: Any, grad: Any) -> list:
     return [result]
 
 
-REGISTRY["Exit"].grad = _exit_grad
-REGISTRY["Enter"].grad = _enter_grad
-REGISTRY["NextIteration"].grad = lambda op, grad: [grad]
+register("Enter", lambda data: data, _enter_grad,
+         lambda op: op.inputs[0].shape if op.attrs.get("_use_input_shape", True) else TensorShape(None), aliases=True)
+register("Exit", lambda data: data, _exit_grad, shape_same, aliases=True)
+register("NextIteration", lambda data: data, lambda op, grad: [grad], shape_same, aliases=True)
+register("LoopCond", lambda pred: pred, None, lambda op: TensorShape([]), dtype=dtypes.bool)
+register("ControlTrigger", lambda: None, None, num_outputs=0)

@@ -15,7 +15,7 @@ Registering an op
         return apply_op("Relu", [features], name=name)
 
 ``register(op_type, forward, grad=None, shape=None, dtype=None, num_outputs=1, stateful=False,
-ref_inputs=(), aliases=False, bind=None, mutates=False, type_attrs=None)``
+ref_inputs=(), aliases=False, bind=None, mutates=False, type_attrs=None, fresh=False, inplace=None)``
 
 - ``op_type``: the TF op name (``"MatMul"``, ``"ApplyAdam"``); it is ``NodeDef.op`` in the GraphDef.
 - ``forward(*input_arrays, **attrs)``: numpy, returns one array, or a tuple of arrays when ``num_outputs > 1``.
@@ -58,9 +58,11 @@ A fused optimizer update, e.g. ``ApplyMomentum(var, accum, lr, grad, momentum)``
     apply_op("ApplyMomentum", [var._ref(), accum._ref(), lr, grad, momentum],
              attrs=dict(use_locking=False, use_nesterov=False), name="update_w/ApplyMomentum")
 
-Buffer reuse (optional, performance only): ``set_inplace(op_type, inplace=None, fresh=True)`` declares that the
-op's outputs are new arrays and gives a forward allowed to write into input 0 (``ufunc_inplace(np.add)``); the
-Session uses it when input 0 is a fresh temporary that nothing else reads.
+Buffer reuse (optional, performance only), in the same call: ``fresh=True`` declares that the op's outputs are
+new arrays (never views of inputs, variables or constants); ``inplace=f`` (implies ``fresh``) gives a forward with
+the same inputs allowed to write its result into input 0 (falling back to a new array when it cannot), and
+``inplace=True`` derives it from a numpy ufunc forward (``ufunc_inplace(np.add)``). The Session uses it when
+input 0 is a fresh temporary that nothing else reads, as hand-written numpy would write ``x += b``.
 
 GraphDef: ``NodeDef.op`` is ``op_type``; every attr not starting with ``_`` is written (bool/int/float/str/DType/
 TensorShape/ndarray/lists of those), ``T`` is added as the dtype of input 0 unless the op sets it (ops whose T is
@@ -76,7 +78,7 @@ replaces a gradient; ``constant_value(t)`` reads a Const (or a static Shape) whe
 """
 from __future__ import annotations
 
-from typing import Any, Callable, Optional, Sequence
+from typing import Any, Callable, Optional, Sequence, Union
 
 import numpy as np
 
@@ -91,7 +93,7 @@ class OpDef:
                  "aliases", "bind", "mutates", "inplace", "fresh", "type_attrs")
 
     def __init__(self, op_type, forward, grad, shape, dtype, num_outputs, stateful, ref_inputs, aliases,
-                 bind, mutates, type_attrs=None):
+                 bind, mutates, type_attrs=None, fresh=False, inplace=None):
         self.type = op_type
         self.type_attrs = dict(type_attrs or {})
         self.forward = forward
@@ -104,8 +106,8 @@ class OpDef:
         self.aliases = aliases
         self.bind = bind
         self.mutates = mutates
-        self.inplace = None     # set by set_inplace: a forward that may reuse input 0's buffer
-        self.fresh = False      # outputs are new arrays (never views of inputs, variables or constants)
+        self.inplace = inplace  # a forward that may reuse input 0's buffer
+        self.fresh = fresh or inplace is not None   # outputs are new arrays (never views of inputs, variables, ...)
 
     def __repr__(self) -> str:
         return "OpDef(%r)" % self.type
@@ -118,24 +120,19 @@ def register(op_type: str, forward: Optional[Callable] = None, grad: Optional[Ca
              shape: Optional[Callable] = None, dtype: Any = None, num_outputs: Any = 1,
              stateful: bool = False, ref_inputs: Sequence[int] = (), aliases: bool = False,
              bind: Optional[Callable] = None, mutates: bool = False,
-             type_attrs: Optional[dict] = None) -> OpDef:
+             type_attrs: Optional[dict] = None, fresh: bool = False,
+             inplace: Union[Callable, bool, None] = None) -> OpDef:
     """Register (or replace) op ``op_type``; see the module docstring."""
     if forward is None and bind is None:
         raise ValueError("op %r needs a forward or a bind function" % op_type)
+    if inplace is True:
+        if not isinstance(forward, np.ufunc):
+            raise ValueError("op %r: inplace=True needs a numpy ufunc forward, not %r" % (op_type, forward))
+        inplace = ufunc_inplace(forward)
     opdef = OpDef(op_type, forward, grad, shape, dtype, num_outputs, stateful, ref_inputs, aliases, bind,
-                  mutates, type_attrs)
+                  mutates, type_attrs, fresh, inplace or None)
     REGISTRY[op_type] = opdef
     return opdef
-
-
-def set_inplace(op_type: str, inplace: Optional[Callable] = None, fresh: bool = True) -> None:
-    """Declare that ``op_type`` returns new arrays (``fresh``) and, optionally, an ``inplace`` forward: same
-    positional inputs as ``forward``, allowed to write its result into input 0 (it must fall back to a new array
-    when input 0 is not a writeable ndarray of the result's shape). The Session uses it when input 0 is a
-    fresh temporary read by nothing else; hand-written numpy does the same with ``x += b``."""
-    opdef = REGISTRY[op_type]
-    opdef.fresh = fresh
-    opdef.inplace = inplace
 
 
 def ufunc_inplace(ufunc: Callable, *extra: Any) -> Callable:

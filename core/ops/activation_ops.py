@@ -13,7 +13,7 @@ import numpy as np
 
 from ..framework import dtypes
 from ..framework.graph import Tensor, TensorShape, name_scope
-from ..framework.registry import apply_op, constant, convert_to_tensor, register, set_inplace, shape_same
+from ..framework.registry import apply_op, constant, convert_to_tensor, register, shape_same
 from . import array_ops, math_ops, reduction_ops, nn_ops
 
 __all__ = ["selu", "softsign", "lrn", "local_response_normalization", "crelu", "swish", "relu_layer", "xw_plus_b",
@@ -67,8 +67,8 @@ def _selu_grad_grad(op, gg):
             math_ops.where(y < 0.0, gg * g, array_ops.zeros_like(y))]
 
 
-register("Selu", _selu_forward, lambda op, g: [apply_op("SeluGrad", [g, op.outputs[0]])], shape_same)
-register("SeluGrad", _selu_grad_forward, _selu_grad_grad, shape_same)
+register("Selu", _selu_forward, lambda op, g: [apply_op("SeluGrad", [g, op.outputs[0]])], shape_same, fresh=True)
+register("SeluGrad", _selu_grad_forward, _selu_grad_grad, shape_same, fresh=True)
 
 
 def _softsign_grad_grad(op, gg):
@@ -80,8 +80,8 @@ def _softsign_grad_grad(op, gg):
 
 
 register("Softsign", lambda x: x / (1 + np.abs(x)),
-         lambda op, g: [apply_op("SoftsignGrad", [g, op.inputs[0]])], shape_same)
-register("SoftsignGrad", lambda g, x: g / np.square(1 + np.abs(x)), _softsign_grad_grad, shape_same)
+         lambda op, g: [apply_op("SoftsignGrad", [g, op.inputs[0]])], shape_same, fresh=True)
+register("SoftsignGrad", lambda g, x: g / np.square(1 + np.abs(x)), _softsign_grad_grad, shape_same, fresh=True)
 
 
 def selu(features: Any, name: Optional[str] = None) -> Tensor:
@@ -138,8 +138,8 @@ def _lrn_shape(op):
 
 
 # LRNGrad has no gradient in TF either (grad=None)
-register("LRN", _lrn_forward, _lrn_grad, _lrn_shape)
-register("LRNGrad", _lrn_grad_forward, None, lambda op: op.inputs[1].shape)
+register("LRN", _lrn_forward, _lrn_grad, _lrn_shape, fresh=True)
+register("LRNGrad", _lrn_grad_forward, None, lambda op: op.inputs[1].shape, fresh=True)
 
 
 def lrn(input: Any, depth_radius: int = 5, bias: float = 1, alpha: float = 1, beta: float = 0.5,  # noqa: A002
@@ -160,8 +160,6 @@ def lrn(input: Any, depth_radius: int = 5, bias: float = 1, alpha: float = 1, be
 
 local_response_normalization = lrn
 
-for _type in ("Selu", "SeluGrad", "Softsign", "SoftsignGrad", "LRN", "LRNGrad"):
-    set_inplace(_type)
 
 
 # ---- composite activations and layers

@@ -15,8 +15,7 @@ import numpy as np
 
 from ..framework import dtypes, errors
 from ..framework.graph import Tensor, name_scope
-from ..framework.registry import apply_op, convert_to_tensor, register, set_inplace, shape_broadcast, shape_same, \
-    ufunc_inplace
+from ..framework.registry import apply_op, convert_to_tensor, register, shape_broadcast, shape_same
 from .math_ops import (_binary, _pair, check_int_divisor, exp, floor_div, floormod, negative, reciprocal, sqrt,
                        square, squared_difference, unbroadcast)
 from .nn_ops import softplus
@@ -63,15 +62,15 @@ def _special(fn_name: str) -> Callable:
 # acos' = -1/sqrt(1 - x^2), atan' = 1/(1 + x^2), sinh' = cosh, cosh' = sinh, asinh' = 1/cosh(y),
 # acosh' = 1/sinh(y), atanh' = 1/(1 - x^2)
 
-register("Sin", np.sin, lambda op, g: [g * cos(op.inputs[0])], shape_same)
-register("Cos", np.cos, lambda op, g: [negative(g) * sin(op.inputs[0])], shape_same)
-register("Tan", np.tan, lambda op, g: [square(reciprocal(cos(op.inputs[0]))) * g], shape_same)
+register("Sin", np.sin, lambda op, g: [g * cos(op.inputs[0])], shape_same, inplace=True)
+register("Cos", np.cos, lambda op, g: [negative(g) * sin(op.inputs[0])], shape_same, inplace=True)
+register("Tan", np.tan, lambda op, g: [square(reciprocal(cos(op.inputs[0]))) * g], shape_same, inplace=True)
 register("Asin", np.arcsin, lambda op, g: [g * reciprocal(sqrt(1.0 - square(op.inputs[0])))], shape_same)
 register("Acos", np.arccos, lambda op, g: [negative(g) * reciprocal(sqrt(1.0 - square(op.inputs[0])))],
          shape_same)
-register("Atan", np.arctan, lambda op, g: [g * reciprocal(1.0 + square(op.inputs[0]))], shape_same)
-register("Sinh", np.sinh, lambda op, g: [g * cosh(op.inputs[0])], shape_same)
-register("Cosh", np.cosh, lambda op, g: [g * sinh(op.inputs[0])], shape_same)
+register("Atan", np.arctan, lambda op, g: [g * reciprocal(1.0 + square(op.inputs[0]))], shape_same, inplace=True)
+register("Sinh", np.sinh, lambda op, g: [g * cosh(op.inputs[0])], shape_same, inplace=True)
+register("Cosh", np.cosh, lambda op, g: [g * sinh(op.inputs[0])], shape_same, inplace=True)
 register("Asinh", np.arcsinh, lambda op, g: [g / cosh(op.outputs[0])], shape_same)
 register("Acosh", np.arccosh, lambda op, g: [g / sinh(op.outputs[0])], shape_same)
 register("Atanh", np.arctanh, lambda op, g: [g * reciprocal(1.0 - square(op.inputs[0]))], shape_same)
@@ -147,13 +146,13 @@ def _polygamma_grad(op, g):
     return [None, unbroadcast(g * polygamma(a + 1.0, x), x)]
 
 
-register("Expm1", np.expm1, lambda op, g: [g * exp(op.inputs[0])], shape_same)
+register("Expm1", np.expm1, lambda op, g: [g * exp(op.inputs[0])], shape_same, inplace=True)
 register("Erf", _special("erf"), _erf_grad, shape_same)
 register("Erfc", _special("erfc"), _erfc_grad, shape_same)
 register("Lgamma", _special("gammaln"), lambda op, g: [g * digamma(op.inputs[0])], shape_same)
 register("Digamma", _digamma_forward, lambda op, g: [g * polygamma(1.0, op.inputs[0])], shape_same)
 register("Polygamma", _polygamma_forward, _polygamma_grad, shape_broadcast)
-register("Rint", np.rint, None, shape_same)       # TF: zero gradient, returned as None
+register("Rint", np.rint, None, shape_same, inplace=True)       # TF: zero gradient, returned as None
 
 expm1 = _unary("Expm1", "``exp(x) - 1``, accurate for small ``x``.")
 erf = _unary("Erf", "Gauss error function ``2/sqrt(pi) * integral_0^x exp(-t^2) dt``.")
@@ -221,6 +220,3 @@ truncatediv.__doc__ = "``x / y`` rounded toward zero for integers (C division), 
 truncatemod = _binary("TruncateMod")
 truncatemod.__doc__ = "The remainder of ``truncatediv``: ``x - truncatediv(x, y) * y`` (sign of ``x``)."
 
-for _type, _ufunc in (("Sin", np.sin), ("Cos", np.cos), ("Tan", np.tan), ("Sinh", np.sinh), ("Cosh", np.cosh),
-                      ("Expm1", np.expm1), ("Atan", np.arctan), ("Rint", np.rint)):
-    set_inplace(_type, ufunc_inplace(_ufunc))

@@ -13,8 +13,7 @@ from ..framework import dtypes
 from ..runtime.kernels import MATMULS as _MATMULS, load_kernels
 from ..framework.graph import Tensor, TensorShape, name_scope
 from ..framework.registry import (IndexedSlices, apply_op, broadcast_shapes, constant, constant_value,
-                                  convert_to_tensor, register, set_inplace, shape_broadcast, shape_same,
-                                  ufunc_inplace)
+                                  convert_to_tensor, register, shape_broadcast, shape_same)
 
 
 def _pair(x: Any, y: Any, names: tuple = ("x", "y")):
@@ -114,14 +113,14 @@ def _both(fx, fy):
 
 
 # ---- elementwise binary ops
-register("Add", np.add, _both(lambda op, g: g, lambda op, g: g), shape_broadcast)
-register("AddV2", np.add, _both(lambda op, g: g, lambda op, g: g), shape_broadcast)
-register("Sub", np.subtract, _both(lambda op, g: g, lambda op, g: -g), shape_broadcast)
+register("Add", np.add, _both(lambda op, g: g, lambda op, g: g), shape_broadcast, inplace=True)
+register("AddV2", np.add, _both(lambda op, g: g, lambda op, g: g), shape_broadcast, inplace=True)
+register("Sub", np.subtract, _both(lambda op, g: g, lambda op, g: -g), shape_broadcast, inplace=True)
 register("Mul", np.multiply, _both(lambda op, g: g * op.inputs[1], lambda op, g: op.inputs[0] * g),
-         shape_broadcast)
+         shape_broadcast, inplace=True)
 register("RealDiv", np.true_divide,
          _both(lambda op, g: g / op.inputs[1],
-               lambda op, g: g * (-op.inputs[0] / square(op.inputs[1]))), shape_broadcast)
+               lambda op, g: g * (-op.inputs[0] / square(op.inputs[1]))), shape_broadcast, inplace=True)
 
 
 # ---- integer division: TF floors (FloorDiv, FloorMod) or truncates (TruncateDiv, TruncateMod); an integer
@@ -165,10 +164,12 @@ register("FloorDiv", _floor_div_forward, None, shape_broadcast)      # TF: not d
 register("FloorMod", _floor_mod_forward, _floor_mod_grad, shape_broadcast)
 register("Maximum", np.maximum,
          _both(lambda op, g: where(greater_equal(op.inputs[0], op.inputs[1]), g, _zeros_like(g)),
-               lambda op, g: where(less(op.inputs[0], op.inputs[1]), g, _zeros_like(g))), shape_broadcast)
+               lambda op, g: where(less(op.inputs[0], op.inputs[1]), g, _zeros_like(g))), shape_broadcast,
+         inplace=True)
 register("Minimum", np.minimum,
          _both(lambda op, g: where(less_equal(op.inputs[0], op.inputs[1]), g, _zeros_like(g)),
-               lambda op, g: where(greater(op.inputs[0], op.inputs[1]), g, _zeros_like(g))), shape_broadcast)
+               lambda op, g: where(greater(op.inputs[0], op.inputs[1]), g, _zeros_like(g))), shape_broadcast,
+         inplace=True)
 
 
 def _squared_difference_grad(op, g):
@@ -178,7 +179,7 @@ def _squared_difference_grad(op, g):
     return [unbroadcast(x_grad, x), unbroadcast(negative(x_grad), y)]
 
 
-register("SquaredDifference", lambda x, y: np.square(x - y), _squared_difference_grad, shape_broadcast)
+register("SquaredDifference", lambda x, y: np.square(x - y), _squared_difference_grad, shape_broadcast, fresh=True)
 
 
 def _pow_grad_y(op, g):
@@ -188,7 +189,7 @@ def _pow_grad_y(op, g):
 
 
 register("Pow", np.power, _both(lambda op, g: g * op.inputs[1] * pow(op.inputs[0], op.inputs[1] - 1.0),
-                                _pow_grad_y), shape_broadcast)
+                                _pow_grad_y), shape_broadcast, fresh=True)
 
 add = _binary("Add")
 subtract = _binary("Sub")
@@ -245,16 +246,17 @@ div_no_nan = _binary("DivNoNan")
 
 
 # ---- elementwise unary ops
-register("Neg", np.negative, lambda op, g: [-g], shape_same)
-register("Square", np.square, lambda op, g: [g * (2.0 * op.inputs[0])], shape_same)
-register("Sqrt", np.sqrt, lambda op, g: [g * 0.5 / op.outputs[0]], shape_same)
+register("Neg", np.negative, lambda op, g: [-g], shape_same, inplace=True)
+register("Square", np.square, lambda op, g: [g * (2.0 * op.inputs[0])], shape_same, inplace=True)
+register("Sqrt", np.sqrt, lambda op, g: [g * 0.5 / op.outputs[0]], shape_same, inplace=True)
 register("Rsqrt", lambda x: 1.0 / np.sqrt(x), lambda op, g: [g * -0.5 * op.outputs[0] ** 3], shape_same)
-register("Exp", np.exp, lambda op, g: [g * op.outputs[0]], shape_same)
-register("Log", np.log, lambda op, g: [g / op.inputs[0]], shape_same)
+register("Exp", np.exp, lambda op, g: [g * op.outputs[0]], shape_same, inplace=True)
+register("Log", np.log, lambda op, g: [g / op.inputs[0]], shape_same, inplace=True)
 register("Log1p", np.log1p, lambda op, g: [g / (1.0 + op.inputs[0])], shape_same)
-register("Abs", np.abs, lambda op, g: [g * sign(op.inputs[0])], shape_same)
+register("Abs", np.abs, lambda op, g: [g * sign(op.inputs[0])], shape_same, inplace=True)
 register("Sign", np.sign, lambda op, g: [_zeros_like(op.inputs[0])], shape_same)
-register("Reciprocal", np.reciprocal, lambda op, g: [apply_op("ReciprocalGrad", [op.outputs[0], g])], shape_same)
+register("Reciprocal", np.reciprocal, lambda op, g: [apply_op("ReciprocalGrad", [op.outputs[0], g])], shape_same,
+         inplace=True)
 # ReciprocalGrad(y, dy) = -dy * y^2; its own gradient (TF's _ReciprocalGradGrad) makes second derivatives work
 register("ReciprocalGrad", lambda y, dy: -dy * np.square(y),
          lambda op, gg: [gg * -2.0 * op.inputs[1] * op.inputs[0],
@@ -288,14 +290,14 @@ def _fused_grad(kernel_name: str, numpy_forward):
     return forward
 
 
-register("Sigmoid", _sigmoid, lambda op, g: [apply_op("SigmoidGrad", [op.outputs[0], g])], shape_same)
+register("Sigmoid", _sigmoid, lambda op, g: [apply_op("SigmoidGrad", [op.outputs[0], g])], shape_same, fresh=True)
 register("SigmoidGrad", _fused_grad("sigmoid_grad", lambda y, g: g * y * (1.0 - y)),
          lambda op, gg: [gg * op.inputs[1] * (1.0 - 2.0 * op.inputs[0]),
-                         apply_op("SigmoidGrad", [op.inputs[0], gg])], shape_same)
-register("Tanh", np.tanh, lambda op, g: [apply_op("TanhGrad", [op.outputs[0], g])], shape_same)
+                         apply_op("SigmoidGrad", [op.inputs[0], gg])], shape_same, fresh=True)
+register("Tanh", np.tanh, lambda op, g: [apply_op("TanhGrad", [op.outputs[0], g])], shape_same, inplace=True)
 register("TanhGrad", _fused_grad("tanh_grad", lambda y, g: g * (1.0 - y * y)),
          lambda op, gg: [gg * op.inputs[1] * -2.0 * op.inputs[0],
-                         apply_op("TanhGrad", [op.inputs[0], gg])], shape_same)
+                         apply_op("TanhGrad", [op.inputs[0], gg])], shape_same, fresh=True)
 
 negative = neg = _unary("Neg")
 square = _unary("Square")
@@ -340,12 +342,6 @@ def _merge_shapes(shapes):
     return out.dims
 
 
-for _type, _ufunc in (("Add", np.add), ("AddV2", np.add), ("Sub", np.subtract), ("Mul", np.multiply),
-                      ("RealDiv", np.true_divide), ("Maximum", np.maximum), ("Minimum", np.minimum),
-                      ("SquaredDifference", None), ("Neg", np.negative), ("Square", np.square), ("Sqrt", np.sqrt),
-                      ("Exp", np.exp), ("Log", np.log), ("Abs", np.abs), ("Tanh", np.tanh), ("Sigmoid", None),
-                      ("SigmoidGrad", None), ("TanhGrad", None), ("Reciprocal", np.reciprocal), ("Pow", None)):
-    set_inplace(_type, ufunc_inplace(_ufunc) if _ufunc is not None else None)
 
 
 # ---- matmul
@@ -382,8 +378,7 @@ def _matmul_grad(op, g):
     return [matmul(b, g, transpose_a=True, transpose_b=True), matmul(g, a, transpose_a=True, transpose_b=True)]
 
 
-register("MatMul", bind=_matmul_bind, grad=_matmul_grad, shape=_matmul_shape)
-set_inplace("MatMul")
+register("MatMul", bind=_matmul_bind, grad=_matmul_grad, shape=_matmul_shape, fresh=True)
 
 
 def matmul(a, b, transpose_a=False, transpose_b=False, adjoint_a=False, adjoint_b=False, a_is_sparse=False,

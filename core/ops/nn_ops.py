@@ -6,7 +6,7 @@ import numpy as np
 
 from ..framework import dtypes
 from ..framework.graph import TensorShape, name_scope
-from ..framework.registry import (apply_op, constant, convert_to_tensor, register, set_inplace, shape_same,
+from ..framework.registry import (apply_op, constant, convert_to_tensor, register, shape_same,
                                   shape_scalar, ufunc_inplace)
 from . import array_ops, math_ops, random_ops, reduction_ops
 from ..runtime.kernels import load_kernels
@@ -15,7 +15,7 @@ from .math_ops import sigmoid, tanh  # noqa: F401 - tf.nn.sigmoid / tf.nn.tanh
 
 # relu and its gradient run as one C pass when the optional kernels are built (numpy needs a comparison
 # temporary and a mixed-type loop); the numpy versions give the same numbers. The *_inplace variants may write
-# into input 0 (see registry.set_inplace).
+# into input 0 (register's ``inplace``).
 _kernels = load_kernels()
 
 
@@ -52,17 +52,18 @@ def _relu_grad_inplace(g, features):
     return g * (features > 0)
 
 
-register("Relu", _relu_forward, lambda op, g: [apply_op("ReluGrad", [g, op.outputs[0]])], shape_same)
+register("Relu", _relu_forward, lambda op, g: [apply_op("ReluGrad", [g, op.outputs[0]])], shape_same,
+         inplace=_relu_inplace)
 register("ReluGrad", _relu_grad_forward,
          lambda op, gg: [apply_op("ReluGrad", [gg, op.inputs[1]]), array_ops.zeros_like(op.inputs[1])],
-         shape_same)
+         shape_same, inplace=_relu_grad_inplace)
 register("Relu6", lambda x: np.clip(x, 0, 6),
          lambda op, g: [g * math_ops.cast(math_ops.logical_and(op.inputs[0] > 0.0, op.inputs[0] < 6.0),
-                                          g.dtype)], shape_same)
+                                          g.dtype)], shape_same, fresh=True)
 register("Elu", lambda x: np.where(x > 0, x, np.expm1(np.minimum(x, 0))).astype(x.dtype),
-         lambda op, g: [math_ops.where(op.inputs[0] > 0.0, g, g * (op.outputs[0] + 1.0))], shape_same)
+         lambda op, g: [math_ops.where(op.inputs[0] > 0.0, g, g * (op.outputs[0] + 1.0))], shape_same, fresh=True)
 register("Softplus", lambda x: np.logaddexp(x, np.zeros_like(x)),
-         lambda op, g: [g * math_ops.sigmoid(op.inputs[0])], shape_same)
+         lambda op, g: [g * math_ops.sigmoid(op.inputs[0])], shape_same, fresh=True)
 # alpha is a float attr: float32 precision, as in TF
 register("LeakyRelu", lambda x, alpha=0.2: np.where(x > 0, x, x * np.asarray(np.float32(alpha), x.dtype)),
          lambda op, g: [math_ops.where(op.inputs[0] > 0.0, g, g * float(np.float32(op.attrs["alpha"])))],
@@ -109,10 +110,10 @@ def _softmax_grad(op, g):
     return [(g - reduction_ops.reduce_sum(g * y, -1, keepdims=True)) * y]
 
 
-register("Softmax", _softmax_forward, _softmax_grad, shape_same)
+register("Softmax", _softmax_forward, _softmax_grad, shape_same, fresh=True)
 register("LogSoftmax", _log_softmax_forward,
          lambda op, g: [g - reduction_ops.reduce_sum(g, -1, keepdims=True) * math_ops.exp(op.outputs[0])],
-         shape_same)
+         shape_same, fresh=True)
 
 
 def softmax(logits, axis=None, name=None, dim=None):
@@ -156,7 +157,7 @@ def _sce_shape(op):
     return [s[:-1] if s.dims is not None else TensorShape(None), s]
 
 
-register("SoftmaxCrossEntropyWithLogits", _sce_forward, _sce_grad, _sce_shape, num_outputs=2)
+register("SoftmaxCrossEntropyWithLogits", _sce_forward, _sce_grad, _sce_shape, num_outputs=2, fresh=True)
 
 
 def _sparse_sce_forward(features, labels):
@@ -184,7 +185,7 @@ def _sparse_sce_grad(op, g_loss, g_backprop):
 
 
 register("SparseSoftmaxCrossEntropyWithLogits", _sparse_sce_forward, _sparse_sce_grad, _sce_shape,
-         num_outputs=2)
+         num_outputs=2, fresh=True)
 
 
 def softmax_cross_entropy_with_logits_v2(_sentinel=None, labels=None, logits=None, dim=-1, name=None, axis=None):
@@ -271,7 +272,7 @@ def _bias_grad_shape(op):
 
 register("BiasAdd", _bias_add_forward,
          lambda op, g: [g, apply_op("BiasAddGrad", [g], dict(data_format=op.attrs.get("data_format", "NHWC")))],
-         shape_same)
+         shape_same, inplace=ufunc_inplace(np.add))
 register("BiasAddGrad", _bias_add_grad_forward, _bias_add_grad_grad, _bias_grad_shape)
 
 
@@ -296,7 +297,7 @@ def _l2_loss(x):
     return np.asarray(np.sum(np.square(x)) * 0.5, dtype=x.dtype)
 
 
-register("L2Loss", _l2_loss, lambda op, g: [op.inputs[0] * g], shape_scalar)
+register("L2Loss", _l2_loss, lambda op, g: [op.inputs[0] * g], shape_scalar, fresh=True)
 
 
 def l2_loss(t, name=None):
@@ -430,12 +431,3 @@ def dropout(x, keep_prob=None, noise_shape=None, seed=None, name=None, rate=None
         ret = math_ops.divide(x, keep_prob) * binary
         ret.set_shape(x.shape)
         return ret
-
-
-# buffer reuse (see registry.set_inplace): activations and bias adds may overwrite a dead temporary
-set_inplace("Relu", _relu_inplace)
-set_inplace("ReluGrad", _relu_grad_inplace)
-set_inplace("BiasAdd", ufunc_inplace(np.add))
-for _type in ("Softmax", "LogSoftmax", "SoftmaxCrossEntropyWithLogits", "SparseSoftmaxCrossEntropyWithLogits",
-              "Relu6", "Elu", "Softplus", "L2Loss"):
-    set_inplace(_type)
