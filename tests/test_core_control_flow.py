@@ -258,7 +258,7 @@ def test_tensorflow_imports_and_runs_our_graph_def(tf1, build):
 
 @pytest.mark.parametrize("transpose_a, transpose_b", [(False, False), (True, False), (False, True), (True, True)])
 def test_gemm_accumulate_equals_numpy_and_writes_into_the_accumulator(transpose_a, transpose_b):
-    from tfevents.core.runtime.plan import gemm_accumulate
+    from tfevents.core.runtime.codegen import gemm_accumulate
     rng = np.random.default_rng(0)
     a = rng.standard_normal((7, 5) if not transpose_a else (5, 7)).astype(np.float32)
     b = rng.standard_normal((5, 3) if not transpose_b else (3, 5)).astype(np.float32)
@@ -274,10 +274,10 @@ def test_gemm_accumulate_equals_numpy_and_writes_into_the_accumulator(transpose_
 
 def test_a_loop_accumulating_a_weight_gradient_uses_one_gemm_per_iteration(tf1, monkeypatch):
     """The weight gradient of an RNN-like loop is summed by gemm_accumulate, to TF1's numbers."""
-    from tfevents.core.runtime import plan
+    from tfevents.core.runtime import codegen
     calls = []
-    original = plan.gemm_accumulate
-    monkeypatch.setattr(plan, "gemm_accumulate", lambda *a: calls.append(1) or original(*a))
+    original = codegen.gemm_accumulate
+    monkeypatch.setattr(codegen, "gemm_accumulate", lambda *a: calls.append(1) or original(*a))
 
     def build(tf):
         x = tf.placeholder(tf.float32, [5, 4, 3], name="x")

@@ -170,7 +170,7 @@ DANGEROUS = re.compile(r"\b(pickle|cPickle|dill|marshal|shelve|yaml\.(unsafe_)?l
                        r"os\.system|os\.popen|subprocess|allow_pickle\s*=\s*True|np\.load|numpy\.load)\b")
 # file -> (allowed names, why it is safe)
 ALLOWED = {
-    "core/runtime/plan.py": ({"compile", "exec"},
+    "core/runtime/codegen.py": ({"compile", "exec"},
                      "runs Python source it generates itself from op indices (names like v3_0, f3); "
                      "checked by test_session_exec_uses_no_names_from_the_graph"),
     "core/framework/graph.py": ({"eval"}, "Tensor.eval(), the TF1 method (runs the graph in a session)"),

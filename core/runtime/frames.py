@@ -2,7 +2,7 @@
 
 **Dead values.** ``Switch(data, pred)`` forwards ``data`` to the output ``pred`` selects; the other output is
 ``DEAD``. An op with a dead input (or a dead control input) is not run and its outputs are dead; ``Merge``
-forwards its first live input. The plan generator (``session._generate``) emits these checks only for the ops
+forwards its first live input. The plan generator (``codegen.py``) emits these checks only for the ops
 downstream of a Switch, so a graph without control flow runs exactly as before.
 
 **Loop frames.** The ops of a ``while_loop`` (its Enter/Merge/Switch/LoopCond/NextIteration/Exit ops and
@@ -60,7 +60,7 @@ def _outer_frame(frame) -> Optional[Any]:
     return outer.get_while_context() if outer is not None else None
 
 
-def group_frames(needed: Set[Any], parent: Optional[Any], session: Any) -> Tuple[list, Dict[Any, Any]]:
+def group_frames(needed: Set[Any], parent: Optional[Any], compiler: Any) -> Tuple[list, Dict[Any, Any]]:
     """The units of one plan level: the ops of ``parent``'s frame (None: the top level) and one LoopRegion per
     loop directly inside it. Returns (units, owner) where ``owner`` maps a member op to its region."""
     if parent is None and all(op._control_flow_context is None for op in needed):
@@ -83,7 +83,7 @@ def group_frames(needed: Set[Any], parent: Optional[Any], session: Any) -> Tuple
         members.setdefault(top, set()).add(op)
     owner = {}
     for frame, ops in members.items():
-        region = LoopRegion(frame, ops, session)
+        region = LoopRegion(frame, ops, compiler)
         units.append(region)
         for op in ops:
             owner[op] = region
@@ -106,14 +106,20 @@ class _RegionDef:
         self.bind = lambda op, session: region.run
 
 
+def plan_filename(frame: Any) -> str:
+    """The file name a loop frame's generated plan is compiled under (tracebacks find its lines by it)."""
+    return "<tfevents loop %s>" % frame.name
+
+
 class LoopRegion:
     """One while frame (with the loops nested in it) as a single unit of a plan."""
 
     type = "WhileLoop"
     device = ""
 
-    def __init__(self, frame: Any, members: Set[Any], session: Any):
-        self.frame, self.members, self.session = frame, members, session
+    def __init__(self, frame: Any, members: Set[Any], compiler: Any):
+        self.frame, self.members, self.compiler = frame, members, compiler
+        self._filename = plan_filename(frame)
         self.name = frame.name
         self.attrs: dict = {}
         self._id = min(op._id for op in members)
@@ -152,7 +158,7 @@ class LoopRegion:
         self._n_merges = len(merges)
         self._fast = self._compile_split(merges, conds[0], exits, fed)
         if not self._fast:             # the general plan, with dead-value checks throughout
-            self._plan = self.session._compile_level(fed, fetches, frame, allow_dead=True)
+            self._plan = self.compiler.compile_frame(fed, fetches, frame)
 
     def _compile_split(self, merges: list, loop_cond: Any, exits: list, fed: list) -> bool:
         """The fast path, where a loop has TF's shape (each variable: Merge -> Switch(Merge, LoopCond) -> Exit):
@@ -173,9 +179,9 @@ class LoopRegion:
             self._exit_merges.append(merges.index(source.op.inputs[0].op))
         body_fed = fed + [switch_of[m].outputs[1] for m in merges]
         body_fetches = [m.inputs[-1] for m in merges]
-        session = self.session
-        cond_ops = session._needed_ops([pred], [], set(fed))
-        body_ops = session._needed_ops(body_fetches, [], set(body_fed))
+        compiler = self.compiler
+        cond_ops = compiler.needed_ops([pred], [], set(fed))
+        body_ops = compiler.needed_ops(body_fetches, [], set(body_fed))
         if any(op.opdef.stateful for op in cond_ops & body_ops):
             return False                  # (a stateful op both need would run twice)
         # a variable whose next value is a new array made by the body, and whose Merge the body does not read,
@@ -187,9 +193,8 @@ class LoopRegion:
                     and not any(t in op.inputs for op in body_ops for t in m.outputs)):
                 owned.add(taken)
                 self._owned.append(i)
-        self._cond_plan = session._compile_level(fed, [pred], self.frame, allow_dead=True)
-        self._body_plan = session._compile_level(body_fed, body_fetches, self.frame, allow_dead=True,
-                                                 owned=frozenset(owned))
+        self._cond_plan = compiler.compile_frame(fed, [pred], self.frame)
+        self._body_plan = compiler.compile_frame(body_fed, body_fetches, self.frame, owned=frozenset(owned))
         return True
 
     def run(self, *values: Any) -> Any:
@@ -207,7 +212,7 @@ class LoopRegion:
             try:
                 out = plan.fn(merges + indices + invariants)
             except Exception as e:  # noqa: BLE001 - re-raised naming the op of the loop that failed
-                raise self.session._op_error(plan, e, "<tfevents loop %s>" % self.frame.name) from e
+                raise self.compiler.op_error(plan, e, self._filename) from e
             pred = out[0]
             if pred is DEAD:
                 raise ValueError("the condition of while loop %s is dead" % self.frame.name)
@@ -233,5 +238,5 @@ class LoopRegion:
                 merges = list(body.fn(feeds + merges))
             except Exception as e:  # noqa: BLE001 - re-raised naming the op of the loop that failed
                 plan = body if pred else cond
-                raise self.session._op_error(plan, e, "<tfevents loop %s>" % self.frame.name) from e
+                raise self.compiler.op_error(plan, e, self._filename) from e
             indices = after_first

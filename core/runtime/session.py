@@ -6,7 +6,8 @@ them topologically (control dependencies respected; among ready ops, pure ones b
 variables, so reads in one step see the values from before its updates), fold what is constant, bind each
 op's callable (an in-place variant when its first input is a temporary nobody else reads), then generate one
 straight-line Python function ``plan(feeds)`` with a local per tensor, deleted after its last use
-(``core/runtime/plan.py``). Running a step is one call of that function: no per-run sorting, dict building or dispatch.
+(``compiler.py``, ``plan.py``, ``codegen.py``). Running a step is one call of that function: no per-run sorting,
+dict building or dispatch.
 As in TF, denormals are flushed to zero while a step runs (when the optional ``_kernels`` extension is built).
 """
 from __future__ import annotations
@@ -17,11 +18,11 @@ from typing import Any, Optional
 import numpy as np
 
 from ..framework import errors
-from . import frames
 from ..framework.graph import Operation, Tensor, _default_session_stack, get_default_graph
-from .kernels import load_kernels
-from .plan import _DEVICE as DEVICE, IndexedSlicesValue, Plan, _short, fill_step_stats, generate, schedule  # noqa: F401
 from ..framework.registry import IndexedSlices
+from .compiler import PlanCompiler
+from .kernels import load_kernels
+from .plan import _DEVICE as DEVICE, Plan, _short, fill_step_stats
 
 # TF runs its kernels with denormals flushed to zero (FTZ/DAZ); so does a step here when the optional C
 # kernels are built: the same numbers as TF where values underflow, and no 10-100x slow denormal arithmetic
@@ -137,6 +138,7 @@ class Session:
         self._op_state: dict = {}
         self._state_lock = threading.Lock()
         self._plans: dict = {}
+        self._compiler = PlanCompiler(self)
         self._closed = False
         self._default_cm = None
         self.config = config
@@ -216,7 +218,7 @@ class Session:
         try:
             values = plan.fn(feeds)
         except Exception as e:  # noqa: BLE001 - re-raised with the failing node named
-            raise self._op_error(plan, e) from e
+            raise self._compiler.op_error(plan, e) from e
         finally:
             np.seterr(**old_err)
             if old_mode is not None:
@@ -226,20 +228,6 @@ class Session:
         if plan.single:
             return values[0]
         return _rebuild(fetches, iter(values))
-
-    def _op_error(self, plan: Plan, e: Exception, filename: str = "<tfevents plan>") -> Exception:
-        if isinstance(e, errors.OpError):
-            return e
-        op = None
-        tb = e.__traceback__
-        while tb is not None:
-            if tb.tb_frame.f_code.co_filename == filename:
-                op = plan.line_ops.get(tb.tb_lineno, op)
-            tb = tb.tb_next
-        if op is None:
-            return e
-        return errors.InvalidArgumentError(op, "%s: %s\n\t [[node %s (%s)]]" % (type(e).__name__, e, op.name,
-                                                                               op.type))
 
     def make_callable(self, fetches: Any, feed_list: Any = None, accept_options: bool = False):
         """A function running ``fetches`` with positional feeds in ``feed_list`` order."""
@@ -282,7 +270,6 @@ class Session:
             if isinstance(t, IndexedSlices):
                 raise TypeError("Feeding IndexedSlices is not supported")
             fed.append(t)
-        fed_set = set(fed)
 
         # what each fetch needs: tensors, or None for Operations, or IndexedSlices parts
         fetch_tensors, targets, parts = [], [], []
@@ -298,37 +285,8 @@ class Session:
                 parts.append(("tensor", len(fetch_tensors)))
                 fetch_tensors.append(e)
 
-        units, owner = frames.group_frames(self._needed_ops(fetch_tensors, targets, fed_set), None, self)
-        order = schedule(units, owner)
-        for op in order:
-            if op.type == "Placeholder":
-                op.opdef.bind(op, self)()          # raises: the placeholder is needed but not fed
-
-        return generate(self, order, fed, fetch_tensors, parts, trace, single=not isinstance(
-            fetches, (list, tuple, dict)), owner=owner)
-
-    def _compile_level(self, fed: list, fetch_tensors: list, frame: Any, allow_dead: bool, owned=frozenset()):
-        """The raw plan ``fn(feed values) -> fetched values`` of one loop frame's iteration (frames.py);
-        ``owned``: fed tensors whose buffers the loop owns, so an op reading them last may overwrite them."""
-        units, owner = frames.group_frames(self._needed_ops(fetch_tensors, [], set(fed)), frame, self)
-        return generate(self, schedule(units, owner), fed, fetch_tensors,
-                         [("tensor", i) for i in range(len(fetch_tensors))], False, single=False, owner=owner,
-                         raw_only=True, filename="<tfevents loop %s>" % frame.name, owned=owned)
-
-    def _needed_ops(self, fetch_tensors: list, targets: list, fed: set) -> list:
-        needed, stack = set(), [t.op for t in fetch_tensors if t not in fed] + list(targets)
-        while stack:
-            op = stack.pop()
-            if op in needed:
-                continue
-            needed.add(op)
-            refs = op.opdef.ref_inputs
-            for i, t in enumerate(op.inputs):
-                if i not in refs and t not in fed:
-                    stack.append(t.op)
-            # a control input whose outputs are all fed counts as done (TF: a fed placeholder is satisfied)
-            stack.extend(c for c in op.control_inputs if not c.outputs or not all(o in fed for o in c.outputs))
-        return needed
+        return self._compiler.compile_step(fed, fetch_tensors, targets, parts, trace,
+                                           single=not isinstance(fetches, (list, tuple, dict)))
 
 
 class VariableSlot:
