@@ -16,7 +16,6 @@ from .framework.graph import Operation, Tensor, get_default_graph, name_scope
 from .framework.registry import constant, convert_to_tensor, IndexedSlices
 from .ops import array_ops, math_ops
 from .control_flow.while_grad import LoopGradients, is_loop_switch
-from .control_flow.contexts import zeros_like_outside_loop
 
 
 class AggregationMethod:
@@ -68,80 +67,85 @@ def gradients(ys: Any, xs: Any, grad_ys: Any = None, name: str = "gradients",
 
     with graph.as_default(), name_scope(name):
         between, between_list = _ops_between(graph, [x.op for x in xs], [y.op for y in ys])
-        loops = LoopGradients.maybe_create(between, between_list)   # adds the Exits and Enters of a loop on the path
+        loops = LoopGradients.for_path(between, between_list)   # adds the Exits and Enters of a loop on the path
         pending = {}
         for op in between:
             for t in op.inputs:
                 if t.op in between:
                     pending[t.op] = pending.get(t.op, 0) + 1
-        grads: dict = {}
-        for i, (y, gy) in enumerate(zip(ys, grad_ys)):
-            if gy is None:                        # TF's names: Shape (a Const when static), grad_ys_<i>
-                shape = (constant(np.array(y.shape.as_list(), np.int32), name="Shape")
-                         if y.shape.is_fully_defined() else array_ops.shape(y))
-                with name_scope("grad_ys_%d" % i) as scope:
-                    gy = array_ops.fill(shape, constant(1, dtype=y.dtype), name=scope)
-            grads.setdefault(y, []).append(convert_to_tensor(gy, dtype=y.dtype) if not isinstance(
-                gy, (Tensor, IndexedSlices)) else gy)
-        to_ops = _unique(y.op for y in ys)
-        ready = deque(op for op in to_ops if pending.get(op, 0) == 0 and op in between)
-        if loops is not None:
-            for y in loops.process_unused_exits(pending, set(ready)):
-                if y.dtype.is_floating:
-                    grads[y] = [loops.zeros_like_for_exit(y)]
-                ready.append(y.op)
+        grads = _initial_grads(ys, grad_ys)
+        ready = deque(op for op in _unique(y.op for y in ys) if pending.get(op, 0) == 0 and op in between)
+        for y in loops.process_unused_exits(pending, set(ready)):
+            if y.dtype.is_floating:
+                grads[y] = [loops.zeros_like_for_exit(y)]
+            ready.append(y.op)
         while ready:
             op = ready.popleft()
-            if loops is not None:
-                loops.enter(op, before=True)
-            out_grads = [_aggregate(grads.get(t, []), aggregation_method) for t in op.outputs]
-            for t, g in zip(op.outputs, out_grads):
-                if g is not None:
-                    grads[t] = [g]
-            if loops is not None:
-                loops.exit(op, before=True)
-                loops.enter(op, before=False)
-            if op.type in ("Switch", "RefSwitch") and not is_loop_switch(op) and any(g is not None
-                                                                                   for g in out_grads):
-                zeros = loops.zeros_like if loops is not None else zeros_like_outside_loop
-                out_grads = [g if g is not None or not t.dtype.is_floating else zeros(op, i)
-                             for i, (t, g) in enumerate(zip(op.outputs, out_grads))]
-            in_grads = None
-            if (op not in stop_ops and op.opdef.grad is not None and any(g is not None for g in out_grads)
-                    and (op.type in ("Exit", "Enter") or any(t.op in between for t in op.inputs))):
-                with name_scope(op.name + "_grad"):
-                    in_grads = op.opdef.grad(op, *out_grads)
-                if isinstance(in_grads, (Tensor, IndexedSlices)):
-                    in_grads = [in_grads]
-                if len(in_grads) != len(op.inputs):
-                    raise ValueError("Num gradients %d generated for op %s do not match num inputs %d"
-                                     % (len(in_grads), op.name, len(op.inputs)))
+            in_grads = _backprop(op, grads, loops, between, stop_ops, aggregation_method)
             for i, t in enumerate(op.inputs):
                 g = in_grads[i] if in_grads is not None else None
                 if g is not None and t.dtype.is_floating and t.op in between:
                     grads.setdefault(t, []).append(g)
-            if loops is not None:
-                loops.exit(op, before=False)
-            for t in op.inputs:
-                if t.op not in between:
-                    continue
-                pending[t.op] -= 1
-                is_ready = pending[t.op] == 0
-                if loops is not None and not is_ready:
-                    is_ready = pending[t.op] > 0 and is_loop_switch(t.op)
-                if not is_ready:
-                    continue
-                if loops is not None and t.op.type == "Exit":
-                    _defer_exit(loops, t.op, grads, ready)
-                else:
-                    ready.append(t.op)
-        if loops is not None:
-            loops.post_processing()
-        result = []
-        for x in xs:
-            g = _aggregate(grads.get(x, []), aggregation_method)
-            result.append(g)
-        return result
+            loops.exit(op, before=False)
+            _release_inputs(op, pending, between, loops, grads, ready)
+        loops.post_processing()
+        return [_aggregate(grads.get(x, []), aggregation_method) for x in xs]
+
+
+def _initial_grads(ys: list, grad_ys: list) -> dict:
+    """``{y: [its gradient]}``: ``grad_ys``, or ones shaped like ``y`` (TF's names: ``Shape``, a Const when
+    static, and ``grad_ys_<i>``)."""
+    grads: dict = {}
+    for i, (y, gy) in enumerate(zip(ys, grad_ys)):
+        if gy is None:
+            shape = (constant(np.array(y.shape.as_list(), np.int32), name="Shape")
+                     if y.shape.is_fully_defined() else array_ops.shape(y))
+            with name_scope("grad_ys_%d" % i) as scope:
+                gy = array_ops.fill(shape, constant(1, dtype=y.dtype), name=scope)
+        grads.setdefault(y, []).append(convert_to_tensor(gy, dtype=y.dtype) if not isinstance(
+            gy, (Tensor, IndexedSlices)) else gy)
+    return grads
+
+
+def _backprop(op: Operation, grads: dict, loops: Any, between: set, stop_ops: set, aggregation_method) -> Any:
+    """The gradients of ``op``'s inputs from its outputs' (summed first), by its registered gradient function in
+    the ``<op name>_grad`` name scope (inside its backprop loop, if any); None when it has none to give."""
+    loops.enter(op, before=True)
+    out_grads = [_aggregate(grads.get(t, []), aggregation_method) for t in op.outputs]
+    for t, g in zip(op.outputs, out_grads):
+        if g is not None:
+            grads[t] = [g]
+    loops.exit(op, before=True)
+    loops.enter(op, before=False)
+    if op.type in ("Switch", "RefSwitch") and not is_loop_switch(op) and any(g is not None for g in out_grads):
+        out_grads = [g if g is not None or not t.dtype.is_floating else loops.zeros_like(op, i)
+                     for i, (t, g) in enumerate(zip(op.outputs, out_grads))]
+    if (op in stop_ops or op.opdef.grad is None or all(g is None for g in out_grads)
+            or not (op.type in ("Exit", "Enter") or any(t.op in between for t in op.inputs))):
+        return None
+    with name_scope(op.name + "_grad"):
+        in_grads = op.opdef.grad(op, *out_grads)
+    if isinstance(in_grads, (Tensor, IndexedSlices)):
+        in_grads = [in_grads]
+    if len(in_grads) != len(op.inputs):
+        raise ValueError("Num gradients %d generated for op %s do not match num inputs %d"
+                         % (len(in_grads), op.name, len(op.inputs)))
+    return in_grads
+
+
+def _release_inputs(op: Operation, pending: dict, between: set, loops: Any, grads: dict, ready: deque) -> None:
+    """One consumer fewer for each input's op on the path: an op is ready once all its consumers are in (a loop
+    Switch as soon as one is; an Exit waits for its loop's other Exits)."""
+    for t in op.inputs:
+        if t.op not in between:
+            continue
+        pending[t.op] -= 1
+        if not (pending[t.op] == 0 or loops.ready_early(t.op, pending[t.op])):
+            continue
+        if loops.waits_for_other_exits(t.op):
+            _defer_exit(loops, t.op, grads, ready)
+        else:
+            ready.append(t.op)
 
 
 def _defer_exit(loops, exit_op, grads: dict, ready: deque) -> None:

@@ -308,11 +308,11 @@ class LoopGradients:
         self.states: Dict[WhileContext, GradLoopState] = {}
 
     @classmethod
-    def maybe_create(cls, between: set, between_list: list) -> Optional["LoopGradients"]:
+    def for_path(cls, between: set, between_list: list) -> Any:
         """A state per loop one of whose Exits is on the path, in TF's order (``between_list``: breadth first
         back from the ys, so an outer loop comes before the loops inside it). Every Exit of such a loop joins
         ``between``, and every loop-variable Enter (TF gives an unused one a pending count of 1: its gradient,
-        an Exit of the backprop loop, is built whenever its Merge's is)."""
+        an Exit of the backprop loop, is built whenever its Merge's is). ``NO_LOOPS`` when no loop is on it."""
         state = None
         for op in list(between_list):
             if not is_loop_exit(op):
@@ -334,7 +334,7 @@ class LoopGradients:
                 for e in grad_state.forward_context.loop_enters:
                     if e in read_on_path:
                         between.add(e.op)
-        return state
+        return state if state is not None else NO_LOOPS
 
     def grad_state_of(self, op, before: bool) -> Optional[GradLoopState]:
         forward = while_context_of(op)
@@ -353,6 +353,16 @@ class LoopGradients:
         state = self.grad_state_of(op, before)
         if state is not None:
             state.grad_context.exit()
+
+    @staticmethod
+    def ready_early(op, pending_count: int) -> bool:
+        """A loop Switch is processed once any of its gradients is in (its NextIteration's comes later)."""
+        return pending_count > 0 and is_loop_switch(op)
+
+    @staticmethod
+    def waits_for_other_exits(op) -> bool:
+        """An Exit whose gradients are in waits for its loop's other Exits (``gradients._defer_exit``)."""
+        return op.type == "Exit"
 
     def process_unused_exits(self, pending: dict, to_ops: set) -> List[Tensor]:
         """Exits nothing on the path reads: they get zero gradients once their loop's other exits are in."""
@@ -506,6 +516,34 @@ def _enter_grad(op: Any, grad: Any) -> list:
     result = exit_(grad)
     grad_ctx.loop_exits.append(result)
     return [result]
+
+
+class NoLoopGradients:
+    """``LoopGradients``' hooks when no while loop is on the path (TF's ``loop_state`` None): they do nothing."""
+
+    def process_unused_exits(self, pending: dict, to_ops: set) -> List[Tensor]:
+        return []
+
+    def enter(self, op, before: bool) -> None:
+        pass
+
+    def exit(self, op, before: bool) -> None:
+        pass
+
+    def ready_early(self, op, pending_count: int) -> bool:
+        return False
+
+    def waits_for_other_exits(self, op) -> bool:
+        return False
+
+    def zeros_like(self, op, index: int):
+        return zeros_like_outside_loop(op, index)
+
+    def post_processing(self) -> None:
+        pass
+
+
+NO_LOOPS = NoLoopGradients()
 
 
 register("Enter", lambda data: data, _enter_grad,
