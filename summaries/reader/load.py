@@ -48,7 +48,7 @@ from .projector import load_embeddings
 from .scan import ReadWarning, report, scan_file
 from .walk import discover
 from .types import (AudioRecord, EmbeddingRecord, HistogramSeries, HParamsRecord, ImageRecord, MeshRecord,
-                            PrCurveRecord, ScalarSeries, TensorRecord, TextRecord, VideoRecord)
+                    PrCurveRecord, ScalarSeries, TensorRecord, TextRecord, VideoRecord)
 
 __all__ = ["load_logdir", "read_scalars", "Logdir", "Problem", "ReadWarning", "ScalarSeries", "HistogramSeries",
            "ImageRecord", "AudioRecord", "TextRecord", "PrCurveRecord", "TensorRecord", "HParamsRecord", "VideoRecord",

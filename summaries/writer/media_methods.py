@@ -23,7 +23,7 @@ class MediaMethods:
     def add_video(self, tag: str, vid_tensor: Any, global_step: Optional[int] = None, fps: float = 4,
                   walltime: Optional[float] = None, dataformats: str = "NTCHW") -> None:
         """Videos ``vid_tensor`` (N, T, C, H, W; uint8, or float in [0, 1]) tiled into one animated GIF."""
-        from ..builders.videos import video  # lazy: numpy/Pillow and the builders load on the first media summary
+        from ..builders.videos import video  # lazy: numpy, Pillow
 
         self._add_summary_proto(video(tag, vid_tensor, fps=fps, dataformats=dataformats), global_step, walltime)
 
@@ -32,7 +32,7 @@ class MediaMethods:
                              labels: Any = None) -> None:
         """An image with boxes [N, 4] (x_min, y_min, x_max, y_max) and their labels drawn on it (torch's argument
         order). Labels whose count is not the boxes' are dropped with a warning, as tensorboardX and torch do."""
-        from ..builders.boxes import image_with_boxes  # lazy: numpy/Pillow and the builders load on the first media summary
+        from ..builders.boxes import image_with_boxes  # lazy: numpy, Pillow
 
         if isinstance(labels, str):
             labels = [labels]
@@ -50,7 +50,7 @@ class MediaMethods:
         """An embedding for the Projector: ``mat`` [N, D], ``metadata`` N labels (or rows of columns named by
         ``metadata_header``), ``label_img`` N sprite images; files under ``<logdir>/<step>/<tag>/`` and an entry in
         ``<logdir>/projector_config.pbtxt``. Returns the embedding's directory."""
-        from ..builders.projector import write_embedding  # lazy: numpy/Pillow and the builders load on the first media summary
+        from ..builders.projector import write_embedding  # lazy: numpy, Pillow
 
         step = 0 if global_step is None else self._step_of(global_step)
         return write_embedding(self._logdir, mat, metadata=metadata, label_img=label_img, global_step=step, tag=tag,
@@ -58,7 +58,7 @@ class MediaMethods:
 
     def add_onnx_graph(self, onnx_model_file: Any) -> None:
         """The graph of an ONNX model (a path or an ``onnx.ModelProto``; needs the ``onnx`` package)."""
-        from ..builders.torch_graph import onnx_graph  # lazy: numpy/Pillow and the builders load on the first media summary
+        from ..builders.torch_graph import onnx_graph  # lazy: numpy, Pillow
 
         self.add_graph(graph_def=onnx_graph(onnx_model_file))
 
@@ -68,7 +68,7 @@ class MediaMethods:
         RunMetadata tagged ``step1``, the two events ``torch.utils.tensorboard`` writes."""
         from tfevents.proto import event_pb2  # lazy: protobuf loads on the first torch graph
 
-        from ..builders.torch_graph import TORCH_RUN_METADATA_TAG, torch_graph  # lazy: numpy/Pillow and the builders load on the first media summary
+        from ..builders.torch_graph import TORCH_RUN_METADATA_TAG, torch_graph  # lazy: numpy, Pillow
 
         graph_def, run_metadata = torch_graph(model, input_to_model, verbose=verbose,
                                               use_strict_trace=use_strict_trace)
@@ -82,7 +82,7 @@ class MediaMethods:
                  global_step: Optional[int] = None, walltime: Optional[float] = None) -> None:
         """A 3-D point cloud or mesh for the Mesh dashboard: ``vertices`` [B, N, 3], ``colors`` [B, N, 3] in
         [0, 255], ``faces`` [B, F, 3] vertex indices, ``config_dict`` the three.js scene options."""
-        from ..builders.meshes import mesh  # lazy: numpy/Pillow and the builders load on the first media summary
+        from ..builders.meshes import mesh  # lazy: numpy, Pillow
 
         summary = mesh(tag, vertices, colors=colors, faces=faces, config_dict=config_dict)
         self._add_summary_proto(summary, global_step, walltime)
@@ -90,28 +90,28 @@ class MediaMethods:
     def add_custom_scalars_multilinechart(self, tags: Sequence[str], category: str = "default",
                                           title: str = "untitled") -> None:
         """A Custom Scalars chart drawing ``tags`` (tags or regexes) together."""
-        from ..builders.plugins import custom_scalars_multilinechart  # lazy: numpy/Pillow and the builders load on the first media summary
+        from ..builders.plugins import custom_scalars_multilinechart  # lazy: numpy, Pillow
 
         self._add_summary_proto(custom_scalars_multilinechart(tags, category, title), None, None)
 
     def add_custom_scalars_marginchart(self, tags: Sequence[str], category: str = "default",
                                        title: str = "untitled") -> None:
         """A Custom Scalars margin chart: ``tags`` is ``[value, lower, upper]``."""
-        from ..builders.plugins import custom_scalars_marginchart  # lazy: numpy/Pillow and the builders load on the first media summary
+        from ..builders.plugins import custom_scalars_marginchart  # lazy: numpy, Pillow
 
         self._add_summary_proto(custom_scalars_marginchart(tags, category, title), None, None)
 
     def add_tensor(self, tag: str, tensor: Any, global_step: Optional[int] = None,
                    walltime: Optional[float] = None) -> None:
         """Any numeric, bool or string array as a TF2-style tensor summary (``tf.make_ndarray`` reads it)."""
-        from ..builders.tensors import tensor as tensor_summary  # lazy: numpy/Pillow and the builders load on the first media summary
+        from ..builders.tensors import tensor as tensor_summary  # lazy: numpy, Pillow
 
         self._add_summary_proto(tensor_summary(tag, tensor), global_step, walltime)
 
     def export_scalars_to_json(self, path: str) -> None:
         """Write the scalars logged with ``add_scalars`` so far as tensorboardX does, ``{run: [[wall_time, step,
         value], ...]}`` (keyed by the sub-run directory the values went to), then forget them."""
-        from ..builders.tensors import scalars_to_json  # lazy: numpy/Pillow and the builders load on the first media summary
+        from ..builders.tensors import scalars_to_json  # lazy: numpy, Pillow
 
         text = scalars_to_json(self._scalar_records)
         with open(path, "w") as f:

@@ -350,7 +350,7 @@ class SummaryWriter(MediaMethods):
                       bins: Union[str, int, Sequence[float]] = "tensorflow", walltime: Optional[float] = None,
                       max_bins: Optional[int] = None) -> None:
         """Histogram of ``values`` (see ``builders.histogram`` for ``bins``)."""
-        from .. import builders  # lazy: numpy and the builders load on the first non-scalar summary
+        from .. import builders  # lazy: numpy
 
         self._add_summary_proto(builders.histogram(tag, values, bins=bins, max_bins=max_bins), global_step, walltime)
 
@@ -358,7 +358,7 @@ class SummaryWriter(MediaMethods):
                           bucket_limits: Sequence[float], bucket_counts: Sequence[float],
                           global_step: Optional[int] = None, walltime: Optional[float] = None) -> None:
         """Histogram from precomputed statistics and buckets."""
-        from .. import builders  # lazy: numpy and the builders load on the first non-scalar summary
+        from .. import builders  # lazy: numpy
 
         summary = builders.histogram_raw(tag, min, max, num, sum, sum_squares, bucket_limits, bucket_counts)
         self._add_summary_proto(summary, global_step, walltime)
@@ -366,42 +366,42 @@ class SummaryWriter(MediaMethods):
     def add_image(self, tag: str, img_tensor: Any, global_step: Optional[int] = None,
                   walltime: Optional[float] = None, dataformats: str = "CHW") -> None:
         """One image (PNG); ``dataformats`` CHW, HWC, HW (float in [0, 1] or uint8)."""
-        from .. import builders  # lazy: numpy and the builders load on the first non-scalar summary
+        from .. import builders  # lazy: numpy
 
         self._add_summary_proto(builders.image(tag, img_tensor, dataformats=dataformats), global_step, walltime)
 
     def add_images(self, tag: str, img_tensor: Any, global_step: Optional[int] = None,
                    walltime: Optional[float] = None, dataformats: str = "NCHW") -> None:
         """A batch of images tiled into one grid image."""
-        from .. import builders  # lazy: numpy and the builders load on the first non-scalar summary
+        from .. import builders  # lazy: numpy
 
         self._add_summary_proto(builders.images(tag, img_tensor, dataformats=dataformats), global_step, walltime)
 
     def add_figure(self, tag: str, figure: Any, global_step: Optional[int] = None, close: bool = True,
                    walltime: Optional[float] = None) -> None:
         """A matplotlib Figure (or a list of them, tiled) rendered to an image."""
-        from .. import builders  # lazy: numpy and the builders load on the first non-scalar summary
+        from .. import builders  # lazy: numpy
 
         self._add_summary_proto(builders.figure(tag, figure, close=close), global_step, walltime)
 
     def add_text(self, tag: str, text_string: Any, global_step: Optional[int] = None,
                  walltime: Optional[float] = None) -> None:
         """Text (markdown) for the Text dashboard."""
-        from .. import builders  # lazy: numpy and the builders load on the first non-scalar summary
+        from .. import builders  # lazy: numpy
 
         self._add_summary_proto(builders.text(tag, text_string), global_step, walltime)
 
     def add_audio(self, tag: str, snd_tensor: Any, global_step: Optional[int] = None, sample_rate: float = 44100,
                   walltime: Optional[float] = None) -> None:
         """Audio samples in [-1, 1] (16-bit WAV)."""
-        from .. import builders  # lazy: numpy and the builders load on the first non-scalar summary
+        from .. import builders  # lazy: numpy
 
         self._add_summary_proto(builders.audio(tag, snd_tensor, sample_rate=sample_rate), global_step, walltime)
 
     def add_pr_curve(self, tag: str, labels: Any, predictions: Any, global_step: Optional[int] = None,
                      num_thresholds: int = 127, weights: Any = None, walltime: Optional[float] = None) -> None:
         """Precision-recall curve of ``predictions`` in [0, 1] against boolean ``labels``."""
-        from .. import builders  # lazy: numpy and the builders load on the first non-scalar summary
+        from .. import builders  # lazy: numpy
 
         summary = builders.pr_curve(tag, labels, predictions, num_thresholds=num_thresholds, weights=weights)
         self._add_summary_proto(summary, global_step, walltime)
@@ -411,7 +411,7 @@ class SummaryWriter(MediaMethods):
                          global_step: Optional[int] = None, num_thresholds: int = 127, weights: Any = None,
                          walltime: Optional[float] = None) -> None:
         """Precision-recall curve from precomputed counts (``weights`` is ignored, as in torch)."""
-        from .. import builders  # lazy: numpy and the builders load on the first non-scalar summary
+        from .. import builders  # lazy: numpy
 
         summary = builders.pr_curve_raw(tag, true_positive_counts, false_positive_counts, true_negative_counts,
                                         false_negative_counts, precision, recall, num_thresholds=num_thresholds)
@@ -419,7 +419,7 @@ class SummaryWriter(MediaMethods):
 
     def add_custom_scalars(self, layout: Any) -> None:
         """Layout of the Custom Scalars dashboard (see ``builders.custom_scalars``)."""
-        from .. import builders  # lazy: numpy and the builders load on the first non-scalar summary
+        from .. import builders  # lazy: numpy
 
         self._add_summary_proto(builders.custom_scalars(layout), None, None)
 
@@ -436,7 +436,7 @@ class SummaryWriter(MediaMethods):
         already logged here (e.g. ``loss``) never makes that series' step go back, which would make
         TensorBoard drop the series' earlier points.
         """
-        from .. import builders  # lazy: numpy and the builders load on the first non-scalar summary
+        from .. import builders  # lazy: numpy
 
         experiment, start, end = builders.hparams(hparam_dict, metric_dict, hparam_domain_discrete)
         for key in metric_dict:

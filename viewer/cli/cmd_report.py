@@ -49,8 +49,8 @@ def run(args) -> int:
         matplotlib.use("Agg")
         from ..reports.static import watch_report, write_report  # lazy: numpy, plots; only the chosen report
     else:
-        from ..reports.interactive.page import (  # lazy: numpy; only the chosen report
-            watch_interactive_report as watch_report, write_interactive_report as write_report)
+        from ..reports.interactive.page import (watch_interactive_report as watch_report,  # lazy: numpy; only the chosen report
+                                                write_interactive_report as write_report)
     options = dict(tags=args.tags, runs=args.runs, smoothing=args.smoothing, x=args.x, logy=args.logy,
                    group=args.group, title=args.title, image_steps=args.image_steps)
     try:

@@ -31,8 +31,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args) -> int:
-    from ..serve.server import (  # lazy: grpc, tensorboard (CLI start-up)
-        DataServer, parse_samples_per_plugin, start_tensorboard, stop_process_group)
+    from ..serve.server import (DataServer, parse_samples_per_plugin,  # lazy: grpc, tensorboard (CLI start-up)
+                                start_tensorboard, stop_process_group)
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING,
                         format="tfevents serve: %(message)s")
     try:

@@ -17,8 +17,7 @@ import numpy as np
 from tensorboard.data.proto import data_provider_pb2 as pb
 from tensorboard.data.proto import data_provider_pb2_grpc as pb_grpc
 
-from tfevents.summaries.live.loader import (BLOB_SEQUENCE, SCALAR, TENSOR, UNKNOWN, LiveLogdir,
-                                                   tensor_bytes)
+from tfevents.summaries.live.loader import BLOB_SEQUENCE, SCALAR, TENSOR, UNKNOWN, LiveLogdir, tensor_bytes
 from tfevents.summaries.live.reservoir import sample_indices
 
 __all__ = ["DataProvider", "blob_key", "parse_blob_key", "downsample_indices"]
