@@ -2,8 +2,14 @@
 
 Programs written for TF1 run with ``from tfevents import core as tf``: build a graph (placeholders,
 variables, ops), differentiate it symbolically with ``tf.gradients``, run it in a ``tf.Session`` and log it
-to TensorBoard (``tf.summary.FileWriter(logdir, sess.graph)``). Ops live in ``ops/`` (one registry entry per op:
-numpy forward, gradient, TF op name); ``train`` (optimizers, Saver, ...) is the ``core/train`` subpackage.
+to TensorBoard (``tf.summary.FileWriter(logdir, sess.graph)``). This module is the ``tf`` namespace.
+
+The engine: ``framework/`` (the graph, dtypes, errors, the op registry, GraphDef out and in) and ``runtime/``
+(the Session, the plan compiler and generator, loop frames, the C kernels). The TF1 API on it: ``ops/`` (op
+families, each op registered once: numpy forward, gradient, shape, TF op name), ``control_flow/``, ``layers/``,
+``rnn/``, ``train/`` (optimizers, checkpoints, input pipelines, monitored sessions), and the modules here:
+``gradients``, ``variables``, ``variable_scope``, ``initializers``, ``losses``, ``metrics``, ``summary``, ``nn``,
+``namespaces`` (``tf.math``, ``tf.linalg``, ...). ``demo/`` is the ``tfevents demo`` program.
 """
 from __future__ import annotations
 
