@@ -225,3 +225,32 @@ def test_checkpoint_reader(tmp_path):
     np.testing.assert_array_equal(reader.get_tensor("layer/w"), np.arange(6).reshape(2, 3))
     with pytest.raises(core.errors.NotFoundError):
         core.train.NewCheckpointReader(str(tmp_path / "absent"))
+
+
+@pytest.mark.parametrize("version", ["V1", "V2"])
+@pytest.mark.parametrize("missing", ["ckpt", "a/b"])
+def test_save_into_a_missing_directory_as_tf1(tf1, tmp_path, version, missing):
+    """TF's SaveV2 kernel makes the prefix's directory when only that one level is missing; two missing levels,
+    or any for V1, raise TF's ValueError. Same files written, or the same error."""
+    def save(tf, root):
+        v = tf.Variable(1.0, name="v")
+        saver = tf.train.Saver(write_version=getattr(tf.train.SaverDef, version))
+        with tf.Session() as sess:
+            sess.run(tf.global_variables_initializer())
+            path = os.path.join(str(root), missing, "model.ckpt")
+            try:
+                return saver.save(sess, path) == path, sorted(os.listdir(os.path.dirname(path)))
+            except ValueError as e:
+                return "ValueError", str(e).replace(str(root), "ROOT")
+    (tmp_path / "tf").mkdir()
+    (tmp_path / "core").mkdir()
+    with tf1.Graph().as_default():
+        want = save(tf1, tmp_path / "tf")
+    with core.Graph().as_default():
+        got = save(core, tmp_path / "core")
+    if version == "V2" and missing == "ckpt":
+        assert want == (True, ["checkpoint", "model.ckpt.data-00000-of-00001", "model.ckpt.index",
+                               "model.ckpt.meta"])
+    else:
+        assert want == ("ValueError", "Parent directory of ROOT/%s/model.ckpt doesn't exist, can't save." % missing)
+    assert got == want

@@ -20,8 +20,9 @@ Every file is written under a temporary name, fsynced and ``os.replace``-d into 
 index); only then is the ``checkpoint`` state file (TF's text format, also replaced atomically) updated, and
 only then are checkpoints beyond ``max_to_keep`` deleted (all their files). A crash before that leaves the
 previous checkpoint and the state file pointing to it intact. ``P.meta`` (a MetaGraphDef with the GraphDef)
-is written the same way when ``write_meta_graph``. As in TF, saving into a directory that does not exist is a
-ValueError ("Parent directory of ... doesn't exist, can't save.").
+is written the same way when ``write_meta_graph``. As in TF, a V2 save makes the prefix's directory when only that
+one level is missing (TF's SaveV2 kernel does); a deeper missing path, or any for V1, is a ValueError ("Parent
+directory of ... doesn't exist, can't save.").
 
 The state file ``<dir>/checkpoint``::
 
@@ -419,7 +420,10 @@ class Saver:
             prefix = save_path
         save_dir = os.path.dirname(save_path)
         if save_dir and not os.path.isdir(save_dir):
-            raise ValueError("Parent directory of %s doesn't exist, can't save." % save_path)
+            # TF's SaveV2 kernel makes one missing level (a fresh ckpt/ beside existing files); V1 makes none
+            if self._write_version != SaverDef.V2 or not os.path.isdir(os.path.dirname(os.path.abspath(save_dir))):
+                raise ValueError("Parent directory of %s doesn't exist, can't save." % save_path)
+            os.makedirs(save_dir, exist_ok=True)
         values = {name: sess.variable_slot(v.op).read() for name, v in self._vars.items()}
         if self._write_version == SaverDef.V2:
             tensor_bundle.write_bundle(prefix, values)
