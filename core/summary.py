@@ -176,8 +176,9 @@ def merge_all(key: str = GraphKeys.SUMMARIES, scope: Optional[str] = None, name:
 
 class SummaryWriterCache:
     """One ``SummaryWriter`` per directory, created with the default graph (so the file starts with the graph
-    and meta graph events), as TF1's ``FileWriterCache``. ``MonitoredSession`` flushes, closes and drops every
-    cached writer when it closes, also after an exception."""
+    and meta graph events), as TF1's ``FileWriterCache``: it stays open across sessions, so a second
+    ``MonitoredTrainingSession`` on the same directory goes on writing the same file. ``MonitoredSession``
+    flushes every cached writer when it closes, also after an exception; ``clear()`` closes them."""
 
     _cache: dict = {}
     _lock = threading.RLock()
@@ -190,6 +191,14 @@ class SummaryWriterCache:
             if writer is None:
                 writer = cls._cache[logdir] = SummaryWriter(logdir, graph=get_default_graph())
             return writer
+
+    @classmethod
+    def flush(cls) -> None:
+        """Flush every cached writer: what was logged is in its file."""
+        with cls._lock:
+            writers = list(cls._cache.values())
+        for writer in writers:
+            writer.flush()
 
     @classmethod
     def clear(cls) -> None:

@@ -19,11 +19,8 @@ W0 = RNG.randn(3, 2).astype(np.float32)
 
 
 def _flush_writers(tf):
-    """TF keeps its cached writers open across sessions; close them before reading. Ours closed them already."""
-    if tf is not core:
-        tf.summary.FileWriterCache.clear()
-    else:
-        assert not core.train.SummaryWriterCache._cache, "MonitoredSession left a writer open"
+    """TF keeps its cached writers open across sessions, and so do we; close them before reading."""
+    tf.summary.FileWriterCache.clear()
 
 
 def _events(logdir):
@@ -296,7 +293,7 @@ def test_profiler_hook(tf1, tmp_path):
         assert node in got[2] and node in want[2]
 
 
-def test_writers_flushed_and_closed_after_exception(tmp_path):
+def test_writers_flushed_after_exception(tmp_path):
     logdir = str(tmp_path)
     calls = []
     with core.Graph().as_default():
@@ -309,9 +306,10 @@ def test_writers_flushed_and_closed_after_exception(tmp_path):
                 for _ in range(3):
                     sess.run(train)
                 raise ValueError("boom")
-        assert not core.train.SummaryWriterCache._cache
+        assert list(core.train.SummaryWriterCache._cache) == [logdir]      # open, as TF leaves it
         assert not core.get_default_graph().finalized
-    events, extra = _events(logdir)
+    events, extra = _events(logdir)                                        # and flushed: nothing lost
+    core.train.SummaryWriterCache.clear()
     assert [e[0] for e in events if e[2] == "loss_1"] == [1, 2, 3]
     assert [e[0] for e in events if e[2] == "global_step/sec"] == [2, 3]
     assert calls == [("begin",), ("before_save", 0), ("after_save", 0)]   # no end() after an exception, as TF
@@ -371,3 +369,43 @@ def test_singular_monitored_session_restores_latest_checkpoint(tf1, tmp_path):
     assert got[0] == want[0] == 3 and got[2] == want[2] == "model.ckpt-3"   # saved at the end by the default hook
     np.testing.assert_allclose(got[1], want[1], rtol=1e-5, atol=1e-6)
     assert not np.allclose(got[1], W0)
+
+
+def _kinds_per_file(logdir):
+    """Per event file, in name order: each event's kind and step (``V`` file_version, ``G`` graph, ``M`` meta
+    graph, ``L<status>`` SessionLog, ``S:<tags>`` summary)."""
+    files = []
+    for path in sorted(glob.glob(os.path.join(logdir, "events.out.tfevents.*"))):
+        row = []
+        for e in summary_iterator(path):
+            kind = e.WhichOneof("what")
+            short = {"file_version": "V", "graph_def": "G", "meta_graph_def": "M"}.get(kind)
+            if kind == "session_log":
+                short = "L%d" % e.session_log.status
+            elif kind == "summary":
+                short = "S:" + ",".join(v.tag for v in e.summary.value)
+            row.append((short or kind, e.step))
+        files.append(row)
+    return files
+
+
+def test_two_monitored_sessions_on_one_directory_write_as_tf1(tf1, tmp_path):
+    """The second MonitoredTrainingSession resumes from the first's checkpoint and, as in TF (its
+    FileWriterCache keeps one writer per directory open), goes on writing the same event file: graph, meta graph,
+    SessionLog and summary events per step as TF1 writes them."""
+    def two_sessions(tf, logdir):
+        for last_step in (20, 40):
+            with tf.Graph().as_default():
+                gs, _, _, train = _model(tf)
+                saver_hook = tf.train.CheckpointSaverHook(logdir, save_steps=10)
+                with tf.train.MonitoredTrainingSession(
+                        checkpoint_dir=logdir, chief_only_hooks=[saver_hook], save_checkpoint_secs=None,
+                        save_summaries_steps=5, log_step_count_steps=None,
+                        hooks=[tf.train.StopAtStepHook(last_step=last_step)]) as sess:
+                    while not sess.should_stop():
+                        sess.run(train)
+        _flush_writers(tf)
+        return _kinds_per_file(logdir)
+    want, got = tf1_and_core(tf1, lambda tf: two_sessions(tf, str(tmp_path / ("tf" if tf is tf1 else "core"))))
+    assert len(want) == 1 and [k for k, _ in want[0]].count("G") == 3      # the writer's graph, then the hook's
+    assert got == want

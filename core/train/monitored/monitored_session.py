@@ -5,9 +5,11 @@ queue runners under a Coordinator), ``SingularMonitoredSession`` and ``Monitored
 hooks from its arguments).
 
 On close (``with`` exit or ``close()``): hooks' ``end`` runs unless an exception is propagating, the Coordinator
-stops and joins the queue-runner threads, and every writer of ``SummaryWriterCache`` is flushed and closed, also
-after an exception, so every event logged before it is in the file. ``OutOfRangeError`` and ``StopIteration``
-leaving the ``with`` block count as a normal end and are swallowed, as in TF.
+stops and joins the queue-runner threads, and every writer of ``SummaryWriterCache`` is flushed, also after an
+exception, so every event logged before it is in the file; as in TF the writers stay open (a next session on the
+same directory goes on writing the same file) until ``SummaryWriterCache.clear()`` or the end of the process.
+``OutOfRangeError`` and ``StopIteration`` leaving the ``with`` block count as a normal end and are swallowed, as in
+TF.
 """
 from __future__ import annotations
 
@@ -322,11 +324,7 @@ class _MonitoredSession:
                 self._tf_sess = self._coord = None
                 if not self._graph_was_finalized:
                     self._graph._finalized = False
-                self._close_writers()
-
-    @staticmethod
-    def _close_writers() -> None:
-        SummaryWriterCache.clear()
+                SummaryWriterCache.flush()
 
     def __enter__(self) -> "_MonitoredSession":
         return self
