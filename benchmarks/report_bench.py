@@ -1,7 +1,7 @@
 """The interactive HTML report on a big logdir: 8 runs x 40 tags x 2,000 steps (640,000 scalars).
 
 Writes the logdir with tfevents' SummaryWriter, renders ``tfevents report`` (interactive) and times it
-(load + data prep + write), then opens the file in headless Chromium (selenium, as tests/_selenium.py)
+(load + data prep + write), then opens the file in headless Chromium (selenium, tests/_browser.py)
 ``--loads`` times and reads what the page measured itself: ``window.__reportReady`` (performance.now()
 when every chart is drawn and painted, i.e. ms since navigation start), the page's build time and the
 renderer main thread's CPU time (DevTools Performance.getMetrics TaskDuration, steadier than wall time on a
@@ -77,7 +77,7 @@ def main():
 
 
 def page_timings(path, loads):
-    from _selenium import open_file, start_browser, stop_browser
+    from _browser import open_file, start_browser, stop_browser
     driver = start_browser(1400, 1000)
     driver.execute_cdp_cmd("Performance.enable", {"timeDomain": "threadTicks"})
     ready, build, busy, charts = [], [], [], 0

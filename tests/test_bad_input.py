@@ -16,17 +16,11 @@ import warnings
 import numpy as np
 import pytest
 
+from _events import read_events
 from tfevents.proto import event_pb2, summary_pb2
-from tfevents.summaries import SummaryWriter, builders, record, summary_iterator
+from tfevents.summaries import SummaryWriter, builders, record
 
 INPUTS_TRIED = []
-
-
-def _events(logdir):
-    (path,) = [os.path.join(logdir, n) for n in os.listdir(logdir) if "tfevents" in n]
-    events = list(summary_iterator(path))
-    assert events[0].file_version == "brain.Event:2"
-    return events[1:]
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -171,7 +165,7 @@ def test_bad_input_raises_a_clear_error_and_writes_nothing(writer, logdir, name)
         with pytest.raises(error, match=message):
             call(writer)
     writer.flush()
-    events = _events(logdir)
+    events = read_events(logdir)
     if name != "run_metadata tag twice":          # (its first call was fine)
         assert events == [], "%s: a failed call wrote %d event(s)" % (name, len(events))
     assert os.listdir(os.path.dirname(logdir)) == [os.path.basename(logdir)]   # nothing written beside it
@@ -214,7 +208,7 @@ def test_scalars_keep_nan_and_inf_and_saturate_out_of_float32_range(writer, logd
     for step, v in enumerate(values):
         writer.add_scalar("x", v, step)
     writer.flush()
-    stored = [e.summary.value[0].simple_value for e in _events(logdir)]
+    stored = [e.summary.value[0].simple_value for e in read_events(logdir)]
     assert math.isnan(stored[0]) and stored[1:5] == [math.inf, -math.inf, math.inf, -math.inf]
     assert stored[5] == 0.0 and math.copysign(1, stored[6]) == -1
     INPUTS_TRIED.extend(values)
@@ -224,7 +218,7 @@ def test_scalars_keep_nan_and_inf_and_saturate_out_of_float32_range(writer, logd
 def test_negative_huge_and_unusual_steps_are_written_as_int64(writer, logdir, step):
     writer.add_scalar("x", 1.0, step)
     writer.flush()
-    (event,) = _events(logdir)
+    (event,) = read_events(logdir)
     assert event.step == (0 if step is None else int(step))
     INPUTS_TRIED.append(step)
 
@@ -235,7 +229,7 @@ def test_nan_walltime_is_kept_and_histogram_statistics_may_overflow(writer, logd
         warnings.simplefilter("ignore", RuntimeWarning)
         writer.add_histogram("h", [1e308, -1e308], 1)           # finite values whose sum of squares overflows
     writer.flush()
-    scalar, histo = _events(logdir)
+    scalar, histo = read_events(logdir)
     assert math.isnan(scalar.wall_time)
     h = histo.summary.value[0].histo
     assert (h.min, h.max, h.num, h.sum_squares) == (-1e308, 1e308, 2, math.inf) and sum(h.bucket) == 2
@@ -246,7 +240,7 @@ def test_audio_outside_unit_range_is_clipped_and_image_floats_saturate(writer, l
     writer.add_audio("s", np.array([5.0, -3.0, 0.5]), 0, sample_rate=8000)
     writer.add_image("i", np.array([[[-1.0, 2.0]]]), 0)        # CHW 1x1x2 floats outside [0, 1]
     writer.flush()
-    audio, image = _events(logdir)
+    audio, image = read_events(logdir)
     import io
     import wave
     with wave.open(io.BytesIO(audio.summary.value[0].audio.encoded_audio_string)) as wav:
@@ -264,7 +258,7 @@ def test_huge_image_is_encoded_whole(writer, logdir):
     img = np.random.default_rng(0).random((3, 2048, 2048), dtype=np.float32)
     writer.add_image("big", img, 0)
     writer.flush()
-    (event,) = _events(logdir)
+    (event,) = read_events(logdir)
     im = event.summary.value[0].image
     assert (im.height, im.width, im.colorspace) == (2048, 2048, 3) and len(im.encoded_image_string) > 10 << 20
     INPUTS_TRIED.append("3x2048x2048 image")
@@ -273,7 +267,7 @@ def test_huge_image_is_encoded_whole(writer, logdir):
 def test_image_of_zero_size_in_one_axis_and_single_pixel(writer, logdir):
     writer.add_image("one", np.full((1, 1, 1), 0.5), 0)
     writer.flush()
-    (event,) = _events(logdir)
+    (event,) = read_events(logdir)
     assert (event.summary.value[0].image.height, event.summary.value[0].image.width) == (1, 1)
     with pytest.raises(ValueError, match="empty"):
         writer.add_image("none", np.zeros((1, 1, 0)), 0)
@@ -304,7 +298,7 @@ def test_tags_are_cleaned_like_tensorboardx_with_a_warning(writer, logdir, tag):
         else:
             writer.add_scalars(tag, {"k": 1.0}, 0)
     writer.flush()
-    tags = [e.summary.value[0].tag for e in _events(logdir)]
+    tags = [e.summary.value[0].tag for e in read_events(logdir)]
     assert tags == [expected, expected, expected, expected + "/text_summary", expected, expected]
     messages = [str(w.message) for w in caught if issubclass(w.category, UserWarning)]
     if expected != tag:

@@ -1,6 +1,5 @@
 """The main job, ``tfevents demo`` (tfevents.core.demo + viewer/cli/cmd_demo): its numbers against TensorFlow 1 running
 the same program, and everything it logs read back by TensorBoard's EventAccumulator and TF's summary_iterator."""
-import glob
 import io
 import os
 import subprocess
@@ -10,6 +9,7 @@ import numpy as np
 import pytest
 from google.protobuf import text_format
 
+from _events import read_events
 from tfevents.core.demo import FILTERS_TAG, DemoConfig, confusion_matrix, filter_grid, run_demo, synthetic_mnist
 
 # 8 steps per epoch; a max-norm bound just under the largest initial column norm (He init: ~1.51), so it acts
@@ -29,12 +29,6 @@ def accumulators(demo):
     size = {ea.SCALARS: 0, ea.HISTOGRAMS: 0, ea.IMAGES: 0, ea.TENSORS: 0}
     return {run: ea.EventAccumulator(os.path.join(demo.logdir, run), size_guidance=size).Reload()
             for run in ("train", "test")}
-
-
-def _events(tf, run_dir):
-    files = sorted(glob.glob(os.path.join(run_dir, "events.out.tfevents.*")))
-    assert len(files) == 1, files
-    return list(tf.compat.v1.train.summary_iterator(files[0]))
 
 
 # ------------------------------------------------------------------ TensorFlow 1 as the oracle
@@ -145,11 +139,13 @@ def test_run_metadata_and_session_logs(tf, demo, accumulators):
     assert isinstance(metadata, config_pb2.RunMetadata)
     executed = {s.node_name for s in metadata.step_stats.dev_stats[0].node_stats}
     assert "dnn/hidden1/MatMul" in executed and "train/Momentum/update_hidden1/kernel/ApplyMomentum" in executed
-    logs = [(e.step, e.session_log) for e in _events(tf, demo.train_dir) if e.HasField("session_log")]
+    def tf_read(run_dir):   # TF's summary_iterator on the run's one event file, file_version event included
+        return read_events(run_dir, iterator=tf.compat.v1.train.summary_iterator, skip_version=False)
+    logs = [(e.step, e.session_log) for e in tf_read(demo.train_dir) if e.HasField("session_log")]
     SessionLog = tf.compat.v1.SessionLog
     assert [(s, log.status) for s, log in logs] == [(0, SessionLog.START), (8, SessionLog.CHECKPOINT),
                                                     (16, SessionLog.CHECKPOINT), (16, SessionLog.STOP)]
-    test_logs = [(e.step, e.session_log.status) for e in _events(tf, demo.test_dir) if e.HasField("session_log")]
+    test_logs = [(e.step, e.session_log.status) for e in tf_read(demo.test_dir) if e.HasField("session_log")]
     assert test_logs == [(0, SessionLog.START)]
     assert logs[-2][1].checkpoint_path == demo.checkpoint_path == os.path.join(demo.train_dir, "model.ckpt-16")
     from tfevents.core import train as core_train

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 from google.protobuf import text_format
 
+from _browser import browser, browser_session, load, required_browser  # noqa: F401 (fixtures)
 from _examples import ExampleRuns
 from _tensorboard import TensorBoardServer
 from conftest import REPO
@@ -261,14 +262,14 @@ controls.set('_selectedRunIndex', i);
 return true;""")
 
 
-def _browser_tools():
-    import _chromium
-    tools = _chromium.find_tools()
-    if tools is None:
-        if os.environ.get("CI"):
-            pytest.fail("chromium and chromedriver are required under CI (apt-get install chromium chromium-driver)")
-        pytest.skip("chromium / chromedriver not installed")
-    return _chromium, tools
+@pytest.fixture
+def driver(request):
+    """The session's headless Chromium (tests/_browser.py) with the window these checks were written for (the
+    projector's canvas size follows it); a missing chromium skips, except under CI where it fails."""
+    driver = (required_browser(request, "chromium and chromedriver are required under CI") if os.environ.get("CI")
+              else request.getfixturevalue("browser"))
+    driver.set_window_size(1280, 1600)
+    return driver
 
 
 def _not_blank(png: bytes) -> float:
@@ -277,7 +278,7 @@ def _not_blank(png: bytes) -> float:
     return pixels.std()
 
 
-def _wait(page, what, check, timeout=TIMEOUT):
+def _wait(what, check, timeout=TIMEOUT):
     deadline, last = time.monotonic() + timeout, None
     while time.monotonic() < deadline:
         last = check()
@@ -287,43 +288,39 @@ def _wait(page, what, check, timeout=TIMEOUT):
     pytest.fail("page never showed %s (last: %r)" % (what, last))
 
 
-def test_dashboards_in_headless_chromium(logdir, servers, tmp_path):
-    chromium, tools = _browser_tools()
+def test_dashboards_in_headless_chromium(logdir, servers, tmp_path, driver):
     from tfevents.summaries import load_logdir
     from tensorboard.compat.proto import graph_pb2
     root, result, example_runs = logdir
     server = servers["false"]
     _loaded(server, result, example_runs)
     ours_graphs = {run: graph_pb2.GraphDef.FromString(data) for run, data in load_logdir(root).graphs.items()}
-    blank = tmp_path / "blank.html"
-    blank.write_text("<!DOCTYPE html><title>blank</title>")
     base = server.url
-    with chromium.open_page(str(blank), tools) as page:
-        # the scalars dashboard lists the demo's runs and its scalar cards
-        page._call("POST", "/url", {"url": base + "#scalars"})
-        wanted = ("demo/train", "demo/test", "loss", "accuracy_ema", "gradient_norm", "learning_rate")
-        _wait(page, "the demo's runs and tags %s" % (wanted,),
-              lambda: (lambda text: all(w in text for w in wanted) or text[-500:])(page.js(DEEP_TEXT)))
-        time.sleep(2)     # let the charts draw
-        shot = page.screenshot()
-        (tmp_path / "scalars.png").write_bytes(shot)
-        assert _not_blank(shot) > 10
+    # the scalars dashboard lists the demo's runs and its scalar cards
+    load(driver, base + "#scalars")
+    wanted = ("demo/train", "demo/test", "loss", "accuracy_ema", "gradient_norm", "learning_rate")
+    _wait("the demo's runs and tags %s" % (wanted,),
+          lambda: (lambda text: all(w in text for w in wanted) or text[-500:])(driver.execute_script(DEEP_TEXT)))
+    time.sleep(2)     # let the charts draw
+    shot = driver.get_screenshot_as_png()
+    (tmp_path / "scalars.png").write_bytes(shot)
+    assert _not_blank(shot) > 10
 
-        # the graphs dashboard: the demo's graph, then each example program's (chosen in the run menu), with
-        # their top-level name scopes drawn as nodes of the SVG
-        page._call("POST", "/url", {"url": base + "#graphs"})
-        for run in ["demo/train"] + sorted(example_runs.values()):
-            scopes = _top_level_scopes(ours_graphs[run])
-            assert len(scopes) >= 2, (run, scopes)
-            _wait(page, "the graph dashboard's run menu", lambda: page.js(SELECT_GRAPH_RUN, run))
-            known = _all_prefixes(ours_graphs[run])
-            # the drawn nodes: every top-level scope, and nothing that is not in this run's graph
-            _wait(page, "the graph of %s, all of %s and only its nodes" % (run, sorted(scopes)),
-                  lambda: (lambda ns: scopes <= ns <= known or sorted(ns))(set(page.js(DEEP_NODE_NAMES))))
-            time.sleep(1)
-            shot = page.screenshot()
-            (tmp_path / ("graph_%s.png" % run.replace("/", "_"))).write_bytes(shot)
-            assert _not_blank(shot) > 10, run
+    # the graphs dashboard: the demo's graph, then each example program's (chosen in the run menu), with
+    # their top-level name scopes drawn as nodes of the SVG
+    driver.get(base + "#graphs")
+    for run in ["demo/train"] + sorted(example_runs.values()):
+        scopes = _top_level_scopes(ours_graphs[run])
+        assert len(scopes) >= 2, (run, scopes)
+        _wait("the graph dashboard's run menu", lambda: driver.execute_script(SELECT_GRAPH_RUN, run))
+        known = _all_prefixes(ours_graphs[run])
+        # the drawn nodes: every top-level scope, and nothing that is not in this run's graph
+        _wait("the graph of %s, all of %s and only its nodes" % (run, sorted(scopes)),
+              lambda: (lambda ns: scopes <= ns <= known or sorted(ns))(set(driver.execute_script(DEEP_NODE_NAMES))))
+        time.sleep(1)
+        shot = driver.get_screenshot_as_png()
+        (tmp_path / ("graph_%s.png" % run.replace("/", "_"))).write_bytes(shot)
+        assert _not_blank(shot) > 10, run
 
 
 PROJECTOR_STATE = """
@@ -347,27 +344,23 @@ return [texts.join(' ').replace(/\\s+/g, ' '), canvases];
 """
 
 
-def test_projector_in_headless_chromium(logdir, servers, tmp_path):
+def test_projector_in_headless_chromium(logdir, servers, tmp_path, driver):
     """TensorBoard's Projector tab on the demo's logdir: it names the embedding, counts its points and draws them."""
-    chromium, tools = _browser_tools()
     from tfevents.core.demo import EMBEDDING_TAG, LAYERS
     from PIL import Image
     root, result, example_runs = logdir
     server = servers["false"]
     _loaded(server, result, example_runs)
-    blank = tmp_path / "blank.html"
-    blank.write_text("<!DOCTYPE html><title>blank</title>")
     # the first run of its menu is shown: the demo's test set or a sweep trial's
     points = {"Points: %d" % c["n_test"] for c in (CONFIG, SWEEP_CONFIG)}
     wanted = ("Dimension: %d" % LAYERS[-1], EMBEDDING_TAG, "label")
-    with chromium.open_page(str(blank), tools) as page:
-        page._call("POST", "/url", {"url": server.url + "#projector"})
-        state = _wait(page, "the projector showing one of %s, %s and a canvas" % (points, wanted), lambda: (
-            lambda st: st if all(w in st[0] for w in wanted) and any(p in st[0] for p in points) and st[1]
-            else False)(page.js(PROJECTOR_STATE)))
-        time.sleep(3)     # let the points and their sprites draw
-        shot = page.screenshot()
-        (tmp_path / "projector.png").write_bytes(shot)
+    load(driver, server.url + "#projector")
+    state = _wait("the projector showing one of %s, %s and a canvas" % (points, wanted), lambda: (
+        lambda st: st if all(w in st[0] for w in wanted) and any(p in st[0] for p in points) and st[1]
+        else False)(driver.execute_script(PROJECTOR_STATE)))
+    time.sleep(3)     # let the points and their sprites draw
+    shot = driver.get_screenshot_as_png()
+    (tmp_path / "projector.png").write_bytes(shot)
     image = np.asarray(Image.open(io.BytesIO(shot)).convert("L"), dtype=np.float64)
     x, y, w, h = (int(v) for v in max(state[1], key=lambda box: box[2] * box[3]))   # CSS px = screenshot px
     plot = image[y:y + h, x:x + w]

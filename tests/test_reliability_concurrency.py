@@ -20,8 +20,8 @@ import time
 import numpy as np
 import pytest
 
-from tfevents.proto import event_pb2
-from tfevents.summaries import SummaryWriter, record
+from _events import read_events
+from tfevents.summaries import SummaryWriter
 
 SOAK = os.environ.get("TFEVENTS_SOAK", "") not in ("", "0")
 THREADS, PER_THREAD = 8, 10_000 * (10 if SOAK else 1)
@@ -29,14 +29,9 @@ PROCS_PER_METHOD = 4 * (4 if SOAK else 1)
 FORKS = 12 * (10 if SOAK else 1)
 
 
-def _events(path):
-    """Every Event of a file; any damaged record fails the test."""
-    return [event_pb2.Event.FromString(p) for _, p in record.iter_records(path)]
-
-
 def _scalars(path):
     return [(e.summary.value[0].tag, e.step, e.summary.value[0].simple_value)
-            for e in _events(path)[1:]]
+            for e in read_events(path)]
 
 
 def test_eight_threads_on_one_writer_lose_and_interleave_nothing(logdir):

@@ -21,6 +21,7 @@ import time
 import numpy as np
 import pytest
 
+from _browser import browser, browser_session, load, required_browser  # noqa: F401 (fixtures)
 from _serve import ProviderProcess
 from _tensorboard import TensorBoardServer
 
@@ -320,27 +321,23 @@ def test_a_corrupted_record_is_reported_and_the_records_after_it_served(served):
     assert provider.log().count("offset %d: corrupted" % offset) == 1
 
 
-def test_the_scalars_dashboard_draws_charts_in_chromium(served, tmp_path):
-    import _chromium
-    tools = _chromium.find_tools()
-    assert tools, "Debian's chromium and chromium-driver are needed (apt-get install chromium chromium-driver)"
+def test_the_scalars_dashboard_draws_charts_in_chromium(served, tmp_path, request):
+    driver = required_browser(request, "the scalars dashboard is checked in Debian's chromium")
     _, servers, _ = served
-    blank = tmp_path / "blank.html"
-    blank.write_text("<html></html>")
-    with _chromium.open_page(str(blank), tools) as page:
-        page._call("POST", "/url", {"url": servers["ours"].url + "#scalars"})
-        deadline = time.monotonic() + 60
-        count = 0
-        while time.monotonic() < deadline and count < 2:   # drawn lines, looked for through shadow roots
-            count = page.js("""
-                const walk = (root, out) => { for (const el of root.querySelectorAll('*')) {
-                    if (el.shadowRoot) walk(el.shadowRoot, out);
-                    if (el.tagName.toLowerCase() === 'path' && /line/.test(el.getAttribute('class') || '')
-                        && (el.getAttribute('d') || '').length > 40) out.push(el); } return out; };
-                return walk(document, []).length;""")
-            time.sleep(0.5)
-        shot = page.screenshot()
-        (tmp_path / "scalars.png").write_bytes(shot)
+    driver.set_window_size(1280, 1600)       # the window the screenshot check was written for
+    load(driver, servers["ours"].url + "#scalars")
+    deadline = time.monotonic() + 60
+    count = 0
+    while time.monotonic() < deadline and count < 2:   # drawn lines, looked for through shadow roots
+        count = driver.execute_script("""
+            const walk = (root, out) => { for (const el of root.querySelectorAll('*')) {
+                if (el.shadowRoot) walk(el.shadowRoot, out);
+                if (el.tagName.toLowerCase() === 'path' && /line/.test(el.getAttribute('class') || '')
+                    && (el.getAttribute('d') || '').length > 40) out.push(el); } return out; };
+            return walk(document, []).length;""")
+        time.sleep(0.5)
+    shot = driver.get_screenshot_as_png()
+    (tmp_path / "scalars.png").write_bytes(shot)
     assert count > 0, "no scalar chart on the page"
     from PIL import Image
     import io

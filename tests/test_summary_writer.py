@@ -10,6 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from _events import read_events
 from tfevents.proto import config_pb2, event_pb2, graph_pb2, summary_pb2
 from tfevents.summaries import FileWriter, SummaryWriter, builders, record, summary_iterator
 from tfevents.summaries.writer import event_bytes as _event_bytes
@@ -19,14 +20,6 @@ INT64 = st.integers(min_value=-(1 << 63), max_value=(1 << 63) - 1)
 
 def _files(logdir):
     return sorted(glob.glob(os.path.join(logdir, "**", "*tfevents*"), recursive=True))
-
-
-def _events(logdir):
-    """Events of the one file directly in logdir, without the file_version event."""
-    (path,) = glob.glob(os.path.join(logdir, "*tfevents*"))
-    events = list(summary_iterator(path))
-    assert events[0].file_version == "brain.Event:2"
-    return events[1:]
 
 
 def _scalars(events):
@@ -96,7 +89,7 @@ def test_add_scalar_accepts_numbers_numpy_and_torch(logdir):
     with SummaryWriter(logdir) as w:
         for step, value in enumerate(values):
             w.add_scalar("v", value, np.int64(step) if step % 2 else step)
-    assert _scalars(_events(logdir)) == [(i, "v", float(np.asarray(v).reshape(()))) for i, v in enumerate(values)]
+    assert _scalars(read_events(logdir)) == [(i, "v", float(np.asarray(v).reshape(()))) for i, v in enumerate(values)]
 
 
 @pytest.mark.parametrize("tag", [3, None, b"loss", ("a",), ["a"]])
@@ -104,7 +97,7 @@ def test_non_string_tag_is_refused(logdir, tag):
     with SummaryWriter(logdir) as w:
         with pytest.raises(TypeError, match="tag must be a str"):
             w.add_scalar(tag, 1.0, 0)
-    assert _events(logdir) == []
+    assert read_events(logdir) == []
 
 
 def test_empty_tag_is_refused_like_the_builders(logdir):
@@ -133,7 +126,7 @@ def test_bad_step_is_refused(logdir, step, error, match):
             w.add_scalar("loss", 1.0, step)
         with pytest.raises(error, match=match):
             w.add_summary(builders.scalar("x", 1.0), step)
-    assert _events(logdir) == []
+    assert read_events(logdir) == []
 
 
 def test_steps_and_walltime(logdir):
@@ -142,7 +135,7 @@ def test_steps_and_walltime(logdir):
         w.add_scalar("a", 2.0, 3.0, walltime=12.5)   # whole float step
         w.add_scalar("a", 3.0, -5)
         w.add_scalar("a", 4.0, (1 << 63) - 1)
-    events = _events(logdir)
+    events = read_events(logdir)
     assert [e.step for e in events] == [0, 3, -5, (1 << 63) - 1]
     assert events[1].wall_time == 12.5 and events[0].wall_time > 1e9
 
@@ -209,7 +202,7 @@ def test_builder_summaries_are_written_unchanged(logdir):
                 builders.images("ims", np.ones((2, 1, 3, 3))),
                 builders.pr_curve_raw("prr", [3, 2], [1, 0], [0, 1], [0, 1], [0.75, 1.0], [1.0, 2 / 3], 2),
                 builders.custom_scalars({"cat": {"chart": ["Multiline", ["loss"]]}})]
-    events = _events(logdir)
+    events = read_events(logdir)
     assert [e.summary for e in events] == expected
     assert [e.step for e in events] == [1, 2, 3, 4, 0]
 
@@ -222,7 +215,7 @@ def test_add_figure(logdir):
     fig = plt.figure(figsize=(2, 1), dpi=50)
     with SummaryWriter(logdir) as w:
         w.add_figure("fig", fig, 2)
-    (event,) = _events(logdir)
+    (event,) = read_events(logdir)
     image = event.summary.value[0].image
     assert (image.width, image.height, event.step) == (100, 50, 2)
     assert not plt.fignum_exists(fig.number)
@@ -255,7 +248,7 @@ def test_add_graph_from_tf_graph_and_graph_defs(logdir, tf):
             w.add_graph(summary_pb2.Summary())
         with pytest.raises(TypeError):
             w.add_graph(object())
-    events = _events(logdir)
+    events = read_events(logdir)
     graphs = [tf.compat.v1.GraphDef.FromString(e.graph_def) for e in events]
     assert graphs[0] == tf_graph_def and graphs[1] == g.as_graph_def()
     assert graphs[2] == graphs[3] == tf_graph_def and events[1].step == 3
@@ -277,7 +270,7 @@ def test_graph_in_constructor_writes_graph_and_meta_graph(logdir, tf):
         tf.constant(2.0, name="c")
     with SummaryWriter(logdir, g) as w:
         pass
-    graph_event, meta_event = _events(logdir)
+    graph_event, meta_event = read_events(logdir)
     assert tf.compat.v1.GraphDef.FromString(graph_event.graph_def) == g.as_graph_def(add_shapes=True)
     meta = tf.compat.v1.MetaGraphDef.FromString(meta_event.meta_graph_def)
     assert meta.graph_def == g.as_graph_def(add_shapes=True)
@@ -295,7 +288,7 @@ def test_run_metadata_and_meta_graph(logdir, tf):
         w.add_meta_graph(tf.compat.v1.MetaGraphDef(), 2)
         with pytest.raises(TypeError, match="MetaGraphDef"):
             w.add_meta_graph(rm)
-    first, second = _events(logdir)
+    first, second = read_events(logdir)
     assert first.tagged_run_metadata.tag == "step1" and first.step == 1
     assert tf.compat.v1.RunMetadata.FromString(first.tagged_run_metadata.run_metadata) == rm
     assert second.WhichOneof("what") == "meta_graph_def" and second.step == 2
@@ -339,7 +332,7 @@ def test_add_scalars_matches_torch_layout_without_extra_threads(tmp_path):
         runs = {}
         for path in _files(root):
             run = os.path.relpath(os.path.dirname(path), root)
-            events = [event_pb2.Event.FromString(p) for _, p in record.iter_records(path)]
+            events = read_events(path, skip_version=False)
             runs.setdefault(run, []).extend(_scalars(events))
         return {run: sorted(points) for run, points in runs.items() if points or run != "."}
 
@@ -356,7 +349,7 @@ def test_purge_step_writes_what_tensorboardx_writes(tmp_path):
         w.add_scalar("x", 1.0, 42)
 
     def strip(root):
-        events = [event_pb2.Event.FromString(p) for _, p in record.iter_records(_files(root)[0])]
+        events = read_events(_files(root)[0], skip_version=False)
         for e in events:
             e.ClearField("wall_time")
         return events
@@ -374,13 +367,13 @@ def test_add_hparams_writes_into_the_writers_run(tmp_path):
         w.add_hparams({"lr": 0.2}, {"hparam/acc": 0.8}, run_name="second")
     assert sorted(os.listdir(logdir))[-1] == "second"
     assert [d for d in os.listdir(logdir) if os.path.isdir(os.path.join(logdir, d))] == ["second"]
-    events = _events(logdir)
+    events = read_events(logdir)
     assert [v.tag for e in events for v in e.summary.value] == [
         "_hparams_/experiment", "_hparams_/session_start_info", "_hparams_/session_end_info", "hparam/acc"]
     assert _scalars(events[3:]) == [(7, "hparam/acc", pytest.approx(0.9))]
     start = plugin_data_pb2.HParamsPluginData.FromString(events[1].summary.value[0].metadata.plugin_data.content)
     assert start.session_start_info.hparams["opt"].string_value == "adam"
-    second = _events(os.path.join(logdir, "second"))
+    second = read_events(os.path.join(logdir, "second"))
     assert _scalars(second[3:]) == [(0, "hparam/acc", pytest.approx(0.8))]
 
 

@@ -8,9 +8,9 @@ import os
 import numpy as np
 import pytest
 
+from _events import event_files, read_events
 from _oracle import tf1_and_core
 from tfevents import core
-from tfevents.summaries import summary_iterator
 
 RNG = np.random.RandomState(7)
 X = RNG.randn(8, 3).astype(np.float32)
@@ -27,10 +27,8 @@ def _events(logdir):
     """Every event of every event file in ``logdir``, in write order, as comparable tuples (graph, meta graph
     and file_version events are counted separately: TF writes them once per cached writer)."""
     out, extra = [], {"graph": 0, "meta": 0}
-    events = []
-    for path in glob.glob(os.path.join(logdir, "events.out.tfevents.*")):
-        events.extend(summary_iterator(path))
-    events.sort(key=lambda e: e.wall_time)
+    events = sorted((e for path in event_files(logdir) for e in read_events(path, skip_version=False)),
+                    key=lambda e: e.wall_time)
     for e in events:
         kind = e.WhichOneof("what")
         if kind == "summary":

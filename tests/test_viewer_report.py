@@ -11,7 +11,7 @@ from html.parser import HTMLParser
 import numpy as np
 import pytest
 
-from _chromium import find_tools, open_page
+from _browser import browser, browser_session, console_messages  # noqa: F401 (fixtures)
 from _viewer_data import SCRIPT_TEXT, mixed, ours_available  # noqa: F401
 
 SECTIONS = ["Scalars", "Distributions", "Histograms", "Images", "Audio", "Text", "PR curves", "HParams", "Graphs"]
@@ -55,19 +55,17 @@ def test_report_is_self_contained(report):
         assert "</i>%s</span>" % run in text
 
 
-def test_report_renders_in_headless_chromium(report):
-    tools = find_tools()
-    if tools is None:
-        pytest.skip("chromium and chromedriver are not installed (apt-get install chromium chromium-driver)")
-    with open_page(report, tools) as page:
-        state = page.js("""
-            return {scripts: document.scripts.length, pwned: typeof window.__pwned,
-                    text: document.body.innerText,
-                    images: Array.from(document.images).map(i => i.complete && i.naturalWidth > 0),
-                    resources: performance.getEntriesByType('resource').map(r => r.name),
-                    height: document.body.scrollHeight};""")
-        shot = page.screenshot()
-        console = page.console()
+def test_report_renders_in_headless_chromium(browser, report):
+    browser.set_window_size(1280, 1600)      # the window the screenshot checks were written for
+    browser.get("file://" + os.path.abspath(report))
+    state = browser.execute_script("""
+        return {scripts: document.scripts.length, pwned: typeof window.__pwned,
+                text: document.body.innerText,
+                images: Array.from(document.images).map(i => i.complete && i.naturalWidth > 0),
+                resources: performance.getEntriesByType('resource').map(r => r.name),
+                height: document.body.scrollHeight};""")
+    shot = browser.get_screenshot_as_png()
+    console = console_messages(browser)
     assert console == [], console                       # no errors, warnings or failed loads
     assert state["scripts"] == 0 and state["pwned"] == "undefined"
     assert SCRIPT_TEXT.split(" **")[0] in state["text"]  # the <script> shows as text

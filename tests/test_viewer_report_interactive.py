@@ -17,7 +17,7 @@ import sys
 import numpy as np
 import pytest
 
-from _selenium import browser, console_messages, network_requests, open_file  # noqa: F401
+from _browser import browser, browser_session, console_messages, network_requests, open_file  # noqa: F401
 from _viewer_data import SCRIPT_TEXT, mixed  # noqa: F401
 
 MAX_DEMO_BYTES = 2 * 1024 * 1024
