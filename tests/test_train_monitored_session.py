@@ -373,9 +373,9 @@ def _kinds_per_file(logdir):
     """Per event file, in name order: each event's kind and step (``V`` file_version, ``G`` graph, ``M`` meta
     graph, ``L<status>`` SessionLog, ``S:<tags>`` summary)."""
     files = []
-    for path in sorted(glob.glob(os.path.join(logdir, "events.out.tfevents.*"))):
+    for path in event_files(logdir):
         row = []
-        for e in summary_iterator(path):
+        for e in read_events(path, skip_version=False):
             kind = e.WhichOneof("what")
             short = {"file_version": "V", "graph_def": "G", "meta_graph_def": "M"}.get(kind)
             if kind == "session_log":
