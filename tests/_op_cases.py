@@ -9,8 +9,9 @@ A case::
 placeholders; integer or constant arguments are built inside ``build`` (``tf.constant([1, 0])``). What
 ``check_case`` holds, for one case:
 
-1. forward values equal TF1's in float64 (``rtol``) and in float32 (``rtol32``), same dtype and shape, and the
-   static shape of each output is compatible with the value's shape (and equal to TF's static shape);
+1. forward values equal TF1's in float64 (``rtol``) and in float32 (within the rounding bound of
+   tests/_tolerance.py: ``n32`` roundings along the longest path, times ``scale32``), same dtype and shape, and
+   the static shape of each output is compatible with the value's shape (and equal to TF's static shape);
 2. the gradient of ``sum(out * w)`` (fixed weights ``w``) equals TF's ``tf.gradients`` (``grad_rtol``) and
    central differences in float64 (``eps``, ``num_rtol``), for each float output;
 3. the GraphDef: the set of op types ``build`` adds (Const and Placeholder aside) equals TF's, and for every op
@@ -19,15 +20,27 @@ placeholders; integer or constant arguments are built inside ``build`` (``tf.con
 
 Switch a part off per case with a reason in a comment: ``tf_grads=False`` (TF has no gradient),
 ``numeric=False`` (finite differences cannot see it: kinks, integer outputs), ``same_ops=False``.
+
+The float32 bound: ``n32`` defaults to ``ELEMENTWISE_ULPS``, one elementwise function (TF's approximation
+against numpy's); a case with sums or chained functions states its count (a sum or dot of length ``k`` counts
+``k``); ``n32=0`` asks for exact equality (copies, gathers, integer arithmetic). ``scale32`` defaults to each
+output's ``max|TF's value|``; where a sum's terms cancel, ``scale32=SUM_OF_TERMS`` takes ``Σ|terms|`` instead,
+as the case's own value on ``|inputs|`` (valid for sums of products of the inputs: reductions, matmul, conv), or
+``scale32`` is a function of the inputs (float64) that returns it.
+``computes_in_float32`` marks an op that computes in float32 whatever its inputs' dtype (the losses, LRN): its
+float64 run's values and TF gradients are float32 results, held to the same float32 bound.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Optional, Sequence
 
 import numpy as np
 
+from _tolerance import ELEMENTWISE_ULPS, assert_float32_close
 from tfevents import core
+
+SUM_OF_TERMS = "sum of |terms|"     # scale32: the case evaluated on |inputs| (module docstring)
 
 
 @dataclass
@@ -41,8 +54,9 @@ class Case:
     float32: bool = True
     rtol: float = 1e-10
     atol: float = 1e-12
-    rtol32: float = 1e-5
-    atol32: float = 1e-6
+    n32: float = ELEMENTWISE_ULPS
+    scale32: Any = None                    # None (max|want| per output), SUM_OF_TERMS, a number or f(*inputs)
+    computes_in_float32: bool = False
     grad_rtol: float = 1e-9
     grad_atol: float = 1e-11
     eps: float = 1e-6
@@ -127,11 +141,23 @@ def check_graph_def(ours: _Run, theirs: _Run, case: Case) -> None:
         assert got == want, "attrs of %s: ours %s, TF's %s" % (op_type, got, want)
 
 
+def _float32_scales(case: Case, n_outputs: int) -> list:
+    """The ``scale`` of each output for assert_float32_close (None: its max|want|)."""
+    if callable(case.scale32):
+        return [case.scale32(*case.inputs)] * n_outputs
+    if case.scale32 is None or not isinstance(case.scale32, str):
+        return [case.scale32] * n_outputs
+    assert case.scale32 == SUM_OF_TERMS, case.scale32
+    terms = _Run(core, replace(case, inputs=[np.abs(np.asarray(x, np.float64)) for x in case.inputs]), core.float64)
+    return [float(np.abs(v).max()) if np.size(v) else 0.0 for v in terms.values]
+
+
 def check_forward(tf1, case: Case, dtype_name: str = "float64") -> tuple:
     """Forward values, dtypes and static shapes against TF1; returns the two runs."""
     ours = _Run(core, case, getattr(core, dtype_name))
     theirs = _Run(tf1, case, getattr(tf1, dtype_name))
-    rtol, atol = (case.rtol, case.atol) if dtype_name == "float64" else (case.rtol32, case.atol32)
+    float32 = dtype_name == "float32" or case.computes_in_float32
+    scales = _float32_scales(case, len(ours.values)) if float32 else None
     assert len(ours.values) == len(theirs.values)
     for k, (o, t, got, want) in enumerate(zip(ours.outs, theirs.outs, ours.values, theirs.values)):
         got, want = np.asarray(got), np.asarray(want)
@@ -142,8 +168,10 @@ def check_forward(tf1, case: Case, dtype_name: str = "float64") -> tuple:
         want_static = t.shape.as_list() if t.shape.ndims is not None else None
         got_static = o.shape.as_list() if o.shape.ndims is not None else None
         assert got_static == want_static, "output %d: static shape %s, TF's %s" % (k, got_static, want_static)
-        if got.dtype.kind in "fc":
-            np.testing.assert_allclose(got, want, rtol=rtol, atol=atol, err_msg="output %d" % k)
+        if got.dtype.kind in "fc" and float32:
+            assert_float32_close(got, want, n=case.n32, scale=scales[k], err_msg="output %d" % k)
+        elif got.dtype.kind in "fc":
+            np.testing.assert_allclose(got, want, rtol=case.rtol, atol=case.atol, err_msg="output %d" % k)
         else:
             np.testing.assert_array_equal(got, want, err_msg="output %d" % k)
     return ours, theirs
@@ -161,8 +189,11 @@ def check_case(tf1, case: Case) -> None:
     grads = ours.gradients()
     if case.tf_grads:
         for i, (got, want) in enumerate(zip(grads, theirs.gradients())):
-            np.testing.assert_allclose(got, want, rtol=case.grad_rtol, atol=case.grad_atol,
-                                       err_msg="d/dx%d against TF" % i)
+            if case.computes_in_float32:
+                assert_float32_close(got, want, n=case.n32, err_msg="d/dx%d against TF" % i)
+            else:
+                np.testing.assert_allclose(got, want, rtol=case.grad_rtol, atol=case.grad_atol,
+                                           err_msg="d/dx%d against TF" % i)
     if case.numeric:
         for i, x in enumerate(case.inputs):
             x = np.asarray(x, np.float64)

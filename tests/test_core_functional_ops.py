@@ -3,6 +3,7 @@ same feeds, and the loops' and TensorArrays' nodes of the GraphDef (names, input
 import numpy as np
 import pytest
 
+from _tolerance import ELEMENTWISE_ULPS
 from test_core_tensor_array import check
 
 
@@ -15,6 +16,7 @@ def tf1_control_flow_v1(tf):
 
 X = np.array([[1.5, -2.0, 0.5], [0.25, 3.0, -1.0], [2.0, 0.5, 1.25], [-0.75, 1.0, 2.5]], np.float32)
 W = np.array([0.5, -1.0, 2.0], np.float32)
+E = ELEMENTWISE_ULPS     # float32 roundings of each program's longest path, forward and back (tests/_tolerance.py)
 
 
 def _map_simple(tf):
@@ -26,7 +28,9 @@ def _map_simple(tf):
 
 
 def test_map_fn_values_gradients_and_graph(tf1):
-    check(tf1, _map_simple, [{"x": X, "w": W}, {"x": -X, "w": W * 0.5}])
+    # tanh(r·w) and its square; the gradient's 1 − y² (tanh's ulps count four times next to 1: |y| near 1 makes
+    # it small), dL/dw's sum of the 4 rows' 2y·(1 − y²)·r
+    check(tf1, _map_simple, [{"x": X, "w": W}, {"x": -X, "w": W * 0.5}], n=4 * E + 2 + 4 + 4)
 
 
 def _map_nested(tf):
@@ -44,7 +48,7 @@ def _map_nested(tf):
 
 def test_map_fn_nested_elems_dtype_and_an_unknown_length(tf1):
     feeds = [{"x": X, "k": np.array([1, 2, 3, 4], np.int32)}, {"x": X[:2], "k": np.array([5, -1], np.int32)}]
-    check(tf1, _map_nested, feeds)
+    check(tf1, _map_nested, feeds, n=E + 3 + 4)      # a sum of 3, n·exp(row), the loss's sums
 
 
 def _map_int(tf):
@@ -53,7 +57,7 @@ def _map_int(tf):
 
 
 def test_map_fn_on_integers_without_back_prop(tf1):
-    check(tf1, _map_int, [{"x": np.arange(6, dtype=np.int32).reshape(3, 2)}])
+    check(tf1, _map_int, [{"x": np.arange(6, dtype=np.int32).reshape(3, 2)}], n=0)
 
 
 def _scan(tf):
@@ -70,7 +74,8 @@ def _scan(tf):
 
 
 def test_scan_forward_reverse_and_with_an_initializer(tf1):
-    check(tf1, _scan, [{"x": X, "w": W}])
+    # four steps of tanh(a·w + r) (or a·sin(r)), forward and back; the initializer's running sum of 4·3 terms
+    check(tf1, _scan, [{"x": X, "w": W}], n=2 * 4 * (E + 3) + 4 * 3)
 
 
 def _scan_reverse_init(tf):
@@ -80,7 +85,7 @@ def _scan_reverse_init(tf):
 
 
 def test_scan_reverse_with_an_initializer(tf1):
-    check(tf1, _scan_reverse_init, [{"x": X}])
+    check(tf1, _scan_reverse_init, [{"x": X}], n=2 * 4 * 2)    # four steps of a/2 + r², forward and back
 
 
 def _folds(tf):
@@ -96,9 +101,9 @@ def _folds(tf):
 
 
 def test_foldl_and_foldr(tf1):
-    # rtol 1e-4: TF's tanh is Eigen's rational approximation (~1e-7 from numpy's); a sum of terms of both signs
-    # over four chained steps brings dL/dw[1] to 2e-5 relative
-    check(tf1, _folds, [{"x": X, "w": W}, {"x": X * 0.5, "w": -W}], rtol=1e-4)
+    # four steps of tanh(a·w) + r forward and back (TF's tanh is Eigen's rational approximation), dL/dw's sum of
+    # their terms of both signs (4), with_init's 4·3 products
+    check(tf1, _folds, [{"x": X, "w": W}, {"x": X * 0.5, "w": -W}], n=2 * 4 * (E + 3) + 4 + 4 * 3)
 
 
 def test_functional_ops_check_their_arguments():
@@ -129,4 +134,5 @@ def _nested_maps(tf):
 
 
 def test_nested_loops_with_tensor_arrays_made_inside_the_outer_body(tf1):
-    check(tf1, _nested_maps, [{"x": X, "w": W}])
+    # sin(v·w)·2 forward and back, dL/dw's sum over 4 rows; the fold's sum of 4 rows' 3 running products
+    check(tf1, _nested_maps, [{"x": X, "w": W}], n=2 * (E + 2) + 4 + 4 * 3)

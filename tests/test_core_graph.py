@@ -5,6 +5,7 @@ import collections
 import numpy as np
 import pytest
 
+from _tolerance import ELEMENTWISE_ULPS, assert_float32_close
 from tfevents import core as tf
 
 
@@ -50,9 +51,12 @@ def test_same_graph_same_names_and_values_as_tensorflow(tf1):
     # TF 2.x writes AddV2 for `+`; TF 1.x graphs (which we follow) used Add
     theirs_names = [(n, "Add" if t == "AddV2" else t) for n, t in theirs_names]
     assert ours_names == theirs_names
+    # float32 roundings (tests/_tolerance.py) along the longest path: the dot of 3, relu(h + 1) + 2, z's product,
+    # quotient and difference, the loss's sum of 2, difference, square and mean of 2 (softmax: exp, its sum of 2
+    # and quotient); argmax and shape exactly
     for a, b in zip(ours, theirs):
         assert np.asarray(a).dtype == np.asarray(b).dtype
-        np.testing.assert_allclose(a, b, rtol=1e-6)
+        assert_float32_close(a, b, n=3 + 2 + 3 + 2 + 2 + 3 + ELEMENTWISE_ULPS + 2)
 
 
 def test_unique_names_and_scopes():
@@ -312,8 +316,11 @@ def test_graph_def_imports_and_runs_in_tensorflow(tf1):
             theirs = s.run([loss.name, acc.name, gw.name, gb.name], feed)
             s.run("step", feed)
             theirs_after = s.run(["w:0", "b:0"])
+    # float32 roundings (tests/_tolerance.py): the logits' dot of 4 and bias, the cross entropy (exp, a sum of 3,
+    # log), the mean of 5 and the l2 loss's 12 squares; the gradient's softmax difference, xᵀ·δ (5 rows) and the
+    # weight decay; the step's product and difference
     for a, t in zip(ours + ours_after, theirs + theirs_after):
-        np.testing.assert_allclose(a, t, rtol=1e-5, atol=1e-6)
+        assert_float32_close(a, t, n=4 + 1 + 2 * ELEMENTWISE_ULPS + 3 + 12 + 2 + 5 + 2 + 2)
 
 
 def test_registered_stateful_op_with_ref_inputs_updates_in_place():

@@ -1,6 +1,7 @@
 """tf.layers, tf.losses, tf.metrics, dropout and in-graph summaries of tfevents.core against TF1."""
 import numpy as np
 
+from _tolerance import ELEMENTWISE_ULPS, assert_float32_close
 from tfevents import core
 
 R = np.random.RandomState(42)
@@ -69,8 +70,12 @@ def test_layers_losses_metrics_match_tensorflow(tf1):
         assert name in ours_ops and name in theirs_ops, name
     labels = ["logits", "xent", "sparse", "mse", "reg", "moving_mean", "moving_var", "infer", "acc1", "acc2",
               "acc"]
+    # float32 roundings (tests/_tolerance.py) along the longest path: the dense layers' dots of 5 and 7 and biases,
+    # batch norm's moments over 6 rows, the normalization (a square root, products and sums), the cross entropy
+    # (exp, a sum of 4, log) and its mean over 6 rows; the regularizer's 35 squares are shorter
+    n = (5 + 1) + 2 * 6 + (ELEMENTWISE_ULPS + 4) + (7 + 1) + (2 * ELEMENTWISE_ULPS + 4) + 6
     for label, a, b in zip(labels, ours, theirs):
-        np.testing.assert_allclose(a, b, rtol=2e-5, atol=2e-6, err_msg=label)
+        assert_float32_close(a, b, n=n, err_msg=label)
 
 
 def test_dropout_keeps_expected_fraction_and_scales():
@@ -146,8 +151,10 @@ def test_batch_normalization_4d_fused_matches_tensorflow(tf1):
         ours = run(core, core.Session)
     with tf1.Graph().as_default():
         theirs = run(tf1, tf1.Session)
+    # float32 roundings (tests/_tolerance.py): the moments over 3·4·4 values, the normalization (a square root,
+    # products and sums), then dx's two sums over the 48 values of dy and dy·x̂
     for label, a, b in zip(["y_train", "dx", "moving_mean", "moving_var", "y_infer"], ours, theirs):
-        np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-4, err_msg=label)
+        assert_float32_close(a, b, n=2 * 48 + ELEMENTWISE_ULPS + 4 + 2 * 48, err_msg=label)
 
 
 def test_summary_graph_imports_and_runs_in_tensorflow(tf1):

@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 
 from tfevents import core
-from _op_cases import SAME_OP, Case, _attr_dict, check_case
+from _op_cases import SAME_OP, SUM_OF_TERMS, Case, _attr_dict, check_case
+from _tolerance import ELEMENTWISE_ULPS, assert_float32_close
 
 R = np.random.RandomState(3)
 
@@ -73,8 +74,9 @@ class _Model:
             self.reg_values = self.sess.run(self.reg_losses, self.feed)
 
 
-def compare(tf1, build, inputs, shapes=None, same_ops=True, dtype_name="float64", rtol=1e-9, atol=1e-10):
-    """Variables, outputs, static shapes, gradients, regularization losses and op types against TF1."""
+def compare(tf1, build, inputs, shapes=None, same_ops=True, dtype_name="float64", rtol=1e-9, atol=1e-10, n32=None):
+    """Variables, outputs, static shapes, gradients, regularization losses and op types against TF1; in float32,
+    within the rounding bound of ``n32`` roundings (tests/_tolerance.py) instead of ``rtol``/``atol``."""
     ours = _Model(core, build, inputs, dtype_name, shapes)
     theirs = _Model(tf1, build, inputs, dtype_name, shapes)
     assert ours.variables == theirs.variables
@@ -85,7 +87,10 @@ def compare(tf1, build, inputs, shapes=None, same_ops=True, dtype_name="float64"
         assert len(a) == len(b), label
         for i, (x, y) in enumerate(zip(a, b)):
             assert np.shape(x) == np.shape(y) and np.asarray(x).dtype == np.asarray(y).dtype, (label, i)
-            np.testing.assert_allclose(x, y, rtol=rtol, atol=atol, err_msg="%s %d" % (label, i))
+            if dtype_name == "float32":
+                assert_float32_close(x, y, n=n32, err_msg="%s %d" % (label, i))
+            else:
+                np.testing.assert_allclose(x, y, rtol=rtol, atol=atol, err_msg="%s %d" % (label, i))
     if same_ops:
         assert ours.op_types == theirs.op_types
         for op_type, attrs in ours.first_nodes.items():
@@ -140,10 +145,17 @@ def test_layer_matches_tensorflow(tf1, name):
     compare(tf1, build, inputs)
 
 
-@pytest.mark.parametrize("name", ["conv2d_same_relu", "separable_conv2d", "batch_norm_nhwc_training"])
+# float32 roundings (tests/_tolerance.py) of each case's longest sum, outputs and gradients alike: the kernel's
+# gradient sums over the batch's 2·7·6 positions; the separable kernels' over 2·4·3, after the 3·3 and 6-long dots;
+# batch norm's moments over 3·2·3 values, the normalization and its gradient's two sums again
+FLOAT32_N32 = {"conv2d_same_relu": 2 * 7 * 6 + 2, "separable_conv2d": 2 * 4 * 3 + 3 * 3 + 6,
+               "batch_norm_nhwc_training": 3 * (3 * 2 * 3) + ELEMENTWISE_ULPS + 4}
+
+
+@pytest.mark.parametrize("name", sorted(FLOAT32_N32))
 def test_layer_matches_tensorflow_float32(tf1, name):
     build, inputs = LAYER_CASES[name][:2]
-    compare(tf1, build, inputs, dtype_name="float32", rtol=2e-5, atol=2e-5)
+    compare(tf1, build, inputs, dtype_name="float32", n32=FLOAT32_N32[name])
 
 
 
@@ -229,19 +241,23 @@ def test_conv_and_bn_channels_first_values_match_channels_last():
     np.testing.assert_allclose(c.transpose(0, 2, 3, 1), d, rtol=1e-12)
 
 
-# ---- pooling (no variables): the op-case harness, incl. float32 and central differences
+# ---- pooling (no variables): the op-case harness, incl. float32 and central differences (float32: maxima and
+# reshapes exactly TF's; an average sums its window, then divides, against Σ|terms|)
 POOL_CASES = {
-    "max2d_valid": Case(lambda tf, x: tf.layers.max_pooling2d(x, 2, 2), [rnd(2, 5, 6, 3)]),
+    "max2d_valid": Case(lambda tf, x: tf.layers.max_pooling2d(x, 2, 2), [rnd(2, 5, 6, 3)], n32=0),
     "max2d_same_odd": Case(lambda tf, x: tf.layers.max_pooling2d(x, (3, 2), (2, 1), padding="same"),
-                           [rnd(1, 5, 5, 2)]),
-    "avg2d_same": Case(lambda tf, x: tf.layers.average_pooling2d(x, 3, 2, padding="same"), [rnd(2, 5, 4, 2)]),
-    "avg2d_valid": Case(lambda tf, x: tf.layers.average_pooling2d(x, [2, 3], 1), [rnd(1, 4, 5, 3)]),
-    "max1d": Case(lambda tf, x: tf.layers.max_pooling1d(x, 2, 2), [rnd(2, 9, 3)]),
-    "avg1d_same": Case(lambda tf, x: tf.layers.average_pooling1d(x, 3, 2, padding="same"), [rnd(2, 7, 2)]),
+                           [rnd(1, 5, 5, 2)], n32=0),
+    "avg2d_same": Case(lambda tf, x: tf.layers.average_pooling2d(x, 3, 2, padding="same"), [rnd(2, 5, 4, 2)],
+                       n32=3 * 3 + 1, scale32=SUM_OF_TERMS),
+    "avg2d_valid": Case(lambda tf, x: tf.layers.average_pooling2d(x, [2, 3], 1), [rnd(1, 4, 5, 3)],
+                        n32=2 * 3 + 1, scale32=SUM_OF_TERMS),
+    "max1d": Case(lambda tf, x: tf.layers.max_pooling1d(x, 2, 2), [rnd(2, 9, 3)], n32=0),
+    "avg1d_same": Case(lambda tf, x: tf.layers.average_pooling1d(x, 3, 2, padding="same"), [rnd(2, 7, 2)],
+                       n32=3 + 1, scale32=SUM_OF_TERMS),
     "avg1d_channels_first": Case(lambda tf, x: tf.layers.average_pooling1d(x, 2, 2, data_format="channels_first"),
-                                 [rnd(2, 3, 9)]),
-    "max_pooling_class": Case(lambda tf, x: tf.layers.MaxPooling2D(2, 1, name="pool")(x), [rnd(1, 3, 4, 2)]),
-    "flatten_unknown_dims": Case(lambda tf, x: tf.layers.flatten(x), [rnd(2, 3, 4)], shapes=[(None, None, 4)]),
+                                 [rnd(2, 3, 9)], n32=2 + 1, scale32=SUM_OF_TERMS),
+    "max_pooling_class": Case(lambda tf, x: tf.layers.MaxPooling2D(2, 1, name="pool")(x), [rnd(1, 3, 4, 2)], n32=0),
+    "flatten_unknown_dims": Case(lambda tf, x: tf.layers.flatten(x), [rnd(2, 3, 4)], shapes=[(None, None, 4)], n32=0),
 }
 
 
@@ -381,8 +397,10 @@ def test_batch_norm_class_updates_and_moving_statistics_match_tensorflow(tf1):
         ours = run(core, core.Session)
     with tf1.Graph().as_default():
         theirs = run(tf1, tf1.Session)
+    # float32 (tests/_tolerance.py): the moments over 4·3·2 values and the normalization (square root, product and
+    # sums) for y; the moving averages' update is the moments and two products and a difference
     for label, a, b in zip(["y_train", "moving_mean", "moving_var", "y_infer", "y2"], ours, theirs):
-        np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-5, err_msg=label)
+        assert_float32_close(a, b, n=2 * (4 * 3 * 2) + ELEMENTWISE_ULPS + 6, err_msg=label)
 
 
 def test_dropout_class_training_switch():
@@ -472,4 +490,6 @@ def test_cnn_graph_def_imports_and_runs_in_tensorflow(tf1):
         with tf1.Session() as tsess:
             tsess.run(init_op.name)
             theirs = tsess.run(out.name, {"x:0": x})
-    np.testing.assert_allclose(ours, theirs, rtol=1e-5, atol=1e-6)
+    # float32 (tests/_tolerance.py): the chain's dots, conv 3·3·2, transpose 3, separable 3·3 + 2, dense 4·4·2, and
+    # the biases, inference batch norm (a square root, products and sums), relu and max pool exact
+    assert_float32_close(ours, theirs, n=3 * 3 * 2 + 3 + 3 * 3 + 2 + 4 * 4 * 2 + 4 + ELEMENTWISE_ULPS + 4)

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from _op_cases import Case, check_case
+from _tolerance import ELEMENTWISE_ULPS, assert_float32_close
 from tfevents import core
 
 R = np.random.RandomState(77)
@@ -63,8 +64,12 @@ LOSSES = {
 _OTHER_INTERNALS = ("sigmoid_cross_entropy", "sigmoid_cross_entropy_smoothed", "softmax_cross_entropy",
                     "softmax_cross_entropy_smoothed")
 
-# computed in float32 whatever the input dtype (as TF): float32 tolerances, and a larger difference step
-_TOL = dict(rtol=2e-6, atol=1e-6, grad_rtol=1e-5, grad_atol=1e-6, eps=1e-2, num_rtol=1e-2, num_atol=1e-2)
+# computed in float32 whatever the input dtype (as TF): float32 roundings (tests/_tolerance.py) along a loss's
+# path, an entry's loss (up to two elementwise functions and eight operations: log_loss, the smoothed cross
+# entropies), the weighted sum of up to 12 entries and the weights' sum it is divided by (12 each), the
+# division (the gradient retraces it); and a larger difference step
+_N32 = 2 * ELEMENTWISE_ULPS + 8 + 2 * 12 + 1
+_TOL = dict(computes_in_float32=True, n32=_N32, eps=1e-2, num_rtol=1e-2, num_atol=1e-2)
 
 
 def _weights_forms(loss_shape: tuple) -> dict:
@@ -104,23 +109,31 @@ def _case(loss, weights_form):
 
 CASES = {"%s-%s" % (loss, w): _case(loss, w) for loss in LOSSES for w in _weights_forms(LOSSES[loss][2])}
 
-_PAIRWISE_TOL = dict(_TOL, rtol=1e-5, grad_rtol=2e-5)
+# pairwise: d = p − l, its row's Σd and Σd² (up to 5 terms each) squared and scaled, their difference (6), the
+# weighted sum over the examples (3) and the division by their count; the two terms cancel: against their sum,
+# at most 4·max(d²) per example, times the weights
+_PAIRWISE_TOL = dict(_TOL, n32=1 + 2 * 5 + 6 + 3 + 1)
+
+
+def _pairwise_terms(weight=1.0):
+    """scale32 of mean_pairwise_squared_error(l, p[, w]) with a constant ``weight`` or fed weights ``w``."""
+    return lambda p, l, w=None: 4 * float(np.max((p - l) ** 2)) * (weight if w is None else float(np.abs(w).sum()))
 CASES.update({
     "mean_pairwise_squared_error": Case(lambda tf, p, l: tf.losses.mean_pairwise_squared_error(l, p),
-                                        [rnd(3, 4), rnd(3, 4)], **_PAIRWISE_TOL),
+                                        [rnd(3, 4), rnd(3, 4)], scale32=_pairwise_terms(), **_PAIRWISE_TOL),
     "mean_pairwise_squared_error_scalar_weight": Case(
         lambda tf, p, l: tf.losses.mean_pairwise_squared_error(l, p, weights=3.0, scope="pairs"),
-        [rnd(2, 5), rnd(2, 5)], **_PAIRWISE_TOL),
+        [rnd(2, 5), rnd(2, 5)], scale32=_pairwise_terms(3.0), **_PAIRWISE_TOL),
     "mean_pairwise_squared_error_per_example": Case(
         lambda tf, p, l, w: tf.losses.mean_pairwise_squared_error(l, p, w), [rnd(3, 4), rnd(3, 4), rnd(3, 1)],
-        **_PAIRWISE_TOL),
+        scale32=_pairwise_terms(), **_PAIRWISE_TOL),
     "mean_pairwise_squared_error_3d_masked": Case(
         lambda tf, p, l, w: tf.losses.mean_pairwise_squared_error(
             l, p, w * tf.constant([[[1.0, 0.0, 1.0]], [[1.0, 1.0, 1.0]]], w.dtype)),
-        [rnd(2, 2, 3), rnd(2, 2, 3), R.uniform(0.5, 1.5, (2, 1, 3))], **_PAIRWISE_TOL),
+        [rnd(2, 2, 3), rnd(2, 2, 3), R.uniform(0.5, 1.5, (2, 1, 3))], scale32=_pairwise_terms(), **_PAIRWISE_TOL),
     "mean_pairwise_squared_error_zero_weights": Case(
         lambda tf, p, l: tf.losses.mean_pairwise_squared_error(l, p, weights=0.0), [rnd(2, 3), rnd(2, 3)],
-        **_PAIRWISE_TOL),
+        scale32=_pairwise_terms(), **_PAIRWISE_TOL),
     # ---- labels and weights with a trailing size-1 dim are squeezed (sparse)
     "sparse_softmax_cross_entropy_column_labels": Case(
         lambda tf, x, w: tf.losses.sparse_softmax_cross_entropy(tf.constant([[2], [0], [1]]), x, w),
@@ -144,7 +157,7 @@ CASES.update({
         shapes=[(None, 2), (None, 2), (None, 1)], same_ops=False, **_TOL),
     "mean_pairwise_squared_error_unknown_batch": Case(
         lambda tf, p, l: tf.losses.mean_pairwise_squared_error(l, p), [rnd(3, 4), rnd(3, 4)],
-        shapes=[(None, 4), (None, 4)], same_ops=False, **_PAIRWISE_TOL),
+        shapes=[(None, 4), (None, 4)], same_ops=False, scale32=_pairwise_terms(), **_PAIRWISE_TOL),
     "softmax_cross_entropy_unknown_batch": Case(
         lambda tf, x, l: tf.losses.softmax_cross_entropy(l, x, label_smoothing=0.3), [rnd(3, 4), onehot(3, 4)],
         shapes=[(None, 4), (None, 4)], same_ops=False, numeric=False, **_TOL),   # labels: stop_gradient
@@ -231,7 +244,8 @@ def _collections(tf):
 def test_collections_total_and_regularization_losses_match_tensorflow(tf1):
     ours, theirs = _collections(core), _collections(tf1)
     assert ours[0] == theirs[0]
-    np.testing.assert_allclose(ours[1], theirs[1], rtol=1e-6)
+    # the four entries' losses (up to 2 roundings each), their sum or mean (4 + 1), the add_n of up to 5 losses
+    assert_float32_close(ours[1], theirs[1], n=2 + 4 + 1 + 5)
 
 
 def test_float64_losses_become_float32_and_compute_weighted_loss_keeps_dtype():
@@ -291,8 +305,8 @@ def test_graph_def_of_every_loss_imports_into_tensorflow_with_the_same_values(tf
         tf1.import_graph_def(tf1.GraphDef.FromString(gd.SerializeToString()), name="")
         with tf1.Session() as sess:
             theirs = sess.run([t.name for t in outs], {"p:0": pv, "l:0": lv, "w:0": wv})
-    for got, want in zip(ours, theirs):
-        np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-7)
+    for got, want, out in zip(ours, theirs, outs):     # _N32 per loss; the total adds up 10 of them
+        assert_float32_close(got, want, n=_N32 + 10, err_msg=out.name)
 
 
 @pytest.mark.parametrize("build", [
@@ -312,5 +326,8 @@ def test_second_derivatives_match_tensorflow(tf1, build):
             (ddp,) = tf.gradients(tf.reduce_sum(dp * tf.constant(wv * np.ones((3, 4)), tf.float32)), p)
             with tf.Session() as sess:
                 return sess.run([dp, ddp], {p: pv, l: lv, w: wv})
-    for got, want in zip(run(core), run(tf1)):
-        np.testing.assert_allclose(got, want, rtol=2e-5, atol=1e-6)
+    # a loss's path (_N32), and back twice; ddp's terms are the curvature (at most 1 for these losses) times the
+    # weights (wv twice): softmax's cancel to 0 along each row (its row's weights are constant)
+    (dp, ddp), (want_dp, want_ddp) = run(core), run(tf1)
+    assert_float32_close(dp, want_dp, n=2 * _N32, err_msg="dp")
+    assert_float32_close(ddp, want_ddp, n=2 * _N32, scale=max(np.abs(want_ddp).max(), wv.max() ** 2), err_msg="ddp")

@@ -14,10 +14,15 @@ from typing import Any, Callable, Optional, Sequence
 import numpy as np
 import pytest
 
+from _tolerance import assert_float32_close
 from tfevents import core
 from tfevents.core.framework import errors
 
 R = np.random.RandomState(3)
+# float32 roundings (tests/_tolerance.py) of a stream's values: a batch's reduction (at most 7·2·3 = 42 elements),
+# three accumulations into the totals, the value's division, and a square root or a normalization; the AUCs
+# also sum over their thresholds (Stream(n32=N32 + num_thresholds))
+N32 = 64
 
 
 @dataclass
@@ -27,8 +32,9 @@ class Stream:
     shapes: Optional[Sequence[Any]] = None      # placeholder shapes; default: [None] + a batch's trailing dims
     dtypes: Optional[Sequence[str]] = None      # "float" (the run's float dtype), "int32", "int64", "bool"
     float64: bool = True     # False where the float64 run repeats the float32 one (inputs only cast to bool)
-    rtol: float = 1e-6
+    rtol: float = 1e-6       # float64
     atol: float = 1e-7
+    n32: float = N32         # float32
 
 
 def _ph_dtype(tf, kind, float_dtype):
@@ -199,25 +205,29 @@ STREAMS = {
         lambda tf, y, p, w: tf.metrics.precision_at_thresholds(y, p, THRESH, w), _batches(_pairs_w)),
     "recall_at_thresholds": Stream(
         lambda tf, y, p: tf.metrics.recall_at_thresholds(y, p, THRESH), _batches(_pairs)),
-    "auc_roc": Stream(lambda tf, y, p: tf.metrics.auc(y, p), _batches(_pairs)),
-    "auc_roc_weighted": Stream(lambda tf, y, p, w: tf.metrics.auc(y, p, w, num_thresholds=7), _batches(_pairs_w)),
+    "auc_roc": Stream(lambda tf, y, p: tf.metrics.auc(y, p), _batches(_pairs), n32=N32 + 200),
+    "auc_roc_weighted": Stream(lambda tf, y, p, w: tf.metrics.auc(y, p, w, num_thresholds=7), _batches(_pairs_w),
+                               n32=N32 + 7),
     "auc_roc_thresholds": Stream(lambda tf, y, p: tf.metrics.auc(y, p, thresholds=[0.7, 0.2, 0.5]),
-                                 _batches(_pairs)),
+                                 _batches(_pairs), n32=N32 + 3 + 2),
     "auc_roc_edges": Stream(lambda tf, y, p: tf.metrics.auc(y, p, num_thresholds=5),   # predictions exactly 0, 1
-                            [(np.array([1.0, 0, 1, 0]), np.array([1.0, 0, 0, 1]))]),
-    "auc_pr": Stream(lambda tf, y, p: tf.metrics.auc(y, p, curve="PR", num_thresholds=11), _batches(_pairs)),
+                            [(np.array([1.0, 0, 1, 0]), np.array([1.0, 0, 0, 1]))], n32=N32 + 5),
+    "auc_pr": Stream(lambda tf, y, p: tf.metrics.auc(y, p, curve="PR", num_thresholds=11), _batches(_pairs),
+                     n32=N32 + 11),
     "auc_pr_careful": Stream(lambda tf, y, p, w: tf.metrics.auc(y, p, w, curve="PR",
                                                                 summation_method="careful_interpolation"),
-                             _batches(_pairs_w)),
+                             _batches(_pairs_w), n32=N32 + 200),
     "auc_roc_careful": Stream(lambda tf, y, p: tf.metrics.auc(y, p, num_thresholds=9,
                                                               summation_method="careful_interpolation"),
-                              _batches(_pairs)),
+                              _batches(_pairs), n32=N32 + 9),
     "auc_roc_minoring": Stream(lambda tf, y, p: tf.metrics.auc(y, p, num_thresholds=9, summation_method="minoring"),
-                               _batches(_pairs)),
+                               _batches(_pairs), n32=N32 + 9),
     "auc_pr_majoring": Stream(lambda tf, y, p: tf.metrics.auc(y, p, curve="PR", num_thresholds=9,
-                                                              summation_method="majoring"), _batches(_pairs)),
+                                                              summation_method="majoring"), _batches(_pairs),
+                              n32=N32 + 9),
     "auc_squeezed_labels_int": Stream(lambda tf, y, p: tf.metrics.auc(y, p[:, None], num_thresholds=20),
-                                      _batches(lambda n: (_ints(2, n), _u(n))), dtypes=["int64", "float"]),
+                                      _batches(lambda n: (_ints(2, n), _u(n))), dtypes=["int64", "float"],
+                                      n32=N32 + 20),
     "mean_iou": Stream(lambda tf, y, p: tf.metrics.mean_iou(y, p, 4),
                        _batches(lambda n: (_ints(3, n, 2), _ints(4, n, 2))), dtypes=["int32", "int32"]),
     "mean_iou_weighted": Stream(lambda tf, y, p, w: tf.metrics.mean_iou(tf.cast(y, tf.int64), tf.cast(p, tf.int64),
@@ -240,15 +250,21 @@ def oracle(tf1):
     return get
 
 
-def _compare(ours, theirs, case):
+def _compare(ours, theirs, case, dtype):
     for key in ("local", "metric", "global", "static", "dtype", "value_name"):
         assert ours[key] == theirs[key], key
-    for key in ("start", "end", "reset"):
-        np.testing.assert_allclose(ours[key], theirs[key], rtol=case.rtol, atol=case.atol, err_msg=key)
-        assert np.asarray(ours[key]).dtype == np.asarray(theirs[key]).dtype, key
-    for i, (a, b) in enumerate(zip(ours["updates"], theirs["updates"])):
-        np.testing.assert_allclose(a, b, rtol=case.rtol, atol=case.atol, err_msg="update %d" % i)
-        assert np.asarray(a).dtype == np.asarray(b).dtype
+    # float32: the sums' terms are the inputs (weights below 2 times values) or, where larger, the value itself
+    terms = max((float(np.abs(np.asarray(x, np.float64)).max()) for batch in case.batches for x in batch
+                 if np.size(x)), default=0.0)
+    pairs = [(ours[key], theirs[key], key) for key in ("start", "end", "reset")]
+    pairs += [(a, b, "update %d" % i) for i, (a, b) in enumerate(zip(ours["updates"], theirs["updates"]))]
+    for a, b, what in pairs:
+        assert np.asarray(a).dtype == np.asarray(b).dtype, what
+        if dtype == "float32":
+            scale = max(terms, float(np.abs(b).max())) if np.size(b) else None
+            assert_float32_close(a, b, n=case.n32, scale=scale, err_msg=what)
+        else:
+            np.testing.assert_allclose(a, b, rtol=case.rtol, atol=case.atol, err_msg=what)
     # same op types but for TF's asserts, and OnesLike where TF's ones_like writes Fill (core/ops/array_ops.py)
     assert ours["ops"] - theirs["ops"] <= {"OnesLike"}, ours["ops"] - theirs["ops"]
     assert theirs["ops"] - ours["ops"] <= ASSERT_OPS | {"Fill"}, theirs["ops"] - ours["ops"]
@@ -270,7 +286,7 @@ def _runs():
 def test_stream_matches_tf1(oracle, name, dtype):
     case = STREAMS[name]
     ours = run_stream(core, case, dtype)
-    _compare(ours, oracle(name, dtype), case)
+    _compare(ours, oracle(name, dtype), case, dtype)
     assert np.any(ours["end"]) != (name in STAYS_ZERO)
 
 
@@ -318,8 +334,10 @@ def test_graph_def_imports_and_runs_in_tensorflow(tf1):
             sess.run(init.name)
             theirs = [sess.run([t.name for t in updates], dict(zip([p.name for p in phs], _feed(seed))))
                       for seed in range(3)] + [sess.run([t.name for t in values])]
+    # float32 (tests/_tolerance.py): the streams' roundings and the AUCs' 10 thresholds, against the inputs' terms
+    # (weights below 2 times values up to 1) or the value where larger
     for t, a, b in zip((updates * 3) + values, sum(ours, []), sum(theirs, [])):
-        np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-7, err_msg=t.name)
+        assert_float32_close(a, b, n=N32 + 10, scale=max(2.0, float(np.abs(b).max())), err_msg=t.name)
 
 
 def test_collections_and_variable_kinds():
@@ -359,7 +377,7 @@ def test_local_variables_initializer_resets_midstream(tf1):
                     out.append(sess.run([auc, acc]))
             return out
     ours, theirs = run(core), run(tf1)
-    np.testing.assert_allclose(ours, theirs, rtol=1e-6)
+    assert_float32_close(ours, theirs, n=N32 + 50, scale=1.0)    # an AUC over 50 thresholds and an accuracy
     assert not np.allclose(ours[0], ours[1])
 
 

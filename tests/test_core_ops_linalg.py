@@ -9,7 +9,8 @@ scopes and second derivatives.
 import numpy as np
 import pytest
 
-from _op_cases import Case, check_case
+from _op_cases import SUM_OF_TERMS, Case, check_case
+from _tolerance import ELEMENTWISE_ULPS
 from tfevents import core
 
 R = np.random.RandomState(42)
@@ -31,6 +32,13 @@ def away_from_zero(*shape):
     return v + np.arange(v.size).reshape(shape) * 1e-3
 
 
+def _leibniz_terms(x):
+    """Σ|terms| of a determinant's expansion (the permanent of |x|), bounded by the product of |x|'s row sums:
+    the float32 scale of matrix_determinant, whose terms cancel."""
+    return float(np.prod(np.abs(x).sum(axis=-1), axis=-1).max())
+
+
+
 def _spd(tf, a):
     """A symmetric positive definite matrix (or batch) built from any ``a``: ``a a^T + n I``."""
     n = a.shape.as_list()[-1]
@@ -39,92 +47,116 @@ def _spd(tf, a):
     return tf.einsum("bij,bkj->bik", a, a) + n * tf.eye(n, dtype=a.dtype)
 
 
+# float32 (tests/_tolerance.py): eye, diag, transposes and band parts copy, or multiply or add once: exact
+# (n32=0). A k×k inverse: LU's elimination, forward and back substitution (three length-k dots) amplified by the
+# condition number (below 4 for these diagonally dominant matrices): 12k. A determinant: the elimination (3k) and
+# the product of the k pivots, against the Leibniz terms. Cholesky of a·aᵀ + kI: the product (k), the factor's
+# dots, divisions and square roots (2k + ELEMENTWISE_ULPS). Contractions: their length, against Σ|terms|. Norms:
+# the sum's length, a square and a square root (IEEE, exact to half an ulp) or a power.
+# the largest singular value: the SVD's sweeps of rotations (each a length-k dot), ~k of them: backward stable,
+# against the result itself (σ_max = ‖x‖₂)
+SVD_N32 = 3 * 4 * 4
+
 CASES = {
     # ---- eye, diag, diag_part, matrix_transpose, band part
-    "eye_square": Case(lambda tf, x: tf.eye(3, dtype=x.dtype) * x, [rnd(3, 3)]),
-    "eye_rect_batch": Case(lambda tf, x: tf.eye(2, 3, batch_shape=[4], dtype=x.dtype) * x, [rnd(4, 2, 3)]),
-    "eye_empty": Case(lambda tf, x: tf.eye(0, dtype=x.dtype) + x, [rnd(0, 0)]),
+    "eye_square": Case(lambda tf, x: tf.eye(3, dtype=x.dtype) * x, [rnd(3, 3)], n32=0),
+    "eye_rect_batch": Case(lambda tf, x: tf.eye(2, 3, batch_shape=[4], dtype=x.dtype) * x, [rnd(4, 2, 3)], n32=0),
+    "eye_empty": Case(lambda tf, x: tf.eye(0, dtype=x.dtype) + x, [rnd(0, 0)], n32=0),
     "eye_tensor_size": Case(lambda tf, x: tf.eye(tf.shape(x)[0], dtype=x.dtype) * x, [rnd(3, 3)],
-                            shapes=[[None, 3]]),
+                            shapes=[[None, 3]], n32=0),
     "eye_tensor_rect": Case(lambda tf, x: tf.eye(tf.shape(x)[1], 4, batch_shape=[2], dtype=x.dtype) + x,
-                            [rnd(2, 3, 4)], shapes=[[2, None, 4]]),
-    "diag_vector": Case(lambda tf, x: tf.diag(x), [rnd(3)]),
-    "diag_matrix": Case(lambda tf, x: tf.diag(x), [rnd(2, 3)]),
-    "diag_part": Case(lambda tf, x: tf.diag_part(x), [rnd(4, 4)]),
-    "diag_part_rank4": Case(lambda tf, x: tf.diag_part(x), [rnd(2, 3, 2, 3)]),
-    "diag_part_unknown": Case(lambda tf, x: tf.diag_part(x), [rnd(3, 3)], shapes=[[None, 3]]),
-    "matrix_diag_batch": Case(lambda tf, x: tf.matrix_diag(x), [rnd(2, 3)]),
-    "matrix_diag_part_rect": Case(lambda tf, x: tf.matrix_diag_part(x), [rnd(2, 3, 4)]),
-    "matrix_set_diag": Case(lambda tf, x, d: tf.matrix_set_diag(x, d), [rnd(2, 4, 3), rnd(2, 3)]),
-    "matrix_transpose": Case(lambda tf, x: tf.matrix_transpose(x), [rnd(2, 3, 4)]),
-    "matrix_transpose_2d": Case(lambda tf, x: tf.matrix_transpose(x, name="mt"), [rnd(3, 5)]),
-    "matrix_transpose_unknown_rank": Case(lambda tf, x: tf.matrix_transpose(x), [rnd(2, 1, 3)], shapes=[None]),
-    "band_part_upper": Case(lambda tf, x: tf.matrix_band_part(x, 1, -1), [rnd(3, 4)]),
-    "band_part_diag": Case(lambda tf, x: tf.matrix_band_part(x, 0, 0), [rnd(4, 3)]),
-    "band_part_lower_batch": Case(lambda tf, x: tf.matrix_band_part(x, -1, 0), [rnd(2, 3, 3)]),
+                            [rnd(2, 3, 4)], shapes=[[2, None, 4]], n32=0),
+    "diag_vector": Case(lambda tf, x: tf.diag(x), [rnd(3)], n32=0),
+    "diag_matrix": Case(lambda tf, x: tf.diag(x), [rnd(2, 3)], n32=0),
+    "diag_part": Case(lambda tf, x: tf.diag_part(x), [rnd(4, 4)], n32=0),
+    "diag_part_rank4": Case(lambda tf, x: tf.diag_part(x), [rnd(2, 3, 2, 3)], n32=0),
+    "diag_part_unknown": Case(lambda tf, x: tf.diag_part(x), [rnd(3, 3)], shapes=[[None, 3]], n32=0),
+    "matrix_diag_batch": Case(lambda tf, x: tf.matrix_diag(x), [rnd(2, 3)], n32=0),
+    "matrix_diag_part_rect": Case(lambda tf, x: tf.matrix_diag_part(x), [rnd(2, 3, 4)], n32=0),
+    "matrix_set_diag": Case(lambda tf, x, d: tf.matrix_set_diag(x, d), [rnd(2, 4, 3), rnd(2, 3)], n32=0),
+    "matrix_transpose": Case(lambda tf, x: tf.matrix_transpose(x), [rnd(2, 3, 4)], n32=0),
+    "matrix_transpose_2d": Case(lambda tf, x: tf.matrix_transpose(x, name="mt"), [rnd(3, 5)], n32=0),
+    "matrix_transpose_unknown_rank": Case(lambda tf, x: tf.matrix_transpose(x), [rnd(2, 1, 3)], shapes=[None],
+                                          n32=0),
+    "band_part_upper": Case(lambda tf, x: tf.matrix_band_part(x, 1, -1), [rnd(3, 4)], n32=0),
+    "band_part_diag": Case(lambda tf, x: tf.matrix_band_part(x, 0, 0), [rnd(4, 3)], n32=0),
+    "band_part_lower_batch": Case(lambda tf, x: tf.matrix_band_part(x, -1, 0), [rnd(2, 3, 3)], n32=0),
     "band_part_int64": Case(lambda tf, x: tf.matrix_band_part(x, tf.constant(1, tf.int64), tf.constant(2, tf.int64)),
-                            [rnd(5, 5)]),
-    "band_part_int": Case(lambda tf, x: tf.matrix_band_part(tf.cast(x * 10, tf.int32), 1, 0), [rnd(3, 3)]),
+                            [rnd(5, 5)], n32=0),
+    "band_part_int": Case(lambda tf, x: tf.matrix_band_part(tf.cast(x * 10, tf.int32), 1, 0), [rnd(3, 3)], n32=0),
     # ---- inverse, determinant, cholesky, trace
-    "inverse": Case(lambda tf, x: tf.matrix_inverse(x), [well_conditioned(3, 3)], rtol32=1e-4),
+    "inverse": Case(lambda tf, x: tf.matrix_inverse(x), [well_conditioned(3, 3)], n32=12 * 3),
     "inverse_adjoint": Case(lambda tf, x: tf.matrix_inverse(x, adjoint=True), [well_conditioned(4, 4)],
-                            rtol32=1e-4),
-    "inverse_batch": Case(lambda tf, x: tf.matrix_inverse(x), [well_conditioned(2, 3, 3)], rtol32=1e-4),
-    "inverse_1x1": Case(lambda tf, x: tf.matrix_inverse(x), [well_conditioned(1, 1)]),
+                            n32=12 * 4),
+    "inverse_batch": Case(lambda tf, x: tf.matrix_inverse(x), [well_conditioned(2, 3, 3)], n32=12 * 3),
+    "inverse_1x1": Case(lambda tf, x: tf.matrix_inverse(x), [well_conditioned(1, 1)]),     # one division
     "inverse_unknown_batch": Case(lambda tf, x: tf.matrix_inverse(x), [well_conditioned(2, 2, 2)],
-                                  shapes=[[None, 2, 2]], rtol32=1e-4),
-    "determinant": Case(lambda tf, x: tf.matrix_determinant(x), [rnd(3, 3)], rtol32=1e-4),
-    "determinant_batch": Case(lambda tf, x: tf.matrix_determinant(x), [rnd(2, 4, 4)], rtol32=1e-4),
-    "cholesky": Case(lambda tf, x: tf.cholesky(_spd(tf, x)), [rnd(3, 3)], rtol32=1e-4),
-    "cholesky_batch": Case(lambda tf, x: tf.cholesky(_spd(tf, x)), [rnd(2, 3, 3)], rtol32=1e-4),
-    "trace": Case(lambda tf, x: tf.trace(x), [rnd(3, 3)]),
-    "trace_batch_rect": Case(lambda tf, x: tf.trace(x), [rnd(2, 3, 4)]),
-    "trace_unknown": Case(lambda tf, x: tf.trace(x), [rnd(2, 3, 3)], shapes=[[None, 3, None]]),
+                                  shapes=[[None, 2, 2]], n32=12 * 2),
+    "determinant": Case(lambda tf, x: tf.matrix_determinant(x), [rnd(3, 3)], n32=4 * 3, scale32=_leibniz_terms),
+    "determinant_batch": Case(lambda tf, x: tf.matrix_determinant(x), [rnd(2, 4, 4)], n32=4 * 4,
+                              scale32=_leibniz_terms),
+    "cholesky": Case(lambda tf, x: tf.cholesky(_spd(tf, x)), [rnd(3, 3)], n32=3 + 2 * 3 + ELEMENTWISE_ULPS),
+    "cholesky_batch": Case(lambda tf, x: tf.cholesky(_spd(tf, x)), [rnd(2, 3, 3)],
+                           n32=3 + 2 * 3 + ELEMENTWISE_ULPS),
+    "trace": Case(lambda tf, x: tf.trace(x), [rnd(3, 3)], n32=3, scale32=SUM_OF_TERMS),
+    "trace_batch_rect": Case(lambda tf, x: tf.trace(x), [rnd(2, 3, 4)], n32=3, scale32=SUM_OF_TERMS),
+    "trace_unknown": Case(lambda tf, x: tf.trace(x), [rnd(2, 3, 3)], shapes=[[None, 3, None]], n32=3,
+                          scale32=SUM_OF_TERMS),
     # ---- tensordot
-    "tensordot_1": Case(lambda tf, a, b: tf.tensordot(a, b, 1), [rnd(2, 3), rnd(3, 4)]),
-    "tensordot_pairs": Case(lambda tf, a, b: tf.tensordot(a, b, [[0], [1]]), [rnd(2, 3), rnd(4, 2)]),
-    "tensordot_2": Case(lambda tf, a, b: tf.tensordot(a, b, 2), [rnd(2, 3, 4), rnd(3, 4, 5)]),
-    "tensordot_outer": Case(lambda tf, a, b: tf.tensordot(a, b, 0), [rnd(2, 3), rnd(4)]),
+    "tensordot_1": Case(lambda tf, a, b: tf.tensordot(a, b, 1), [rnd(2, 3), rnd(3, 4)], n32=3, scale32=SUM_OF_TERMS),
+    "tensordot_pairs": Case(lambda tf, a, b: tf.tensordot(a, b, [[0], [1]]), [rnd(2, 3), rnd(4, 2)],
+                            n32=2, scale32=SUM_OF_TERMS),
+    "tensordot_2": Case(lambda tf, a, b: tf.tensordot(a, b, 2), [rnd(2, 3, 4), rnd(3, 4, 5)],
+                        n32=3 * 4, scale32=SUM_OF_TERMS),
+    "tensordot_outer": Case(lambda tf, a, b: tf.tensordot(a, b, 0), [rnd(2, 3), rnd(4)], n32=0),
     "tensordot_negative_axes": Case(lambda tf, a, b: tf.tensordot(a, b, [[-1, 0], [0, 2]]),
-                                    [rnd(2, 3, 4), rnd(4, 5, 2)]),
+                                    [rnd(2, 3, 4), rnd(4, 5, 2)], n32=4 * 2, scale32=SUM_OF_TERMS),
     "tensordot_batch_unknown": Case(lambda tf, a, b: tf.tensordot(a, b, 1), [rnd(2, 5, 3), rnd(3, 4)],
-                                    shapes=[[None, 5, 3], [3, 4]]),
+                                    shapes=[[None, 5, 3], [3, 4]], n32=3, scale32=SUM_OF_TERMS),
     "tensordot_both_unknown": Case(lambda tf, a, b: tf.tensordot(a, b, [[1], [0]]), [rnd(2, 3), rnd(3, 4, 2)],
-                                   shapes=[[None, 3], [3, None, 2]]),
+                                   shapes=[[None, 3], [3, None, 2]], n32=3, scale32=SUM_OF_TERMS),
     # ---- einsum
-    "einsum_matmul": Case(lambda tf, a, b: tf.einsum("ij,jk->ik", a, b), [rnd(2, 3), rnd(3, 4)]),
-    "einsum_implicit": Case(lambda tf, a, b: tf.einsum("ij,jk", a, b), [rnd(2, 3), rnd(3, 4)]),
-    "einsum_transpose": Case(lambda tf, a: tf.einsum("ij->ji", a), [rnd(2, 3)]),
-    "einsum_sum_all": Case(lambda tf, a: tf.einsum("ij ->", a), [rnd(2, 3)]),
-    "einsum_reduce_axis": Case(lambda tf, a: tf.einsum("ijk->k", a), [rnd(2, 3, 4)]),
-    "einsum_outer": Case(lambda tf, a, b: tf.einsum("i,j->ij", a, b), [rnd(3), rnd(4)]),
-    "einsum_dot": Case(lambda tf, a, b: tf.einsum("i,i->", a, b), [rnd(5), rnd(5)]),
-    "einsum_batch": Case(lambda tf, a, b: tf.einsum("bij,bjk->bik", a, b), [rnd(2, 3, 4), rnd(2, 4, 5)]),
+    "einsum_matmul": Case(lambda tf, a, b: tf.einsum("ij,jk->ik", a, b), [rnd(2, 3), rnd(3, 4)],
+                          n32=3, scale32=SUM_OF_TERMS),
+    "einsum_implicit": Case(lambda tf, a, b: tf.einsum("ij,jk", a, b), [rnd(2, 3), rnd(3, 4)],
+                            n32=3, scale32=SUM_OF_TERMS),
+    "einsum_transpose": Case(lambda tf, a: tf.einsum("ij->ji", a), [rnd(2, 3)], n32=0),
+    "einsum_sum_all": Case(lambda tf, a: tf.einsum("ij ->", a), [rnd(2, 3)], n32=2 * 3, scale32=SUM_OF_TERMS),
+    "einsum_reduce_axis": Case(lambda tf, a: tf.einsum("ijk->k", a), [rnd(2, 3, 4)], n32=2 * 3, scale32=SUM_OF_TERMS),
+    "einsum_outer": Case(lambda tf, a, b: tf.einsum("i,j->ij", a, b), [rnd(3), rnd(4)], n32=0),
+    "einsum_dot": Case(lambda tf, a, b: tf.einsum("i,i->", a, b), [rnd(5), rnd(5)], n32=5, scale32=SUM_OF_TERMS),
+    "einsum_batch": Case(lambda tf, a, b: tf.einsum("bij,bjk->bik", a, b), [rnd(2, 3, 4), rnd(2, 4, 5)],
+                         n32=4, scale32=SUM_OF_TERMS),
     "einsum_ellipsis_broadcast": Case(lambda tf, a, b: tf.einsum("...ij,...jk->...ik", a, b),
-                                      [rnd(5, 2, 3), rnd(3, 4)]),
-    "einsum_diagonal": Case(lambda tf, a: tf.einsum("ii->i", a), [rnd(3, 3)]),
-    "einsum_trace": Case(lambda tf, a: tf.einsum("ii", a), [rnd(4, 4)]),
-    "einsum_repeated_with_other": Case(lambda tf, a, b: tf.einsum("iij,jk->ik", a, b), [rnd(2, 2, 3), rnd(3, 4)]),
-    "einsum_summed_only_label": Case(lambda tf, a, b: tf.einsum("ij,jk->i", a, b), [rnd(2, 3), rnd(3, 4)]),
+                                      [rnd(5, 2, 3), rnd(3, 4)], n32=3, scale32=SUM_OF_TERMS),
+    "einsum_diagonal": Case(lambda tf, a: tf.einsum("ii->i", a), [rnd(3, 3)], n32=0),
+    "einsum_trace": Case(lambda tf, a: tf.einsum("ii", a), [rnd(4, 4)], n32=4, scale32=SUM_OF_TERMS),
+    "einsum_repeated_with_other": Case(lambda tf, a, b: tf.einsum("iij,jk->ik", a, b), [rnd(2, 2, 3), rnd(3, 4)],
+                                       n32=3, scale32=SUM_OF_TERMS),
+    "einsum_summed_only_label": Case(lambda tf, a, b: tf.einsum("ij,jk->i", a, b), [rnd(2, 3), rnd(3, 4)],
+                                     n32=3 * 4, scale32=SUM_OF_TERMS),
     "einsum_unknown_dim": Case(lambda tf, a, b: tf.einsum("ij,jk->ik", a, b), [rnd(2, 3), rnd(3, 4)],
-                               shapes=[[None, 3], [3, None]]),
+                               shapes=[[None, 3], [3, None]], n32=3, scale32=SUM_OF_TERMS),
     # TF decomposes a 3-operand einsum into two 2-operand Einsum ops (opt_einsum); core writes one Einsum of N=3
     "einsum_three": Case(lambda tf, a, b, c: tf.einsum("ij,jk,kl->il", a, b, c), [rnd(2, 3), rnd(3, 4), rnd(4, 2)],
-                         skip_attrs=("equation", "N")),
+                         skip_attrs=("equation", "N"), n32=3 + 4, scale32=SUM_OF_TERMS),
     # ---- norm
-    "norm_default": Case(lambda tf, x: tf.norm(x), [rnd(2, 3)]),
-    "norm_axis": Case(lambda tf, x: tf.norm(x, axis=1), [rnd(2, 3)]),
-    "norm_negative_axis_keep": Case(lambda tf, x: tf.norm(x, axis=-1, keepdims=True), [rnd(2, 3, 4)]),
-    "norm_ord1": Case(lambda tf, x: tf.norm(x, ord=1, axis=0), [away_from_zero(3, 2)]),
-    "norm_ord2_vector": Case(lambda tf, x: tf.norm(x, ord=2, axis=-1), [rnd(3, 2)]),
-    "norm_inf": Case(lambda tf, x: tf.norm(x, ord=np.inf), [away_from_zero(3, 2)]),
-    "norm_p3": Case(lambda tf, x: tf.norm(x, ord=3, axis=-1), [away_from_zero(3, 4)]),
-    "norm_fro_keep_dims": Case(lambda tf, x: tf.norm(x, ord="fro", axis=[0, 1], keep_dims=True), [rnd(2, 3)]),
-    "norm_matrix_1": Case(lambda tf, x: tf.norm(x, ord=1, axis=[0, 1]), [away_from_zero(3, 4)]),
-    "norm_matrix_inf_batch": Case(lambda tf, x: tf.norm(x, ord=np.inf, axis=(-2, -1)), [away_from_zero(2, 3, 4)]),
-    "norm_matrix_euclidean": Case(lambda tf, x: tf.norm(x, axis=(1, 2)), [rnd(2, 3, 4)]),
+    "norm_default": Case(lambda tf, x: tf.norm(x), [rnd(2, 3)], n32=2 * 3 + 2),
+    "norm_axis": Case(lambda tf, x: tf.norm(x, axis=1), [rnd(2, 3)], n32=3 + 2),
+    "norm_negative_axis_keep": Case(lambda tf, x: tf.norm(x, axis=-1, keepdims=True), [rnd(2, 3, 4)], n32=4 + 2),
+    "norm_ord1": Case(lambda tf, x: tf.norm(x, ord=1, axis=0), [away_from_zero(3, 2)], n32=3),
+    "norm_ord2_vector": Case(lambda tf, x: tf.norm(x, ord=2, axis=-1), [rnd(3, 2)], n32=2 + 2),
+    "norm_inf": Case(lambda tf, x: tf.norm(x, ord=np.inf), [away_from_zero(3, 2)], n32=0),
+    "norm_p3": Case(lambda tf, x: tf.norm(x, ord=3, axis=-1), [away_from_zero(3, 4)], n32=4 + 2 * ELEMENTWISE_ULPS),
+    "norm_fro_keep_dims": Case(lambda tf, x: tf.norm(x, ord="fro", axis=[0, 1], keep_dims=True), [rnd(2, 3)],
+                               n32=2 * 3 + 2),
+    "norm_matrix_1": Case(lambda tf, x: tf.norm(x, ord=1, axis=[0, 1]), [away_from_zero(3, 4)], n32=3),
+    "norm_matrix_inf_batch": Case(lambda tf, x: tf.norm(x, ord=np.inf, axis=(-2, -1)), [away_from_zero(2, 3, 4)],
+                                  n32=4),
+    "norm_matrix_euclidean": Case(lambda tf, x: tf.norm(x, axis=(1, 2)), [rnd(2, 3, 4)], n32=3 * 4 + 2),
     # TF builds ord=2's permutations with map_fn (while loops, TensorList ops); core's are static: same Svd
-    "norm_matrix_2": Case(lambda tf, x: tf.norm(x, ord=2, axis=[1, 0]), [rnd(3, 4)], same_ops=False, rtol32=1e-4),
+    "norm_matrix_2": Case(lambda tf, x: tf.norm(x, ord=2, axis=[1, 0]), [rnd(3, 4)], same_ops=False,
+                          n32=SVD_N32),
 }
 
 

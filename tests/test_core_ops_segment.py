@@ -8,7 +8,7 @@ the dtype's lowest value for empty unsorted max segments, unsorted_segment_sum's
 import numpy as np
 import pytest
 
-from _op_cases import Case, check_case
+from _op_cases import SUM_OF_TERMS, Case, check_case
 from tfevents import core
 
 R = np.random.RandomState(7)
@@ -32,48 +32,55 @@ def _i32(tf, x):
     return tf.cast(x, tf.int32)
 
 
+# float32 (tests/_tolerance.py): maxima, partitions, stitches and integers exactly TF's (n32=0); a segment's sum
+# counts its length (and a mean its division) against Σ|terms|
 CASES = {
     # ---- sorted segments (ids are Const, as in TF1 programs); segment 2 is empty
-    "segment_sum": Case(lambda tf, x: tf.segment_sum(x, [0, 0, 1, 3, 3]), [rnd(5, 3)]),
-    "segment_sum_1d": Case(lambda tf, x: tf.segment_sum(x, tf.constant([0, 1, 1, 1], tf.int64)), [rnd(4)]),
+    "segment_sum": Case(lambda tf, x: tf.segment_sum(x, [0, 0, 1, 3, 3]), [rnd(5, 3)], n32=2, scale32=SUM_OF_TERMS),
+    "segment_sum_1d": Case(lambda tf, x: tf.segment_sum(x, tf.constant([0, 1, 1, 1], tf.int64)), [rnd(4)],
+                           n32=3, scale32=SUM_OF_TERMS),
     "segment_sum_empty": Case(lambda tf, x: tf.segment_sum(x, tf.zeros([0], tf.int32)), [rnd(0, 2)]),
-    "segment_sum_int": Case(lambda tf, x: tf.segment_sum(_i32(tf, x * 10), [0, 1, 1]), [rnd(3, 2)]),
-    "segment_mean": Case(lambda tf, x: tf.segment_mean(x, [0, 0, 1, 3, 3]), [rnd(5, 3)]),
-    "segment_mean_3d": Case(lambda tf, x: tf.segment_mean(x, [0, 0, 0, 1]), [rnd(4, 2, 3)]),
+    "segment_sum_int": Case(lambda tf, x: tf.segment_sum(_i32(tf, x * 10), [0, 1, 1]), [rnd(3, 2)], n32=0),
+    "segment_mean": Case(lambda tf, x: tf.segment_mean(x, [0, 0, 1, 3, 3]), [rnd(5, 3)],
+                         n32=2 + 1, scale32=SUM_OF_TERMS),
+    "segment_mean_3d": Case(lambda tf, x: tf.segment_mean(x, [0, 0, 0, 1]), [rnd(4, 2, 3)],
+                            n32=3 + 1, scale32=SUM_OF_TERMS),
     "segment_mean_int_truncates": Case(lambda tf, x: tf.segment_mean(_i32(tf, x), [0, 0, 1, 1]),
-                                       [np.array([1.0, 2.0, -4.0, 3.0])]),
-    "segment_max": Case(lambda tf, x: tf.segment_max(x, [0, 0, 1, 3, 3]), [distinct(5, 3)]),
+                                       [np.array([1.0, 2.0, -4.0, 3.0])], n32=0),
+    "segment_max": Case(lambda tf, x: tf.segment_max(x, [0, 0, 1, 3, 3]), [distinct(5, 3)], n32=0),
     # ties: the gradient splits among equal maxima; finite differences cannot see through the kink
     "segment_max_ties": Case(lambda tf, x: tf.segment_max(x, [0, 0, 0, 1, 1, 1]), [with_ties(6, 2)],
-                             numeric=False),
-    "segment_max_int": Case(lambda tf, x: tf.segment_max(_i32(tf, x * 10), [0, 0, 2]), [rnd(3, 2)]),
-    "segment_unknown_rows": Case(lambda tf, x: tf.segment_mean(x, [0, 1, 1]), [rnd(3, 2)], shapes=[[None, 2]]),
+                             numeric=False, n32=0),
+    "segment_max_int": Case(lambda tf, x: tf.segment_max(_i32(tf, x * 10), [0, 0, 2]), [rnd(3, 2)], n32=0),
+    "segment_unknown_rows": Case(lambda tf, x: tf.segment_mean(x, [0, 1, 1]), [rnd(3, 2)], shapes=[[None, 2]],
+                                 n32=2 + 1, scale32=SUM_OF_TERMS),
     # ---- unsorted segments: unordered ids, 2-D ids, empty segments
-    "unsorted_segment_mean": Case(lambda tf, x: tf.unsorted_segment_mean(x, [3, 0, 3, 1], 5), [rnd(4, 2)]),
+    "unsorted_segment_mean": Case(lambda tf, x: tf.unsorted_segment_mean(x, [3, 0, 3, 1], 5), [rnd(4, 2)],
+                                  n32=2 + 1, scale32=SUM_OF_TERMS),
     "unsorted_segment_mean_2d_ids": Case(lambda tf, x: tf.unsorted_segment_mean(x, [[0, 2, 0], [2, 2, 1]], 4),
-                                         [rnd(2, 3, 2)]),
+                                         [rnd(2, 3, 2)], n32=3 + 1, scale32=SUM_OF_TERMS),
     # empty segments are the dtype's lowest value; tf.maximum keeps the objective finite for the gradient checks
     "unsorted_segment_max": Case(lambda tf, x: tf.maximum(tf.unsorted_segment_max(x, [2, 0, 2, 2, -1], 4), -50.0),
-                                 [distinct(5, 3)]),
+                                 [distinct(5, 3)], n32=0),
     "unsorted_segment_max_2d_ids": Case(lambda tf, x: tf.maximum(
-        tf.unsorted_segment_max(x, [[1, 0], [1, 1]], 3), -50.0), [distinct(2, 2, 3)]),
+        tf.unsorted_segment_max(x, [[1, 0], [1, 1]], 3), -50.0), [distinct(2, 2, 3)], n32=0),
     # ties: gradient split among equal maxima (a kink for finite differences)
     "unsorted_segment_max_ties": Case(lambda tf, x: tf.unsorted_segment_max(x, [1, 0, 1, 0, 1], 2),
-                                      [with_ties(5, 2)], numeric=False),
+                                      [with_ties(5, 2)], numeric=False, n32=0),
     "unsorted_segment_max_int": Case(lambda tf, x: tf.unsorted_segment_max(_i32(tf, x * 10), [0, 0, 2], 3),
-                                     [rnd(3, 2)]),
+                                     [rnd(3, 2)], n32=0),
     # ---- dynamic partition / stitch
-    "dynamic_partition": Case(lambda tf, x: tf.dynamic_partition(x, [1, 0, 2, 1, 1], 4), [rnd(5, 2)]),
-    "dynamic_partition_2d": Case(lambda tf, x: tf.dynamic_partition(x, [[0, 1], [1, 1]], 2), [rnd(2, 2, 3)]),
-    "dynamic_partition_vector": Case(lambda tf, x: tf.dynamic_partition(x * 2.0, [1, 0, 0], 2), [rnd(3)]),
+    "dynamic_partition": Case(lambda tf, x: tf.dynamic_partition(x, [1, 0, 2, 1, 1], 4), [rnd(5, 2)], n32=0),
+    "dynamic_partition_2d": Case(lambda tf, x: tf.dynamic_partition(x, [[0, 1], [1, 1]], 2), [rnd(2, 2, 3)], n32=0),
+    "dynamic_partition_vector": Case(lambda tf, x: tf.dynamic_partition(x * 2.0, [1, 0, 0], 2), [rnd(3)], n32=0),
     "dynamic_stitch": Case(lambda tf, a, b: tf.dynamic_stitch([[0, 3], [[1], [4]]], [a, b]),
-                           [rnd(2, 3), rnd(2, 1, 3)]),
+                           [rnd(2, 3), rnd(2, 1, 3)], n32=0),
     # a repeated index: the later data wins; TF's gradient still gathers into the overwritten entry (its formula),
     # which finite differences do not see
     "dynamic_stitch_overwrite": Case(lambda tf, a, b: tf.dynamic_stitch([[0, 2], [2]], [a, b]),
-                                     [rnd(2, 2), rnd(1, 2)], numeric=False),
+                                     [rnd(2, 2), rnd(1, 2)], numeric=False, n32=0),
     "dynamic_stitch_round_trip": Case(lambda tf, x: tf.dynamic_stitch(
-        [tf.constant([1, 3]), tf.constant([0, 2])], tf.dynamic_partition(x, [1, 0, 1, 0], 2)), [rnd(4, 2)]),
+        [tf.constant([1, 3]), tf.constant([0, 2])], tf.dynamic_partition(x, [1, 0, 1, 0], 2)), [rnd(4, 2)], n32=0),
     # ---- counting (integer outputs: no gradients)
     "histogram_fixed_width": Case(lambda tf, x: tf.histogram_fixed_width(x, [-1.0, 1.0], nbins=5),
                                   [np.array([-3.0, -1.0, -0.5, 0.0, 0.1, 0.39, 0.4, 0.99, 1.0, 7.0])]),
@@ -83,14 +90,16 @@ CASES = {
     "bincount_2d": Case(lambda tf, x: tf.bincount(_i32(tf, x), minlength=7), [np.array([[0.0, 4.0], [4.0, 2.0]])]),
     # DenseBincount has no gradient in TF (tf.gradients raises LookupError); core's weights get None
     "bincount_weights": Case(lambda tf, x, w: tf.bincount(_i32(tf, x), weights=w, minlength=3, maxlength=5),
-                             [np.array([0.0, 1.0, 6.0, 1.0, 4.0]), rnd(5)], tf_grads=False, numeric=False),
+                             [np.array([0.0, 1.0, 6.0, 1.0, 4.0]), rnd(5)], tf_grads=False, numeric=False,
+                             n32=2, scale32=SUM_OF_TERMS),
     # TF validates labels and predictions with Assert ops (If/AssertGuard functions); core checks in ScatterNd
     "confusion_matrix": Case(lambda tf, x, y: tf.confusion_matrix(_i32(tf, x), _i32(tf, y)),
                              [np.array([0.0, 1.0, 2.0, 2.0, 1.0]), np.array([0.0, 2.0, 2.0, 1.0, 1.0])],
                              same_ops=False),
     "confusion_matrix_weighted": Case(lambda tf, x, y, w: tf.confusion_matrix(
         _i32(tf, x), _i32(tf, y), num_classes=4, weights=w, dtype=w.dtype),
-        [np.array([0.5, 1.5, 3.5, 1.5]), np.array([0.5, 2.5, 2.5, 2.5]), rnd(4)], same_ops=False),
+        [np.array([0.5, 1.5, 3.5, 1.5]), np.array([0.5, 2.5, 2.5, 2.5]), rnd(4)], same_ops=False, n32=2,
+        scale32=SUM_OF_TERMS),
     "math_confusion_matrix": Case(lambda tf, x, y: tf.math.confusion_matrix(_i32(tf, x), _i32(tf, y), 3,
                                                                           name="cm"),
                                   [np.array([0.0, 1.0]), np.array([2.0, 1.0])], same_ops=False),

@@ -5,7 +5,8 @@ derivatives (MaxPoolGradGrad, AvgPoolGrad's gradient), bad input, and the C kern
 import numpy as np
 import pytest
 
-from _op_cases import Case, check_case, check_raises_like_tf
+from _op_cases import SUM_OF_TERMS, Case, check_case, check_raises_like_tf
+from _tolerance import assert_float32_close
 from tfevents import core
 
 R = np.random.RandomState(7)
@@ -25,52 +26,60 @@ def _maxp(tf, x, k, s, p, **kw):
     return tf.nn.max_pool(x, [1, k, k, 1], [1, s, s, 1], p, **kw)
 
 
+# float32 (tests/_tolerance.py): a max, and the routing of a max pool's gradient, are exactly TF's (n32=0); an
+# average sums its window (n32: the window's size, and the division) against Σ|terms|
 CASES = {
-    "max_tiles": Case(lambda tf, x: _maxp(tf, x, 2, 2, "SAME"), [distinct(2, 6, 4, 3)]),
-    "max_same_odd": Case(lambda tf, x: _maxp(tf, x, 2, 2, "SAME"), [distinct(2, 5, 7, 2)]),
-    "max_overlap_valid": Case(lambda tf, x: _maxp(tf, x, 3, 2, "VALID"), [distinct(1, 7, 6, 2)]),
+    "max_tiles": Case(lambda tf, x: _maxp(tf, x, 2, 2, "SAME"), [distinct(2, 6, 4, 3)], n32=0),
+    "max_same_odd": Case(lambda tf, x: _maxp(tf, x, 2, 2, "SAME"), [distinct(2, 5, 7, 2)], n32=0),
+    "max_overlap_valid": Case(lambda tf, x: _maxp(tf, x, 3, 2, "VALID"), [distinct(1, 7, 6, 2)], n32=0),
     "max_overlap_same": Case(lambda tf, x: tf.nn.max_pool(x, [1, 3, 2, 1], [1, 1, 2, 1], "SAME"),
-                             [distinct(2, 5, 5, 2)]),
-    "max_stride_gt_window": Case(lambda tf, x: _maxp(tf, x, 2, 3, "VALID"), [distinct(1, 8, 7, 2)]),
-    "max_int_ksize": Case(lambda tf, x: tf.nn.max_pool(x, 3, 2, "SAME"), [distinct(1, 6, 6, 1)]),
+                             [distinct(2, 5, 5, 2)], n32=0),
+    "max_stride_gt_window": Case(lambda tf, x: _maxp(tf, x, 2, 3, "VALID"), [distinct(1, 8, 7, 2)], n32=0),
+    "max_int_ksize": Case(lambda tf, x: tf.nn.max_pool(x, 3, 2, "SAME"), [distinct(1, 6, 6, 1)], n32=0),
     "max_explicit": Case(lambda tf, x: tf.nn.max_pool(x, [1, 2, 2, 1], [1, 2, 2, 1],
-                                                      [[0, 0], [1, 0], [0, 1], [0, 0]]), [distinct(2, 5, 5, 2)]),
-    "max_empty_batch": Case(lambda tf, x: _maxp(tf, x, 2, 2, "SAME"), [rnd(0, 4, 4, 2)]),
+                                                      [[0, 0], [1, 0], [0, 1], [0, 0]]), [distinct(2, 5, 5, 2)], n32=0),
+    "max_empty_batch": Case(lambda tf, x: _maxp(tf, x, 2, 2, "SAME"), [rnd(0, 4, 4, 2)], n32=0),
     "max_unknown_dims": Case(lambda tf, x: _maxp(tf, x, 2, 2, "VALID", name="mp"), [distinct(2, 4, 6, 2)],
-                             shapes=[[None, None, 6, 2]]),
-    "max_pool2d": Case(lambda tf, x: tf.nn.max_pool2d(x, 2, [1, 2, 2, 1], "VALID"), [distinct(1, 4, 5, 2)]),
-    "max_pool1d": Case(lambda tf, x: tf.nn.max_pool1d(x, 3, 2, "SAME"), [distinct(2, 7, 3)]),
+                             shapes=[[None, None, 6, 2]], n32=0),
+    "max_pool2d": Case(lambda tf, x: tf.nn.max_pool2d(x, 2, [1, 2, 2, 1], "VALID"), [distinct(1, 4, 5, 2)], n32=0),
+    "max_pool1d": Case(lambda tf, x: tf.nn.max_pool1d(x, 3, 2, "SAME"), [distinct(2, 7, 3)], n32=0),
     # NCHW: TF's CPU MaxPool/AvgPool have no NCHW kernel; compare with TF's NHWC result (same_ops off: transposes)
     "max_nchw": Case(lambda tf, x: tf.transpose(tf.nn.max_pool(tf.transpose(x, [0, 3, 1, 2]), [1, 1, 3, 3],
                                                                [1, 1, 2, 2], "SAME", data_format="NCHW"),
                                                 [0, 2, 3, 1]) if tf is core else _maxp(tf, x, 3, 2, "SAME"),
-                     [distinct(2, 5, 6, 3)], same_ops=False),
-    "avg_tiles": Case(lambda tf, x: tf.nn.avg_pool(x, [1, 2, 2, 1], [1, 2, 2, 1], "VALID"), [rnd(2, 4, 6, 3)]),
-    "avg_same_odd": Case(lambda tf, x: tf.nn.avg_pool(x, [1, 3, 3, 1], [1, 2, 2, 1], "SAME"), [rnd(2, 5, 7, 2)]),
+                     [distinct(2, 5, 6, 3)], same_ops=False, n32=0),
+    "avg_tiles": Case(lambda tf, x: tf.nn.avg_pool(x, [1, 2, 2, 1], [1, 2, 2, 1], "VALID"), [rnd(2, 4, 6, 3)],
+                      n32=2 * 2 + 1, scale32=SUM_OF_TERMS),
+    "avg_same_odd": Case(lambda tf, x: tf.nn.avg_pool(x, [1, 3, 3, 1], [1, 2, 2, 1], "SAME"), [rnd(2, 5, 7, 2)],
+                         n32=3 * 3 + 1, scale32=SUM_OF_TERMS),
     "avg_overlap_valid": Case(lambda tf, x: tf.nn.avg_pool(x, [1, 3, 2, 1], [1, 1, 1, 1], "VALID"),
-                              [rnd(1, 5, 4, 2)]),
+                              [rnd(1, 5, 4, 2)], n32=3 * 2 + 1, scale32=SUM_OF_TERMS),
     "avg_stride_gt_window": Case(lambda tf, x: tf.nn.avg_pool(x, [1, 1, 2, 1], [1, 3, 3, 1], "SAME"),
-                                 [rnd(1, 7, 8, 1)]),
-    "avg_empty_batch": Case(lambda tf, x: tf.nn.avg_pool(x, 2, 2, "SAME"), [rnd(0, 3, 3, 2)]),
-    "avg_pool2d": Case(lambda tf, x: tf.nn.avg_pool2d(x, 2, 2, "SAME", name="ap"), [rnd(1, 5, 5, 2)]),
-    "avg_pool1d": Case(lambda tf, x: tf.nn.avg_pool1d(x, 2, 1, "VALID"), [rnd(2, 5, 3)]),
+                                 [rnd(1, 7, 8, 1)], n32=1 * 2 + 1, scale32=SUM_OF_TERMS),
+    "avg_empty_batch": Case(lambda tf, x: tf.nn.avg_pool(x, 2, 2, "SAME"), [rnd(0, 3, 3, 2)],
+                            n32=2 * 2 + 1, scale32=SUM_OF_TERMS),
+    "avg_pool2d": Case(lambda tf, x: tf.nn.avg_pool2d(x, 2, 2, "SAME", name="ap"), [rnd(1, 5, 5, 2)],
+                       n32=2 * 2 + 1, scale32=SUM_OF_TERMS),
+    "avg_pool1d": Case(lambda tf, x: tf.nn.avg_pool1d(x, 2, 1, "VALID"), [rnd(2, 5, 3)],
+                       n32=2 + 1, scale32=SUM_OF_TERMS),
     "avg_nchw": Case(lambda tf, x: tf.transpose(tf.nn.avg_pool(tf.transpose(x, [0, 3, 1, 2]), [1, 1, 3, 2],
                                                                [1, 1, 2, 1], "SAME", data_format="NCHW"),
                                                 [0, 2, 3, 1]) if tf is core
                      else tf.nn.avg_pool(x, [1, 3, 2, 1], [1, 2, 1, 1], "SAME"),
-                     [rnd(2, 5, 4, 3)], same_ops=False),
-    "pool_max": Case(lambda tf, x: tf.nn.pool(x, [2, 2], "MAX", "SAME", strides=[2, 2]), [distinct(2, 5, 5, 2)]),
-    "pool_avg_1d": Case(lambda tf, x: tf.nn.pool(x, [2], "AVG", "SAME", strides=[2]), [rnd(2, 7, 3)]),
+                     [rnd(2, 5, 4, 3)], same_ops=False, n32=3 * 2 + 1, scale32=SUM_OF_TERMS),
+    "pool_max": Case(lambda tf, x: tf.nn.pool(x, [2, 2], "MAX", "SAME", strides=[2, 2]), [distinct(2, 5, 5, 2)], n32=0),
+    "pool_avg_1d": Case(lambda tf, x: tf.nn.pool(x, [2], "AVG", "SAME", strides=[2]), [rnd(2, 7, 3)],
+                        n32=2 + 1, scale32=SUM_OF_TERMS),
     "pool_avg_dilated": Case(lambda tf, x: tf.nn.pool(x, [2, 2], "AVG", "VALID", dilation_rate=[2, 2]),
-                             [rnd(1, 7, 6, 2)]),
+                             [rnd(1, 7, 6, 2)], n32=2 * 2 + 1, scale32=SUM_OF_TERMS),
     "pool_max_dilated": Case(lambda tf, x: tf.nn.pool(x, [2, 3], "MAX", "VALID", dilation_rate=[2, 1], name="p"),
-                             [distinct(1, 6, 7, 2)]),
+                             [distinct(1, 6, 7, 2)], n32=0),
     # second derivatives: the gradient of max/avg pool as a function of the output gradient (TF's
     # MaxPoolGradGrad / AvgPool); central differences see them too (linear in dy)
     "max_pool_grad_grad": Case(lambda tf, x, dy: tf.gradients(_maxp(tf, x, 3, 2, "SAME"), x, grad_ys=dy)[0],
-                               [distinct(1, 5, 5, 2), rnd(1, 3, 3, 2)], same_ops=False),
+                               [distinct(1, 5, 5, 2), rnd(1, 3, 3, 2)], same_ops=False, n32=0),
     "avg_pool_grad_grad": Case(lambda tf, x, dy: tf.gradients(tf.nn.avg_pool(x, 3, 2, "SAME"), x, grad_ys=dy)[0],
-                               [rnd(1, 5, 5, 2), rnd(1, 3, 3, 2)], same_ops=False),
+                               [rnd(1, 5, 5, 2), rnd(1, 3, 3, 2)], same_ops=False, n32=3 * 3 + 1, scale32=SUM_OF_TERMS),
 }
 
 
@@ -86,11 +95,11 @@ def ties(*shape):
 
 TIES = {  # the gradient goes to the first maximum of each window, as TF's CPU kernel routes it
     # (numeric off: at a tie the function has a kink)
-    "tiles": Case(lambda tf, x: _maxp(tf, x, 2, 2, "SAME"), [ties(2, 6, 6, 3)], numeric=False),
-    "overlap_same": Case(lambda tf, x: _maxp(tf, x, 3, 1, "SAME"), [ties(1, 5, 6, 2)], numeric=False),
-    "padded_odd": Case(lambda tf, x: _maxp(tf, x, 2, 2, "SAME"), [ties(2, 5, 5, 2)], numeric=False),
+    "tiles": Case(lambda tf, x: _maxp(tf, x, 2, 2, "SAME"), [ties(2, 6, 6, 3)], numeric=False, n32=0),
+    "overlap_same": Case(lambda tf, x: _maxp(tf, x, 3, 1, "SAME"), [ties(1, 5, 6, 2)], numeric=False, n32=0),
+    "padded_odd": Case(lambda tf, x: _maxp(tf, x, 2, 2, "SAME"), [ties(2, 5, 5, 2)], numeric=False, n32=0),
     "grad_grad": Case(lambda tf, x, dy: tf.gradients(_maxp(tf, x, 3, 2, "SAME"), x, grad_ys=dy)[0],
-                      [ties(1, 5, 5, 2), rnd(1, 3, 3, 2)], numeric=False, same_ops=False),
+                      [ties(1, 5, 5, 2), rnd(1, 3, 3, 2)], numeric=False, same_ops=False, n32=0),
 }
 
 
@@ -142,7 +151,9 @@ def test_max_pool_grad_kernel_equals_numpy(monkeypatch, geometry, dtype):
         slow = pool_ops._max_pool_grad_forward(x, y, dy, **attrs)
     assert fast.dtype == slow.dtype == dtype
     np.testing.assert_array_equal(fast, slow)
-    np.testing.assert_allclose(fast.sum(), dy.sum(), rtol=1e-5)     # every window's gradient lands once
+    # every window's gradient lands once: the same terms summed in two orders (dy's, and up to kh·kw of them into
+    # one x first), against Σ|terms| (the float32 bound holds for float64 too)
+    assert_float32_close(fast.sum(), dy.sum(), n=dy.size + kh * kw, scale=np.abs(dy).sum())
 
 
 def test_max_pool_grad_kernel_refuses_what_it_does_not_handle():

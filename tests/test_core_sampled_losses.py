@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from _oracle import tf1_and_core
+from _tolerance import ELEMENTWISE_ULPS, assert_float32_close, float32_rtol
 from tfevents import core
 from tfevents.core.ops import candidate_sampling_ops as cs
 
@@ -48,9 +49,12 @@ def test_losses_with_fixed_candidates_match_tf1(tf1, kind, remove_hits, sharded)
     (want, want_shape, want_types), (got, got_shape, got_types) = tf1_and_core(tf1, _loss_program, kind,
                                                                                remove_hits, sharded)
     assert got_shape == want_shape == [3]
+    # float32 roundings (tests/_tolerance.py): the logits' dots of 4 and bias, minus log(expected count), the
+    # sigmoid or softmax (over 7) cross entropy and the sum over 2 true classes; back: the 7 logits' δ·w into x,
+    # up to 3 rows added into a class's row of w
     for w, g in zip(want, got):
         assert g.shape == w.shape
-        np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-5)
+        assert_float32_close(g, w, n=(4 + 1) + ELEMENTWISE_ULPS + (2 * ELEMENTWISE_ULPS + 7) + 2 + 7 + 3)
     assert np.all(np.isfinite(got[0]))
     # core adds Shape ops where TF folds shapes its static inference knows (Slice by a Pack of a StridedSlice)
     # and its sigmoid cross-entropy builds ZerosLike where TF's folds to a Const; every other op type is TF's
@@ -103,11 +107,16 @@ def _draw(tf, name, unique, runs=1):
         return [sess.run(out) for _ in range(runs)], out[0].op.type
 
 
+# TF's expected counts, float32 without sums: p (a log ratio or a power, cast from float64), then p·num_sampled or
+# −expm1(tries·log1p(−p)); each element within this relative bound of core's formula (tests/_tolerance.py)
+EXPECTED_COUNT_RTOL = float32_rtol(2 * ELEMENTWISE_ULPS + 3)
+
+
 def _num_tries(prob, sampled, true_ec, sampled_ec, n):
     """The number of tries for which TF's expected-count formula gives these counts (None if none does)."""
     for tries in range(n, 20000):
-        if np.allclose(cs._expected_count(prob(sampled), n, tries), sampled_ec, rtol=2e-6, atol=0) and \
-                np.allclose(cs._expected_count(prob(TRUE), n, tries), true_ec, rtol=2e-6, atol=0):
+        if np.allclose(cs._expected_count(prob(sampled), n, tries), sampled_ec, rtol=EXPECTED_COUNT_RTOL, atol=0) \
+                and np.allclose(cs._expected_count(prob(TRUE), n, tries), true_ec, rtol=EXPECTED_COUNT_RTOL, atol=0):
             return tries
     return None
 
@@ -128,8 +137,8 @@ def test_sampler_expected_counts_follow_tf1_formula(tf1, name, unique):
             assert len(set(sampled.tolist())) == 6, lib
             assert _num_tries(prob, sampled, true_ec, sampled_ec, 6) is not None, (lib, sampled, sampled_ec)
         else:                                          # p * num_sampled: deterministic for the true classes
-            np.testing.assert_allclose(true_ec, want[0][1], rtol=1e-6)
-            np.testing.assert_allclose(sampled_ec, cs._expected_count(prob(sampled), 6, 6), rtol=1e-6)
+            np.testing.assert_allclose(true_ec, want[0][1], rtol=EXPECTED_COUNT_RTOL)
+            np.testing.assert_allclose(sampled_ec, cs._expected_count(prob(sampled), 6, 6), rtol=EXPECTED_COUNT_RTOL)
 
 
 def _learned(tf):
@@ -140,15 +149,15 @@ def _learned(tf):
 
 def test_learned_unigram_counts_match_tf1(tf1):
     want, got = tf1_and_core(tf1, _learned)
-    for w, g in zip(want, got):                       # weights start at 1 and grow by the true classes
-        np.testing.assert_allclose(g, w, rtol=1e-6)
+    for w, g in zip(want, got):     # weights start at 1 and grow by the true classes; p = weight / total, × 6
+        np.testing.assert_allclose(g, w, rtol=float32_rtol(3))
     assert not np.allclose(got[0], got[2])
 
 
 @pytest.mark.parametrize("name", ["uniform", "log_uniform", "fixed_unigram"])
 def test_sampler_frequencies_follow_the_distribution(tf1, name):
     prob = SAMPLERS[name][1]()(np.arange(20))
-    np.testing.assert_allclose(prob.sum(), 1.0, rtol=1e-5)
+    assert_float32_close(prob.sum(), 1.0, n=20 + ELEMENTWISE_ULPS + 2)     # 20 probabilities, each a function
 
     def program(tf):
         out = SAMPLERS[name][0](tf, False, None)

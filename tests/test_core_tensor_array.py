@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from _oracle import tf1_and_core
+from _tolerance import ELEMENTWISE_ULPS, assert_float32_close
 
 
 @pytest.fixture(autouse=True, scope="module")
@@ -63,23 +64,25 @@ def run_program(tf, build, feeds_list):
     return values, structural_nodes(graph)
 
 
-def assert_nested_close(want, got, rtol):
+def assert_nested_close(want, got, n, path="value"):
+    """Every leaf within the float32 bound of ``n`` roundings (tests/_tolerance.py; integers exactly)."""
     if isinstance(want, (list, tuple)):
         assert isinstance(got, (list, tuple)) and len(want) == len(got), (want, got)
-        for w, g in zip(want, got):
-            assert_nested_close(w, g, rtol)
+        for i, (w, g) in enumerate(zip(want, got)):
+            assert_nested_close(w, g, n, "%s[%d]" % (path, i))
     else:
-        np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=rtol, atol=1e-6)
-        assert np.asarray(got).dtype == np.asarray(want).dtype
-        assert np.asarray(got).shape == np.asarray(want).shape
+        assert np.asarray(got).dtype == np.asarray(want).dtype, path
+        assert np.asarray(got).shape == np.asarray(want).shape, path
+        assert_float32_close(got, want, n=n, err_msg=path)
 
 
-def check(tf1, build, feeds_list, graph=True, rtol=1e-5):
-    """Values equal to TF1's for every feed and (``graph``) the same structural nodes."""
+def check(tf1, build, feeds_list, *, n, graph=True):
+    """Values equal to TF1's for every feed, within ``n`` float32 roundings (the program's longest path, forward
+    and back: tests/_tolerance.py), and (``graph``) the same structural nodes."""
     (want, want_nodes), (got, got_nodes) = tf1_and_core(tf1, run_program, build, feeds_list)
     assert len(want) == len(got)
-    for w, g in zip(want, got):
-        assert_nested_close(w, g, rtol)
+    for i, (w, g) in enumerate(zip(want, got)):
+        assert_nested_close(w, g, n, "feeds %d" % i)
     if graph:
         assert got_nodes == want_nodes, (sorted(got_nodes - want_nodes)[:6], sorted(want_nodes - got_nodes)[:6])
     return got
@@ -103,8 +106,15 @@ def _write_read_stack(tf):
     return [a, stacked, g, ta.size(), tf.gradients(loss, x)[0]], {"x": x}
 
 
+# float32 roundings of each program (tests/_tolerance.py), forward and back
+E = ELEMENTWISE_ULPS
+N_WRITE_READ_STACK = 4          # copies and products by constants; the gradient adds up to 4 contributions
+N_LOOP_ACCUMULATE = 2 * 4 * (E + 3)   # four steps of tanh(h·w + x) forward and back (tanh, a product, sums)
+N_COND_ARRAY = 2                # x·2, −x; the gradient 2·out times the same
+
+
 def test_write_read_unstack_stack_gather_and_their_gradients(tf1):
-    check(tf1, _write_read_stack, [{"x": X}])
+    check(tf1, _write_read_stack, [{"x": X}], n=N_WRITE_READ_STACK)
 
 
 def _scatter_concat_split(tf):
@@ -121,7 +131,7 @@ def _scatter_concat_split(tf):
 
 def test_scatter_concat_split_and_their_gradients(tf1):
     check(tf1, _scatter_concat_split, [{"x": X, "lengths": np.array([1, 3], np.int32)},
-                                       {"x": X, "lengths": np.array([3, 1], np.int32)}])
+                                       {"x": X, "lengths": np.array([3, 1], np.int32)}], n=E + 2)   # sin's gradient
 
 
 def _dynamic(tf):
@@ -132,7 +142,7 @@ def _dynamic(tf):
 
 
 def test_dynamic_size_grows_and_unwritten_elements_read_as_zeros(tf1):
-    check(tf1, _dynamic, [{"x": X[0]}])
+    check(tf1, _dynamic, [{"x": X[0]}], n=0)      # copies and x·3
 
 
 # ------------------------------------------------------------------ in while loops
@@ -154,7 +164,7 @@ def _loop_accumulate(tf):
 
 
 def test_tensor_arrays_as_loop_variables_and_invariants_with_gradients(tf1):
-    check(tf1, _loop_accumulate, [{"x": X, "w": np.array([0.5, -1.0, 2.0], np.float32)}])
+    check(tf1, _loop_accumulate, [{"x": X, "w": np.array([0.5, -1.0, 2.0], np.float32)}], n=N_LOOP_ACCUMULATE)
 
 
 def _loop_dynamic(tf):
@@ -170,7 +180,7 @@ def _loop_dynamic(tf):
 
 
 def test_a_dynamically_sized_array_grown_by_a_loop(tf1):
-    check(tf1, _loop_dynamic, [{"x": X[0, :2]}])
+    check(tf1, _loop_dynamic, [{"x": X[0, :2]}], n=5 * (2 * E + 2))     # five sines, forward and back
 
 
 def _cond_array(tf):
@@ -183,7 +193,7 @@ def _cond_array(tf):
 
 
 def test_a_tensor_array_through_cond(tf1):
-    check(tf1, _cond_array, [{"x": X[0], "p": True}, {"x": X[0], "p": False}])
+    check(tf1, _cond_array, [{"x": X[0], "p": True}, {"x": X[0], "p": False}], n=N_COND_ARRAY)
 
 
 # ------------------------------------------------------------------ the Python object and errors
@@ -274,5 +284,6 @@ def test_tensorflow_imports_and_runs_our_graph_def(tf1, build):
     want, got = core_then_imported_into_tf(tf1, build, lambda placeholders: {
         k: v if k != "x" or placeholders[k].shape.ndims == 2 else v[0] for k, v in feeds.items()
         if k in placeholders})
+    n = {_write_read_stack: N_WRITE_READ_STACK, _loop_accumulate: N_LOOP_ACCUMULATE, _cond_array: N_COND_ARRAY}[build]
     for w, g in zip(want, got):
-        np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-6)
+        assert_float32_close(g, w, n=n)

@@ -6,6 +6,7 @@ import os
 import numpy as np
 import pytest
 
+from _tolerance import assert_float32_close
 from tfevents import core
 from tfevents.core.train.checkpoints import tensor_bundle
 
@@ -119,8 +120,12 @@ def test_tensorflows_is_read_by_ours(tf, tf1, tmp_path):
     # our restored model trains on exactly as TF's does
     want = _continue(tf1, prefix)
     got = _continue(core, prefix)
+    # float32 roundings (tests/_tolerance.py) of the step: the MLP's dots of 4 and 8, biases, relu, the squares'
+    # mean of 12; back, the 6 rows' sums into the kernels' gradients and δ·wᵀ (2); Momentum's and the moving
+    # average's products and sums (the global step exactly)
+    n = (4 + 1 + 8 + 1 + 2 + 12) + (2 + 6 + 2 + 6 + 4) + 3 + 3
     for name in EXPECTED_NAMES:
-        np.testing.assert_allclose(got[name], want[name], rtol=1e-5, atol=1e-6, err_msg=name)
+        assert_float32_close(got[name], want[name], n=n, err_msg=name)
 
 
 def _continue(tf, prefix):

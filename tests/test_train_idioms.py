@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from _oracle import tf1_and_core
+from _tolerance import ELEMENTWISE_ULPS, assert_float32_close
 from tfevents import core
 
 RNG = np.random.RandomState(3)
@@ -47,8 +48,12 @@ def _max_norm_program(tf):
 
 def test_max_norm_regularization(tf1):
     want, got = tf1_and_core(tf1, _max_norm_program)
+    # float32 roundings (tests/_tolerance.py) of a step: the dense layers' dots of 5 and 8 and biases, relu, the
+    # squares' mean of 48; back, δ·wᵀ (3) and the kernels' sums over 16 rows; Momentum's (3); the clip's row norm
+    # of 8 squares, square root and quotient; four steps
+    step = (5 + 1 + 8 + 1 + 2 + 48) + (2 + 3 + 16 + 16) + 3 + (8 + 3)
     for g, w in zip(got, want):
-        np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-6)
+        assert_float32_close(g, w, n=4 * step)
     assert np.all(np.linalg.norm(got[0], axis=1) <= 1.0 + 1e-6)
 
 
@@ -79,11 +84,16 @@ def test_batch_norm_update_ops(tf1):
     (want_names, want, want_loss), (names, got, loss) = tf1_and_core(tf1, _batch_norm_program)
     assert names == want_names
     assert "batch_normalization/moving_mean" in names
+    # float32 roundings (tests/_tolerance.py) of a step: the dense layers' dots of 5 and 8, batch norm's moments
+    # over 8 rows and normalization (a square root, products, sums), elu, the squares' mean of 24; back, the dense
+    # layers' sums over 8 rows, batch norm's two sums over 8 rows; Adam's update (8); five steps
+    forward = 5 + 2 * 8 + (ELEMENTWISE_ULPS + 4) + ELEMENTWISE_ULPS + (8 + 1) + 2 + 24
+    step = forward + (2 + 3 + 8 + 2 * 8 + 8) + 8
     for name, g, w in zip(names, got, want):
-        np.testing.assert_allclose(g, w, rtol=2e-5, atol=1e-6, err_msg=name)
+        assert_float32_close(g, w, n=5 * step, err_msg=name)
     moving_mean = got[names.index("batch_normalization/moving_mean")]
     assert np.abs(moving_mean).max() > 0.01         # the moving statistics did move
-    assert loss == pytest.approx(want_loss, rel=1e-5)
+    assert_float32_close(loss, want_loss, n=5 * step + forward, err_msg="loss")
 
 
 def _tower_program(tf, n_towers=2):
@@ -115,8 +125,12 @@ def _tower_program(tf, n_towers=2):
 
 def test_multi_tower_gradient_averaging(tf1):
     want, got = tf1_and_core(tf1, _tower_program)
+    # float32 roundings (tests/_tolerance.py) of a step: tanh of a dot of 5, a dot of 8, the squares' mean of 24;
+    # back, δ·vᵀ (3), tanh's derivative (its ulps thrice, in 1 − y²), the kernels' sums over 8 rows; the towers'
+    # mean and the step; three steps
+    step = (5 + ELEMENTWISE_ULPS + 8 + 2 + 24) + (2 + 3 + 2 * ELEMENTWISE_ULPS + 1 + 8 + 8) + 2 + 2
     for g, w in zip(got, want):
-        np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-6)
+        assert_float32_close(g, w, n=3 * step)
     assert not np.allclose(got[0], K1)
 
 
@@ -156,7 +170,7 @@ def test_python_thread_feeds_queue_until_closed():
             coord.request_stop()
             coord.join([thread])
             assert seen == list(range(20))
-            np.testing.assert_allclose(sess.run(w), data_x.sum(0))
+            np.testing.assert_array_equal(sess.run(w), data_x.sum(0))     # sums of small integers: exact
             assert sess.run(queue.size()) == 0
 
 
