@@ -12,7 +12,7 @@ else:
 # accuracy, scalar summaries and the graph in TensorBoard, a Saver checkpoint restored in a new Session.
 # MNIST is replaced by a seeded synthetic data set (class-dependent strokes plus noise). The initial weights come
 # from a seeded numpy generator and are loaded with Variable.load, so TensorFlow and tfevents.core start from the
-# same point: the printed losses ("step N loss X") are compared across backends by tests/test_cnn_examples.py.
+# same point: the printed losses ("step N loss X") are compared across backends by tests/e2e/test_cnn_examples.py.
 # Dropout masks are random (they cannot match across backends), so the compared steps feed keep_prob = 1.0; a few
 # further steps train with keep_prob = 0.5 as the tutorial does.
 

@@ -12,7 +12,7 @@ else:
 # average_pooling2d -> flatten -> dense(128, relu) -> dropout(training) -> dense(10); tf.losses with an L2
 # regularizer in the kernel's kernel_regularizer, Momentum with a global step and UPDATE_OPS, tf.metrics accuracy.
 # Initial weights are drawn by numpy per variable name and loaded with Variable.load, so both backends start
-# from the same point; the printed losses ("step N loss X") are compared by tests/test_cnn_examples.py. The
+# from the same point; the printed losses ("step N loss X") are compared by tests/e2e/test_cnn_examples.py. The
 # compared steps run with training=True for batch norm and dropout rate 0 (dropout's masks are random).
 
 import tempfile

@@ -19,7 +19,7 @@ else:
 # PTB is replaced by a seeded synthetic corpus (Zipf-distributed words, each word with a few favoured successors,
 # so the loss falls). The initial weights come from a seeded numpy generator (Variable.load), so TensorFlow and
 # tfevents.core start from the same point: the printed losses ("step N loss X") are compared across backends by
-# tests/test_rnn_examples.py. PTB_CONFIG=test (default: vocabulary 200, 2 x 32 LSTM, 8 steps, batch 4) or
+# tests/e2e/test_rnn_examples.py. PTB_CONFIG=test (default: vocabulary 200, 2 x 32 LSTM, 8 steps, batch 4) or
 # PTB_CONFIG=small (the tutorial's "small": vocabulary 10,000, 2 x 200, 20 steps, batch 20), or --config NAME;
 # benchmarks/_ptb.py times this program's model with the small config.
 

@@ -15,7 +15,7 @@ else:
 # noise, so only a model that stops at sequence_length learns. The program checks dynamic_rnn's sequence_length
 # rules (outputs past a sequence's end are zero, the final state is the output at its last valid step). The
 # initial weights come from a seeded numpy generator (Variable.load), so TensorFlow and tfevents.core start from the
-# same point: the printed losses ("step N loss X") are compared across backends by tests/test_rnn_examples.py.
+# same point: the printed losses ("step N loss X") are compared across backends by tests/e2e/test_rnn_examples.py.
 
 import tempfile
 

@@ -10,7 +10,7 @@ temporary directory (a symlink tfevents/proto -> proto/).
 The committed modules are made with protoc 3.21 (Debian bookworm's
 protobuf-compiler): its gencode runs on every protobuf runtime from 4.21 on,
 while newer protoc versions emit a runtime version check that rejects older
-runtimes. tests/test_protos.py fails when the committed modules are stale.
+runtimes. tests/proto/test_protos.py fails when the committed modules are stale.
 """
 from __future__ import annotations
 

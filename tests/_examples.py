@@ -11,6 +11,9 @@ import sys
 from _tensorboard import stop_process_group
 from conftest import REPO as REPO_ROOT, SHARED
 
+# the project's own TF1 programs (examples/), each run under both backends by conftest's project_example_runs
+PROJECT_PROGRAMS = ("deep_mnist", "layers_cnn", "ptb_word_lm", "sequence_classifier")
+BACKENDS = ("tensorflow", "core")
 SHARED_EXAMPLES = os.path.join(SHARED, "examples")
 PROGRAMS = sorted(glob.glob(os.path.join(SHARED_EXAMPLES, "*.py")))
 # Why the shared programs' tests skip in a user's clone: only the project's CI lays ../shared beside the checkout.

@@ -48,6 +48,15 @@ def example_runs(tmp_path_factory):
     runs.stop()
 
 
+@pytest.fixture(scope="session")
+def project_example_runs(tmp_path_factory):
+    """``{(program, backend): CompletedProcess}``: every TF1 program of the project's examples/ under real TF1 and
+    under tfevents.core, once per session, two at a time (tests/_examples.py)."""
+    import _examples
+    return _examples.run_example_programs(str(tmp_path_factory.mktemp("project_examples")), _examples.PROJECT_PROGRAMS,
+                                          _examples.BACKENDS, drop_env=("PTB_CONFIG",))
+
+
 @pytest.fixture
 def logdir(tmp_path):
     d = tmp_path / "logs"

@@ -10,7 +10,7 @@ on the wire (REFERENCE.md §2, fields in number order, as protobuf serializes th
 
 Everything from ``2a`` up to ``15`` depends only on the tag, so it is built once per tag
 (:func:`scalar_packer`) and an event costs one ``struct.pack`` call.
-The output is byte-identical to ``Event.SerializeToString()`` (tests/test_summary_writer.py).
+The output is byte-identical to ``Event.SerializeToString()`` (tests/summaries/test_summary_writer.py).
 """
 from __future__ import annotations
 

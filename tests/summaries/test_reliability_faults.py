@@ -20,8 +20,7 @@ import pytest
 
 from tfevents.proto import event_pb2
 from tfevents.summaries import SummaryWriter, record
-
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from conftest import REPO
 
 
 @contextlib.contextmanager

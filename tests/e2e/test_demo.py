@@ -47,7 +47,7 @@ def test_demo_numbers_equal_tensorflow1(tf1, tmp_path, optimizer):
     assert ours.slot_names == theirs.slot_names
     # Not a rounding bound (tests/_tolerance.py): a step's longest path (the dots of 784, 300 and 100, the weight
     # gradients' sums over 64 rows, the max-norm's 784 squares) is ~2600 roundings, so 16 steps give 2·γ(n) ≈ 5e-3,
-    # which could not tell a wrong formula from rounding. No max pool (tests/test_cnn_examples.py): the differences
+    # which could not tell a wrong formula from rounding. No max pool (tests/e2e/test_cnn_examples.py): the differences
     # stay rounding-sized, measured at most 1/25 of this bound (below 1e-6 relative) with OpenBLAS's Haswell,
     # Prescott and SkylakeX kernels, one thread and TF's oneDNN kernels, for the three optimizers.
     for key in sorted(ours.scalars):
@@ -216,7 +216,7 @@ def test_cnn_demo_numbers_equal_tensorflow1_and_logs_filters(tf1, tmp_path):
     for key in sorted(ours.scalars):
         a, b = np.array(ours.scalars[key]), np.array(theirs.scalars[key])
         assert (a[:, 0] == b[:, 0]).all(), key
-        # max pooling: a float32 near-tie may route one gradient differently from TF (tests/test_cnn_examples.py);
+        # max pooling: a float32 near-tie may route one gradient differently from TF (tests/e2e/test_cnn_examples.py);
         # with OpenBLAS's Haswell, Prescott and SkylakeX kernels and TF's oneDNN ones, at most 1/400 of this bound
         np.testing.assert_allclose(a[:, 1], b[:, 1], rtol=2e-3, atol=1e-4, err_msg=str(key))
     train = ea.EventAccumulator(ours.train_dir, size_guidance={ea.IMAGES: 0}).Reload()

@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 
 from _tolerance import ELEMENTWISE_ULPS, assert_float32_close
-from test_core_dynamic_rnn import MULTI_CELL_N32
-from test_core_rnn_cells import assert_programs_match, random_state, run_program
+from test_dynamic_rnn import MULTI_CELL_N32
+from test_rnn_cells import assert_programs_match, random_state, run_program
 from tfevents import core
 from tfevents.core.rnn import _nest
 

@@ -11,7 +11,6 @@ import pytest
 
 from tfevents import core
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 def _model():
@@ -27,7 +26,7 @@ def test_round_trip_state_file_and_max_to_keep(tmp_path):
         w, b, step = _model()
         bump = core.group(core.assign_add(w, core.ones_like(w)), core.assign_add(b, [1.0, 2.0, 3.0]),
                           core.assign_add(step, 1))
-        # the portable .npz format of earlier versions (SaverDef.V1 here); V2 is tested in test_train_checkpoints_tf
+        # the portable .npz format of earlier versions (SaverDef.V1 here); V2 is tested in train/test_checkpoints_tf.py
         saver = core.train.Saver(max_to_keep=2, write_version=core.train.SaverDef.V1)
         with core.Session() as sess:
             sess.run(core.global_variables_initializer())

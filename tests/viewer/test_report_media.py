@@ -1,5 +1,5 @@
 """The HTML report's Videos, Embeddings and Meshes sections and its image-with-boxes thumbnails, on a
-logdir written by tensorboardX, torch and ours (`tfevents inspect` of those kinds: test_reader_cli.py)."""
+logdir written by tensorboardX, torch and ours (`tfevents inspect` of those kinds: tests/viewer/test_cli.py)."""
 import base64
 import io
 from html.parser import HTMLParser

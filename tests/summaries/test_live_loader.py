@@ -73,7 +73,7 @@ def test_packing_is_lossless_and_falls_back_when_columns_do_not_fit():
 def test_histograms_compact_losslessly_into_the_rust_servers_tensor(peer_logdir, tmp_path):
     """Every TF1-style histogram the peers (TF1, tensorboardX, torch) and we write, compacted and rebuilt, is the
     [k, 3] tensor of the Rust data server's data_compat.rs: lefts ``[min] + limits[:-1]``, rights ``limits[:-1] +
-    [max]``, counts (TensorBoard's Python data_compat trims empty end buckets instead; tests/test_serve.py checks
+    [max]``, counts (TensorBoard's Python data_compat trims empty end buckets instead; tests/viewer/test_serve.py checks
     the served histograms against the Rust server itself)."""
     from tfevents.proto import tensor_pb2
     from tfevents.summaries.iterator import summary_iterator

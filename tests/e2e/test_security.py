@@ -23,8 +23,8 @@ import pytest
 
 from tfevents.proto import event_pb2, graph_pb2, summary_pb2
 from tfevents.summaries import SummaryWriter
+from conftest import REPO
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 XSS = [
     '<script>alert("xss")</script>',
     '"><img src=x onerror=alert(1)>',

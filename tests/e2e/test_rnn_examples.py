@@ -8,24 +8,24 @@ import re
 import numpy as np
 import pytest
 
-from _examples import run_example_programs
+from _examples import BACKENDS
 
 PROGRAMS = ("ptb_word_lm", "sequence_classifier")
-BACKENDS = ("tensorflow", "core")
 STEPS = {"ptb_word_lm": 48, "sequence_classifier": 30}
 # Not a rounding bound (tests/_tolerance.py): one PTB step's longest path (the LSTMs' dots over 8 time steps and 2
 # layers, forward and back, and clip_by_global_norm's sum of ~3·10⁴ squares) gives 2·γ(n) ≈ 4e-3 a step, 48 steps
 # in a row, which could not tell a wrong formula from rounding. No max pool (whose near-ties route gradients by
-# the last bit, tests/test_cnn_examples.py): the differences stay rounding-sized, in PTB's SGD and the
+# the last bit, tests/e2e/test_cnn_examples.py): the differences stay rounding-sized, in PTB's SGD and the
 # classifier's Adam alike, measured within 3e-7 (losses and validation perplexities) with OpenBLAS's Haswell,
 # Prescott and SkylakeX kernels, one thread and TF's oneDNN kernels; 1e-4 holds them with a margin of 300.
 RTOL = 1e-4
 
 
 @pytest.fixture(scope="module")
-def runs(tmp_path_factory):
-    """{(program, backend): CompletedProcess}: the four runs, two at a time (one BLAS thread each)."""
-    return run_example_programs(str(tmp_path_factory.mktemp("rnn_examples")), PROGRAMS, BACKENDS, extra_env={"TF_USE_LEGACY_KERAS": "1"}, drop_env=("PTB_CONFIG",))
+def runs(project_example_runs):
+    """conftest's runs of the project's example programs under both backends (each program runs in
+    tests/e2e/test_project_examples.py)."""
+    return project_example_runs
 
 
 def _numbers(proc, pattern: str) -> np.ndarray:
@@ -34,14 +34,6 @@ def _numbers(proc, pattern: str) -> np.ndarray:
 
 def _losses(proc) -> np.ndarray:
     return _numbers(proc, r"^step \d+ loss (\S+)$")
-
-
-@pytest.mark.parametrize("backend", BACKENDS)
-@pytest.mark.parametrize("program", PROGRAMS)
-def test_example_runs(runs, program, backend):
-    proc = runs[(program, backend)]
-    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-5000:]
-    assert proc.stdout.strip().splitlines()[-1] == "EXAMPLE OK " + program
 
 
 @pytest.mark.parametrize("program", PROGRAMS)

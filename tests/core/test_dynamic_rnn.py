@@ -5,8 +5,8 @@ import numpy as np
 import pytest
 
 from _tolerance import ELEMENTWISE_ULPS, assert_float32_close
-from test_core_rnn_cells import random_state, weights_for
-from test_core_tensor_array import structural_nodes
+from test_rnn_cells import random_state, weights_for
+from test_tensor_array import structural_nodes
 from tfevents import core
 from tfevents.core.rnn import _nest
 

@@ -11,8 +11,8 @@ import subprocess
 import sys
 
 import pytest
+from conftest import REPO
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(REPO, "scripts"))
 
 PROTO_DIR = os.path.join(REPO, "proto")

@@ -3,8 +3,7 @@ import os
 import re
 import subprocess
 import sys
-
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from conftest import REPO
 
 
 def test_subpackages_map_into_the_tfevents_namespace():

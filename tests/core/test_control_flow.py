@@ -6,7 +6,7 @@ import pytest
 
 from _oracle import tf1_and_core
 from _tolerance import ELEMENTWISE_ULPS, assert_float32_close
-from test_core_tensor_array import check
+from test_tensor_array import check
 
 @pytest.fixture(autouse=True, scope="module")
 def tf1_control_flow_v1(tf):
@@ -22,7 +22,7 @@ E = ELEMENTWISE_ULPS
 
 def _check(tf1, build, feeds_list, graph=True):
     """Values equal to TF1's for every feed, within the program's float32 roundings (``N[build]``, forward and
-    back: tests/_tolerance.py), and (``graph``) the same control-flow nodes (test_core_tensor_array's
+    back: tests/_tolerance.py), and (``graph``) the same control-flow nodes (test_tensor_array's
     ``structural_nodes``: names, inputs, frames)."""
     return check(tf1, build, feeds_list, n=N[build], graph=graph)
 

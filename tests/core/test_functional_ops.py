@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from _tolerance import ELEMENTWISE_ULPS
-from test_core_tensor_array import check
+from test_tensor_array import check
 
 
 @pytest.fixture(autouse=True, scope="module")
