@@ -60,7 +60,6 @@ from .control_flow import case, cond, group, no_op, tuple_ as tuple, while_loop,
 from .control_flow import TensorArray, foldl, foldr, map_fn, scan
 from .gradients import AggregationMethod, gradients, hessians
 from .runtime.session import InteractiveSession, Session
-from .namespaces import build as _build_namespace
 
 newaxis = None
 
@@ -100,7 +99,8 @@ _NAMESPACES = ("math", "linalg", "random", "manip")     # built from core/namesp
 
 def __getattr__(name: str) -> Any:
     if name in _NAMESPACES:
-        value = _build_namespace(name)
+        from .namespaces import build  # lazy: tf.math and friends are built on first use
+        value = build(name)
     elif name in _LAZY_MODULES:
         value = importlib.import_module(_LAZY_MODULES[name], __name__)
     elif name in _LAZY_NAMES:
