@@ -19,10 +19,10 @@ from typing import Any
 from .framework import dtypes, errors
 from .framework.dtypes import (DType, as_dtype, bool, double, float16, float32, float64, half, int32,  # noqa: A004
                                int64, string, uint8)
-from .framework.graph import (Dimension, get_default_session, Graph, GraphKeys, Operation, Tensor, TensorShape,
-                              add_to_collection, add_to_collections, colocate_with, control_dependencies, device,
-                              get_collection, get_collection_ref, get_default_graph, name_scope, reset_default_graph,
-                              set_random_seed)
+from .framework.graph import (Graph, GraphKeys, Operation, Tensor, add_to_collection, add_to_collections, colocate_with,
+                              control_dependencies, device, get_collection, get_collection_ref, get_default_graph,
+                              get_default_session, name_scope, reset_default_graph, set_random_seed)
+from .framework.tensor_shape import Dimension, TensorShape
 from .framework.registry import IndexedSlices, constant, convert_to_tensor, register_gradient as RegisterGradient
 from .framework.graph_import import import_graph_def
 from .ops.math_ops import (abs, add, add_n, argmax, argmin, cast, ceil, div, div_no_nan, divide,  # noqa: A004

@@ -6,7 +6,8 @@ import contextlib
 from typing import Any, Iterator, Optional
 
 from .framework import dtypes
-from .framework.graph import GraphKeys, TensorShape, get_default_graph, name_scope
+from .framework.graph import GraphKeys, get_default_graph, name_scope
+from .framework.tensor_shape import TensorShape
 from .variables import Variable
 from .initializers import GlorotUniform, Zeros
 

@@ -7,7 +7,8 @@ from typing import Any, Optional
 import numpy as np
 
 from .framework import dtypes
-from .framework.graph import GraphKeys, Tensor, TensorShape, get_default_graph, name_scope
+from .framework.graph import GraphKeys, Tensor, get_default_graph, name_scope
+from .framework.tensor_shape import TensorShape
 from .framework.registry import apply_op, convert_to_tensor
 from .ops import array_ops, math_ops, state_ops
 

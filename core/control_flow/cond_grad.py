@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from ..framework import dtypes
-from ..framework.graph import TensorShape
+from ..framework.tensor_shape import TensorShape
 from ..framework.registry import register
 from .contexts import CondContext, WhileContext, output_context
 from .flow_ops import merge, switch

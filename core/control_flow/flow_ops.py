@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import Any, List, Optional
 
-from ..framework.graph import as_shape
+from ..framework.tensor_shape import as_shape
 from ..framework.registry import apply_op, create_op
 
 

@@ -8,7 +8,8 @@ from __future__ import annotations
 from typing import Any, Callable, Optional
 
 from ..framework import dtypes
-from ..framework.graph import TensorShape, name_scope
+from ..framework.graph import name_scope
+from ..framework.tensor_shape import TensorShape
 from ..framework.registry import constant, convert_to_tensor
 from . import nest
 from .tensor_array import TensorArray

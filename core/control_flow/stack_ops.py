@@ -7,7 +7,7 @@ from typing import Any, Optional
 import numpy as np
 
 from ..framework import dtypes
-from ..framework.graph import TensorShape
+from ..framework.tensor_shape import TensorShape
 from ..framework.registry import apply_op, constant, convert_to_tensor, register
 
 

@@ -19,7 +19,8 @@ import numpy as np
 
 from ..framework import dtypes
 from ..framework.errors import InvalidArgumentError
-from ..framework.graph import TensorShape, as_shape, control_dependencies, name_scope
+from ..framework.graph import control_dependencies, name_scope
+from ..framework.tensor_shape import TensorShape, as_shape
 from ..framework.registry import apply_op, constant_value, convert_to_tensor, create_op, register
 from ..ops import array_ops, math_ops
 

@@ -17,7 +17,8 @@ from __future__ import annotations
 from typing import Any, Dict, List, Optional
 
 from ..framework import dtypes
-from ..framework.graph import Tensor, TensorShape, control_dependencies, get_default_graph
+from ..framework.graph import Tensor, control_dependencies, get_default_graph
+from ..framework.tensor_shape import TensorShape
 from ..framework.registry import IndexedSlices, constant, constant_value, convert_to_tensor, register, shape_same
 from .contexts import (CondContext, WhileContext, is_loop_exit, output_context, while_context_of,
                        zeros_like_outside_loop)

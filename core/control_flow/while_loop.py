@@ -13,7 +13,8 @@ from __future__ import annotations
 
 from typing import Any, Callable, Optional
 
-from ..framework.graph import GraphKeys, Tensor, TensorShape, as_shape, control_dependencies, name_scope
+from ..framework.graph import GraphKeys, Tensor, control_dependencies, name_scope
+from ..framework.tensor_shape import TensorShape, as_shape
 from ..framework.registry import constant, convert_to_tensor
 from . import nest
 from .contexts import WhileContext, is_loop_constant_enter

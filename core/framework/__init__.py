@@ -1,6 +1,7 @@
 """The graph framework: what a TF1 graph is, before anything runs.
 
-- ``graph.py``: Graph, Operation, Tensor, TensorShape, name scopes, collections, control dependencies;
+- ``graph.py``: Graph, Operation, Tensor, name scopes, collections, control dependencies, the default graph and
+  session; ``tensor_shape.py``: TensorShape and Dimension;
 - ``dtypes.py``, ``errors.py``: TF's dtypes and error classes;
 - ``registry.py``: the op registry (one registration per op: forward, gradient, shape, TF op name and attrs);
 - ``gradients.py``: symbolic differentiation (``tf.gradients``) over the registry's gradient functions;

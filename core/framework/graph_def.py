@@ -9,7 +9,7 @@ import numpy as np
 from tfevents.proto import graph_pb2, tensor_pb2, tensor_shape_pb2
 
 from . import dtypes
-from .graph import TensorShape
+from .tensor_shape import TensorShape
 
 PRODUCER_VERSION = 27   # the GraphDef version TF 1.x graphs of that era carry
 

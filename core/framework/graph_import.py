@@ -23,7 +23,8 @@ from typing import Any, Dict, List, Optional, Sequence, Union
 import numpy as np
 
 from . import dtypes
-from .graph import Operation, Tensor, TensorShape, get_default_graph
+from .graph import Operation, Tensor, get_default_graph
+from .tensor_shape import TensorShape
 from .registry import REGISTRY, convert_to_tensor, create_op
 
 _LOOP_TYPES = frozenset(["Enter", "RefEnter", "Exit", "RefExit", "NextIteration", "RefNextIteration", "LoopCond"])

@@ -83,7 +83,8 @@ from typing import Any, Callable, Optional, Sequence, Union
 import numpy as np
 
 from . import dtypes as _dtypes
-from .graph import Operation, Tensor, TensorShape, as_shape, get_default_graph
+from .graph import Operation, Tensor, get_default_graph
+from .tensor_shape import TensorShape, as_shape
 
 
 class OpDef:

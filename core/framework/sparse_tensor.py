@@ -12,7 +12,8 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from . import dtypes
-from .graph import Tensor, TensorShape, name_scope
+from .graph import Tensor, name_scope
+from .tensor_shape import TensorShape
 from .registry import constant_value, convert_to_tensor
 
 __all__ = ["SparseTensor", "SparseTensorValue"]

@@ -12,7 +12,8 @@ from typing import Any, Optional, Sequence
 import numpy as np
 
 from ..framework import dtypes
-from ..framework.graph import Tensor, TensorShape, name_scope
+from ..framework.graph import Tensor, name_scope
+from ..framework.tensor_shape import TensorShape
 from ..framework.registry import apply_op, constant, convert_to_tensor, register, shape_same
 from . import array_ops, math_ops, reduction_ops, nn_ops
 

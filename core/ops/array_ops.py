@@ -4,7 +4,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..framework import dtypes
-from ..framework.graph import Tensor, TensorShape, name_scope
+from ..framework.graph import Tensor, name_scope
+from ..framework.tensor_shape import TensorShape
 from ..framework.registry import (IndexedSlices, apply_op, constant, constant_shape, constant_value,
                                   convert_to_tensor, register, register_tensor_conversion, shape_same, shape_scalar)
 from . import math_ops

@@ -25,7 +25,8 @@ import numpy as np
 
 from ..framework import dtypes
 from ..framework.errors import InvalidArgumentError
-from ..framework.graph import Tensor, TensorShape
+from ..framework.graph import Tensor
+from ..framework.tensor_shape import TensorShape
 from ..framework.registry import apply_op, convert_to_tensor, register
 from .random_ops import _rng, get_seed
 

@@ -19,7 +19,8 @@ from typing import Optional
 
 import numpy as np
 
-from ..framework.graph import Tensor, TensorShape, name_scope
+from ..framework.graph import Tensor, name_scope
+from ..framework.tensor_shape import TensorShape
 from ..framework.registry import apply_op, constant_shape, convert_to_tensor, register
 from . import array_ops
 from .window_ops import (Geometry, col2im, convert_padding, explicit_pads, from_nhwc, get_sequence, im2col,

@@ -19,7 +19,8 @@ import numpy as np
 
 from ..framework import dtypes
 from ..framework.errors import InvalidArgumentError
-from ..framework.graph import Tensor, TensorShape, name_scope
+from ..framework.graph import Tensor, name_scope
+from ..framework.tensor_shape import TensorShape
 from ..framework.registry import IndexedSlices, apply_op, constant_value, convert_to_tensor, register
 from . import array_ops, math_ops, reduction_ops, segment_ops
 from .manip_ops import unique

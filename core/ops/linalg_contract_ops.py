@@ -9,7 +9,8 @@ from typing import Any, Optional
 import numpy as np
 
 from ..framework import dtypes
-from ..framework.graph import Tensor, TensorShape, name_scope
+from ..framework.graph import Tensor, name_scope
+from ..framework.tensor_shape import TensorShape
 from ..framework.registry import apply_op, broadcast_shapes, constant, convert_to_tensor, register
 from . import array_ops, math_ops, reduction_ops
 from .linalg_ops import _dims, eye

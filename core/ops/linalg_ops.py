@@ -13,7 +13,8 @@ import numpy as np
 
 from ..framework import dtypes
 from ..framework.errors import InvalidArgumentError
-from ..framework.graph import Tensor, TensorShape, name_scope
+from ..framework.graph import Tensor, name_scope
+from ..framework.tensor_shape import TensorShape
 from ..framework.registry import (REGISTRY, apply_op, broadcast_shapes, constant, constant_value, convert_to_tensor,
                                   register, shape_same)
 from . import array_ops, math_ops, reduction_ops

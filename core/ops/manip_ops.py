@@ -12,7 +12,8 @@ from typing import Any, Optional
 import numpy as np
 
 from ..framework import dtypes, errors
-from ..framework.graph import Tensor, TensorShape, name_scope
+from ..framework.graph import Tensor, name_scope
+from ..framework.tensor_shape import TensorShape
 from ..framework.registry import (IndexedSlices, apply_op, constant, constant_shape, constant_value,
                                   convert_to_tensor, register)
 from . import math_ops, reduction_ops

@@ -11,7 +11,8 @@ import numpy as np
 
 from ..framework import dtypes
 from ..runtime.kernels import MATMULS as _MATMULS, load_kernels
-from ..framework.graph import Tensor, TensorShape, name_scope
+from ..framework.graph import Tensor, name_scope
+from ..framework.tensor_shape import TensorShape
 from ..framework.registry import (IndexedSlices, apply_op, broadcast_shapes, constant, constant_value,
                                   convert_to_tensor, register, shape_broadcast, shape_same)
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..framework import dtypes
-from ..framework.graph import TensorShape, name_scope
+from ..framework.graph import name_scope
+from ..framework.tensor_shape import TensorShape
 from ..framework.registry import (apply_op, constant, convert_to_tensor, register, shape_same,
                                   shape_scalar, ufunc_inplace)
 from . import array_ops, math_ops, random_ops, reduction_ops

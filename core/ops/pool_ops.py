@@ -15,7 +15,8 @@ from typing import Any, Optional
 
 import numpy as np
 
-from ..framework.graph import Tensor, TensorShape, name_scope
+from ..framework.graph import Tensor, name_scope
+from ..framework.tensor_shape import TensorShape
 from ..framework.registry import apply_op, constant_shape, convert_to_tensor, register
 from . import array_ops
 from ..runtime.kernels import load_kernels

@@ -7,7 +7,8 @@ from typing import Optional
 import numpy as np
 
 from ..framework import dtypes
-from ..framework.graph import TensorShape, get_default_graph, name_scope
+from ..framework.graph import get_default_graph, name_scope
+from ..framework.tensor_shape import TensorShape
 from ..framework.registry import apply_op, constant_shape, constant_value, convert_to_tensor, register, shape_same
 from . import math_ops
 

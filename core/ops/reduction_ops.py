@@ -7,7 +7,8 @@ from typing import Any
 import numpy as np
 
 from ..framework import dtypes
-from ..framework.graph import Tensor, TensorShape, name_scope
+from ..framework.graph import Tensor, name_scope
+from ..framework.tensor_shape import TensorShape
 from ..framework.registry import apply_op, constant, constant_value, convert_to_tensor, register, shape_same
 from .array_ops import broadcast_to, range_, rank, reshape, shape, size, squeeze, stop_gradient, zeros_like
 from .math_ops import cast, div_no_nan, equal, exp, log, not_equal

@@ -7,7 +7,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..framework import dtypes
-from ..framework.graph import Tensor, TensorShape, name_scope
+from ..framework.graph import Tensor, name_scope
+from ..framework.tensor_shape import TensorShape
 from ..framework.registry import apply_op, constant_shape, constant_value, convert_to_tensor, register
 from .array_ops import _i32, _static_or_dynamic_shape, concat, rank, reshape, shape, stack
 

@@ -13,7 +13,8 @@ import numpy as np
 
 from ..framework import dtypes
 from ..framework.errors import InvalidArgumentError, OutOfRangeError
-from ..framework.graph import Tensor, TensorShape
+from ..framework.graph import Tensor
+from ..framework.tensor_shape import TensorShape
 from ..framework.registry import apply_op, convert_to_tensor, create_op, register, shape_same
 
 

@@ -9,7 +9,7 @@ from typing import Any, Optional, Sequence
 import numpy as np
 
 from ..framework import errors
-from ..framework.graph import TensorShape
+from ..framework.tensor_shape import TensorShape
 from ..framework.registry import apply_op, constant, constant_shape, constant_value, convert_to_tensor, register
 from ..runtime.kernels import load_kernels
 

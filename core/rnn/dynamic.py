@@ -11,7 +11,8 @@ from typing import Any, Optional
 
 from ..framework import dtypes
 from ..control_flow import TensorArray, while_loop
-from ..framework.graph import TensorShape, name_scope
+from ..framework.graph import name_scope
+from ..framework.tensor_shape import TensorShape
 from ..ops import array_ops, math_ops, reduction_ops
 from ..ops.manip_ops import reverse
 from ..framework.registry import constant, constant_value, convert_to_tensor

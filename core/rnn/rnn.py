@@ -14,7 +14,8 @@ import numpy as np
 
 from ..framework import dtypes
 from ..framework.errors import InvalidArgumentError
-from ..framework.graph import TensorShape, colocate_with, control_dependencies
+from ..framework.graph import colocate_with, control_dependencies
+from ..framework.tensor_shape import TensorShape
 from ..ops import array_ops, math_ops, reduction_ops
 from ..framework.registry import apply_op, convert_to_tensor, register, shape_same
 from ..variable_scope import VariableScope, variable_scope

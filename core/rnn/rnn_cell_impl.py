@@ -17,7 +17,8 @@ import inspect
 from typing import Any, Callable, Iterator, Optional
 
 from ..framework import dtypes
-from ..framework.graph import Tensor, TensorShape, name_scope
+from ..framework.graph import Tensor, name_scope
+from ..framework.tensor_shape import TensorShape
 from ..initializers import Constant, Zeros
 from ..layers._utils import check_ndim
 from ..layers.base import Layer

@@ -10,7 +10,8 @@ import hashlib
 import numbers
 from typing import Any, Callable, Optional
 
-from ..framework.graph import TensorShape, device as _device, name_scope
+from ..framework.graph import device as _device, name_scope
+from ..framework.tensor_shape import TensorShape
 from ..ops import math_ops, nn_ops, random_ops
 from ..framework.registry import constant_value, convert_to_tensor
 from . import _nest as nest

@@ -16,7 +16,8 @@ from typing import Any, Optional, Sequence
 import numpy as np
 
 from ...framework import dtypes as _dtypes
-from ...framework.graph import GraphKeys, Tensor, TensorShape, control_dependencies, name_scope
+from ...framework.graph import GraphKeys, Tensor, control_dependencies, name_scope
+from ...framework.tensor_shape import TensorShape
 from ...ops import array_ops, math_ops
 from ...framework.registry import constant, constant_value, convert_to_tensor, create_op
 from ...ops.state_ops import count_up_to

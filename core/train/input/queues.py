@@ -20,7 +20,8 @@ import numpy as np
 
 from ...framework import dtypes as _dtypes
 from ...framework.errors import CancelledError, InvalidArgumentError, OutOfRangeError
-from ...framework.graph import TensorShape, name_scope
+from ...framework.graph import name_scope
+from ...framework.tensor_shape import TensorShape
 from ...framework.registry import apply_op, constant_value, convert_to_tensor, create_op, register
 from ...ops.random_ops import get_seed
 
