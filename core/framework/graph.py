@@ -14,6 +14,8 @@ from . import dtypes as _dtypes
 
 _VALID_OP_NAME = re.compile(r"^[A-Za-z0-9.][A-Za-z0-9_.\\/>-]*$")
 _VALID_SCOPE_NAME = re.compile(r"^[A-Za-z0-9_.\\/>-]*$")
+# the attr TF 2.x sets on an op named in ``control_dependencies`` (written to the GraphDef; no kernel reads it)
+MANUAL_CONTROL_DEPENDENCIES = "_has_manual_control_dependencies"
 
 
 class GraphKeys:
@@ -372,10 +374,13 @@ class Graph:
                 self._control_flow_context = saved_context
             return
         ops = []
+        current = {op for block, _ in self._control_stack for op in block}
         for c in control_inputs:
             c = _as_operation(c)
-            if c is not None and c not in ops:
+            if c is not None and c not in current:
                 ops.append(c)
+                current.add(c)
+                c.attrs[MANUAL_CONTROL_DEPENDENCIES] = True     # TF 2.x marks each op used as a control input
         self._control_stack.append((ops, set()))     # (control inputs, ops created in this block)
         try:
             yield

@@ -9,7 +9,7 @@ import numpy as np
 from tfevents.proto import graph_pb2, tensor_pb2, tensor_shape_pb2
 
 from . import dtypes
-from .graph import TensorShape
+from .graph import MANUAL_CONTROL_DEPENDENCIES, TensorShape
 
 PRODUCER_VERSION = 27   # the GraphDef version TF 1.x graphs of that era carry
 
@@ -110,7 +110,7 @@ def node_def(op, add_shapes: bool = True) -> graph_pb2.NodeDef:
         node.input.append("^" + c.name)
     attrs = node.attr
     for key, value in op.attrs.items():
-        if key.startswith("_"):
+        if key.startswith("_") and key != MANUAL_CONTROL_DEPENDENCIES:
             continue
         try:
             attrs[key].CopyFrom(attr_value(value))

@@ -23,7 +23,7 @@ from typing import Any, Dict, List, Optional, Sequence, Union
 import numpy as np
 
 from . import dtypes
-from .graph import Operation, Tensor, TensorShape, get_default_graph
+from .graph import MANUAL_CONTROL_DEPENDENCIES, Operation, Tensor, TensorShape, get_default_graph
 from .registry import REGISTRY, convert_to_tensor, create_op
 
 _LOOP_TYPES = frozenset(["Enter", "RefEnter", "Exit", "RefExit", "NextIteration", "RefNextIteration", "LoopCond"])
@@ -264,7 +264,7 @@ def import_graph_def(graph_def: Any, input_map: Optional[dict] = None,
             where = "node %r (%s)" % (node.name, node.op)
             attrs = {}
             for key, value in node.attr.items():
-                if not key.startswith("_"):
+                if not key.startswith("_") or key == MANUAL_CONTROL_DEPENDENCIES:
                     attrs[key] = attr_from_proto(value, "%s attr %r" % (where, key))
             inputs, controls = [], []
             for i, inp in enumerate(node.input):
