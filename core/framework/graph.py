@@ -164,7 +164,7 @@ def unknown_shape() -> TensorShape:
 class Tensor:
     """One output of an Operation: ``op``, ``value_index``, ``dtype`` and a static ``shape``."""
 
-    __slots__ = ("op", "value_index", "dtype", "_shape", "__weakref__")
+    __slots__ = ("op", "value_index", "dtype", "_shape", "_is_zeros_tensor", "__weakref__")
     __array_priority__ = 100
 
     def __init__(self, op: "Operation", value_index: int, dtype: _dtypes.DType, shape: TensorShape):
@@ -172,6 +172,7 @@ class Tensor:
         self.value_index = value_index
         self.dtype = dtype
         self._shape = shape
+        self._is_zeros_tensor = False    # made by zeros_like (TF's tag: gradients may skip terms of zeros)
 
     @property
     def name(self) -> str:

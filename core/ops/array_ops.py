@@ -50,12 +50,18 @@ register("Size", lambda x, out_type=dtypes.int32: np.array(np.size(x), out_type.
 register("Rank", lambda x: np.array(np.ndim(x), np.int32), None, shape_scalar, dtype=dtypes.int32)
 
 
-def shape(x, name=None, out_type=dtypes.int32):
-    return apply_op("Shape", [x], dict(out_type=dtypes.as_dtype(out_type)), name=name)
+shape = math_ops.shape_internal      # TF's array_ops.shape (a Const when static); math_ops' gradients use it
 
 
-def size(x, name=None, out_type=dtypes.int32):
-    return apply_op("Size", [x], dict(out_type=dtypes.as_dtype(out_type)), name=name)
+def size(x, name=None, out_type=dtypes.int32, optimize=True):
+    """TF's ``array_ops.size``: a ``Size`` op, or a Const (named ``Size``) when ``optimize`` and the static
+    shape is fully defined."""
+    out_type = dtypes.as_dtype(out_type)
+    with name_scope(name, "Size") as scope:
+        x = convert_to_tensor(x)
+        if optimize and x.shape.is_fully_defined():
+            return constant(np.array(x.shape.num_elements(), out_type.as_numpy_dtype), name=scope)
+        return apply_op("Size", [x], dict(out_type=out_type), name=scope)
 
 
 def rank(x, name=None):
@@ -73,13 +79,22 @@ register("Range", lambda start, limit, delta: np.arange(start, limit, delta).ast
          None, _range_shape)
 
 
+_RANGE_DTYPES = (dtypes.int32, dtypes.int64, dtypes.float16, dtypes.float32, dtypes.float64)
+
+
 def range_(start, limit=None, delta=1, dtype=None, name="range"):
+    """TF's ``tf.range``: ``start``, ``limit``, ``delta`` converted in the ``range`` scope (``range/start``...),
+    cast to the widest of their dtypes (or ``dtype``)."""
     if limit is None:
         start, limit = 0, start
     dtype = dtypes.as_dtype(dtype) if dtype is not None else None
-    start = convert_to_tensor(start, dtype=dtype)
-    return apply_op("Range", [start, convert_to_tensor(limit, dtype=start.dtype),
-                              convert_to_tensor(delta, dtype=start.dtype)], dict(Tidx=start.dtype), name=name)
+    with name_scope(name, "Range") as scope:
+        args = [x if isinstance(x, Tensor) else convert_to_tensor(x, dtype=dtype, name=arg)
+                for x, arg in ((start, "start"), (limit, "limit"), (delta, "delta"))]
+        if dtype is None:
+            dtype = max((a.dtype for a in args), key=_RANGE_DTYPES.index)
+        start, limit, delta = (math_ops.cast(a, dtype) for a in args)
+        return apply_op("Range", [start, limit, delta], dict(Tidx=dtype), name=scope)
 
 
 # ---- reshape, transpose, expand_dims, squeeze
@@ -547,10 +562,16 @@ register("OnesLike", np.ones_like, None, shape_same)
 
 
 def zeros_like(tensor, dtype=None, name=None, optimize=True):
-    tensor = convert_to_tensor(tensor)
-    if dtype is not None and dtypes.as_dtype(dtype) is not tensor.dtype:
-        return zeros(shape(tensor), dtype, name=name)
-    return apply_op("ZerosLike", [tensor], name=name)
+    """TF's ``zeros_like``, in its ``zeros_like`` scope: a constant when ``optimize`` and the static shape is
+    fully defined, else a ``ZerosLike`` op (``zeros`` of its shape for another dtype)."""
+    with name_scope(name, "zeros_like") as scope:
+        tensor = convert_to_tensor(tensor, name="tensor")
+        dtype = dtypes.as_dtype(dtype) if dtype is not None else None
+        if dtype is None or dtype is tensor.dtype:
+            return math_ops.zeros_like_same_dtype(tensor, name=scope, optimize=optimize)
+        if optimize and tensor.shape.is_fully_defined():
+            return zeros(tensor.shape.as_list(), dtype, name=scope)
+        return zeros(shape(tensor, optimize=optimize), dtype, name=scope)
 
 
 def ones_like(tensor, dtype=None, name=None, optimize=True):
@@ -568,16 +589,9 @@ def _filled(value):
             with name_scope(name, default_name) as scope:
                 return fill(shape, constant(value, dtype=dtype), name=scope)
         shape = [int(d) for d in (shape if isinstance(shape, (list, tuple)) else TensorShape(shape).as_list())]
-        if int(np.prod(shape)) < _CONSTANT_IF_SMALLER:
-            return constant(np.full(shape, value, dtype=dtype.as_numpy_dtype), name=name or default_name)
-        # as TF: a Fill, so that a GraphDef does not carry the whole array
         with name_scope(name, default_name) as scope:
-            return fill(constant(shape, dtype=dtypes.int32, name="shape_as_tensor"),
-                        constant(value, dtype=dtype), name=scope)
+            return math_ops.filled(value, shape, dtype, scope)
     return fn
-
-
-_CONSTANT_IF_SMALLER = 1000   # TF's array_ops._constant_if_small: zeros/ones of fewer elements are a Const
 
 
 zeros = _filled(0)

@@ -137,19 +137,29 @@ def _sce_forward(features, labels):
     return loss, e
 
 
-def _softmax_jacobian_product(gb, features):
-    p = softmax(features)
-    return (gb - reduction_ops.reduce_sum(gb * p, -1, keepdims=True)) * p
+def _broadcast_mul(vec, mat):
+    """TF's ``_BroadcastMul``: ``expand_dims(vec, -1) * mat``."""
+    return array_ops.expand_dims(vec, -1) * mat
 
 
-def _sce_grad(op, g_loss, g_backprop):
-    features, labels = op.inputs
-    gf = array_ops.expand_dims(g_loss, -1) * op.outputs[1] if g_loss is not None else None
-    if g_backprop is not None:
-        extra = _softmax_jacobian_product(g_backprop, features)
-        gf = extra if gf is None else gf + extra
-    gl = array_ops.expand_dims(g_loss, -1) * -log_softmax(features) if g_loss is not None else None
-    return [gf, gl]
+def _is_zeros(t) -> bool:
+    return t is None or getattr(t, "_is_zeros_tensor", False)
+
+
+def _softmax_jacobian_product(grad_grad, logits):
+    """The second-derivative term of TF's cross-entropy gradients (``grad_grad`` through the softmax; TF writes
+    the row-wise dot product as a batched matmul of expanded dims, here a ``Sum``)."""
+    softmax = apply_op("Softmax", [logits])
+    return (grad_grad - reduction_ops.reduce_sum(grad_grad * softmax, -1, keepdims=True)) * softmax
+
+
+def _sce_grad(op, grad_loss, grad_grad):
+    """TF's ``_SoftmaxCrossEntropyWithLogitsGrad``."""
+    grad = _broadcast_mul(grad_loss, op.outputs[1])
+    logits = op.inputs[0]
+    if not _is_zeros(grad_grad):
+        grad += _softmax_jacobian_product(grad_grad, logits)
+    return [grad, _broadcast_mul(grad_loss, -apply_op("LogSoftmax", [logits]))]
 
 
 def _sce_shape(op):
@@ -176,12 +186,12 @@ def _sparse_sce_forward(features, labels):
     return loss, e
 
 
-def _sparse_sce_grad(op, g_loss, g_backprop):
-    gf = array_ops.expand_dims(g_loss, -1) * op.outputs[1] if g_loss is not None else None
-    if g_backprop is not None:
-        extra = _softmax_jacobian_product(g_backprop, op.inputs[0])
-        gf = extra if gf is None else gf + extra
-    return [gf, None]
+def _sparse_sce_grad(op, grad_loss, grad_grad):
+    """TF's ``_SparseSoftmaxCrossEntropyWithLogitsGrad``."""
+    grad = _broadcast_mul(grad_loss, op.outputs[1])
+    if not _is_zeros(grad_grad):
+        grad += _softmax_jacobian_product(grad_grad, op.inputs[0])
+    return [grad, None]
 
 
 register("SparseSoftmaxCrossEntropyWithLogits", _sparse_sce_forward, _sparse_sce_grad, _sce_shape,
@@ -210,12 +220,12 @@ def sparse_softmax_cross_entropy_with_logits(_sentinel=None, labels=None, logits
         labels = convert_to_tensor(labels)
         if labels.dtype not in (dtypes.int32, dtypes.int64):
             raise ValueError("labels must be int32 or int64, got %s" % labels.dtype.name)
+        labels_shape = array_ops.shape(labels)      # TF takes it first (for its checks): a node of every graph
         if logits.shape.ndims == 2 or logits.shape.ndims is None:
             loss, _ = apply_op("SparseSoftmaxCrossEntropyWithLogits", [logits, labels], dict(Tlabels=labels.dtype))
             return loss
         # labels of rank r, logits of rank r + 1: flattened to [-1, classes] and the losses shaped like labels
         classes = logits.shape.dims[-1]
-        labels_shape = array_ops.shape(labels)
         flat_logits = array_ops.reshape(logits, [-1, classes if classes is not None else array_ops.shape(logits)[-1]])
         flat_labels = array_ops.reshape(labels, [-1])
         loss, _ = apply_op("SparseSoftmaxCrossEntropyWithLogits", [flat_logits, flat_labels],
