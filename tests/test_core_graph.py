@@ -47,9 +47,7 @@ def test_same_graph_same_names_and_values_as_tensorflow(tf1):
         theirs_names = [(op.name, op.type) for op in g.get_operations()]
         with tf1.Session() as sess:
             theirs = sess.run(outs, {x: xv, y: yv})
-    # TF 2.x writes AddV2 for `+`; TF 1.x graphs (which we follow) used Add
-    theirs_names = [(n, "Add" if t == "AddV2" else t) for n, t in theirs_names]
-    assert ours_names == theirs_names
+    assert ours_names == theirs_names       # `+` is AddV2 in both (TF 1.x graphs wrote Add)
     for a, b in zip(ours, theirs):
         assert np.asarray(a).dtype == np.asarray(b).dtype
         np.testing.assert_allclose(a, b, rtol=1e-6)

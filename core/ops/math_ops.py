@@ -343,7 +343,13 @@ def _pow_grad_y(op, g):
 register("Pow", np.power, _both(lambda op, g: g * op.inputs[1] * pow(op.inputs[0], op.inputs[1] - 1.0),
                                 _pow_grad_y), shape_broadcast, fresh=True)
 
-add = _binary("Add")
+def add(x, y, name=None):
+    """``x + y``: TF 2.x's ``AddV2`` (``Add`` for strings), in an ``Add`` name scope."""
+    with name_scope(name, "Add") as scope:
+        x, y = _pair(x, y)
+        return apply_op("Add" if x.dtype is dtypes.string else "AddV2", [x, y], name=scope)
+
+
 subtract = _binary("Sub")
 multiply = _binary("Mul")
 realdiv = _binary("RealDiv")
