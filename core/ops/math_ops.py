@@ -66,7 +66,7 @@ def filled(value: Any, dims: list, dtype: Any, scope: str) -> Tensor:
     ``Fill`` of a ``shape_as_tensor`` Const (so that a GraphDef does not carry the whole array)."""
     dtype = dtypes.as_dtype(dtype)
     if int(np.prod(dims)) < CONSTANT_IF_SMALLER:
-        return constant(np.full(dims, value, dtype=dtype.as_numpy_dtype), name=scope)
+        return constant(value, dtype=dtype, shape=dims, name=scope)
     dims_t = constant(np.array(dims, np.int32), name="shape_as_tensor")
     value_t = constant(value, dtype=dtype)
     return apply_op("Fill", [dims_t, value_t], dict(T=dtype, index_type=dtypes.int32), name=scope)

@@ -15,14 +15,13 @@ from __future__ import annotations
 
 from typing import Any, Callable, Iterable, Optional
 
-import numpy as np
 
 from ...framework import dtypes
 from ...control_flow import group, tuple_
 from ...gradients import gradients
 from ...framework.graph import GraphKeys, Operation, Tensor, control_dependencies, get_default_graph, name_scope
 from ...ops import array_ops, math_ops, state_ops
-from ...framework.registry import IndexedSlices, convert_to_tensor
+from ...framework.registry import IndexedSlices, constant, convert_to_tensor
 from ...variables import Variable, trainable_variables
 from ...variable_scope import _store, get_variable_scope
 from ...ops.manip_ops import unique
@@ -279,7 +278,7 @@ def _filled(var: Variable, value: float, initializer: str = "constant") -> Tenso
         return array_ops.zeros(shape, dtype=var.dtype, name="zeros")
     if initializer == "ones" and value == 1.0:
         return array_ops.ones(shape, dtype=var.dtype, name="ones")
-    return convert_to_tensor(np.full(shape, value, dtype=var.dtype.as_numpy_dtype), name="Const")
+    return constant(value, dtype=var.dtype, shape=shape, name="Const")
 
 
 def _flatten(x: Any) -> list:
