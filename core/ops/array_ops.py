@@ -575,10 +575,14 @@ def zeros_like(tensor, dtype=None, name=None, optimize=True):
 
 
 def ones_like(tensor, dtype=None, name=None, optimize=True):
-    tensor = convert_to_tensor(tensor)
-    if dtype is not None and dtypes.as_dtype(dtype) is not tensor.dtype:
-        return ones(shape(tensor), dtype, name=name)
-    return apply_op("OnesLike", [tensor], name=name)
+    """TF's ``ones_like``: ``ones`` of the tensor's shape (a Fill of ``ones_like/Shape``: an op, or a
+    ``shape_as_tensor`` Const when static), in its ``ones_like`` scope."""
+    with name_scope(name, "ones_like") as scope:
+        tensor = convert_to_tensor(tensor, name="tensor")
+        ones_shape = shape(tensor, out_type=None, optimize=optimize)
+        out = ones(ones_shape, dtype if dtype is not None else tensor.dtype, name=scope)
+        out.set_shape(tensor.shape)
+        return out
 
 
 def _filled(value):

@@ -146,12 +146,17 @@ def _both(fx, fy):
 
 def shape_internal(x: Any, name: Any = None, out_type: Any = dtypes.int32, optimize: bool = True) -> Tensor:
     """TF's ``array_ops.shape``: a ``Shape`` op, or a Const (named ``Shape``) when ``optimize`` and the static
-    shape is fully defined."""
-    out_type = dtypes.as_dtype(out_type)
+    shape is fully defined; with ``out_type=None`` (TF's ``shape_internal`` default) that Const is
+    ``Shape/shape_as_tensor`` (int64 if a dimension needs it) and the op int32."""
     with name_scope(name, "Shape") as scope:
         x = convert_to_tensor(x)
         if optimize and x.shape.is_fully_defined():
-            return constant(np.array(x.shape.as_list(), out_type.as_numpy_dtype), name=scope)
+            dims = x.shape.as_list()
+            if out_type is None:
+                wide = any(d >= 2 ** 31 for d in dims)
+                return constant(np.array(dims, np.int64 if wide else np.int32), name="shape_as_tensor")
+            return constant(np.array(dims, dtypes.as_dtype(out_type).as_numpy_dtype), name=scope)
+        out_type = dtypes.as_dtype(out_type if out_type is not None else dtypes.int32)
         return apply_op("Shape", [x], dict(out_type=out_type), name=scope)
 
 
