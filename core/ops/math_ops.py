@@ -46,7 +46,8 @@ def _binary(op_type: str):
 
 def _unary(op_type: str):
     def fn(x, name=None):
-        return apply_op(op_type, [x], name=name)
+        with name_scope(name, op_type) as scope:      # a converted operand is named <op>/x, like TF
+            return apply_op(op_type, [convert_to_tensor(x, name="x")], name=scope)
     fn.__name__ = op_type.lower()
     return fn
 
@@ -593,13 +594,16 @@ register("Cast", bind=_cast_bind, grad=_cast_grad, shape=shape_same, dtype=lambd
 
 
 def cast(x, dtype, name=None):
-    """Convert ``x`` to ``dtype`` (TF's Cast; a no-op when the dtype already matches)."""
+    """Convert ``x`` to ``dtype`` (TF's Cast; a tensor of that dtype is returned as it is). As TF: a Python
+    value becomes ``Cast/x`` (of its own dtype: 100 an int32, 0.5 a float32) and is cast when that differs."""
     dtype = dtypes.as_dtype(dtype)
-    x = convert_to_tensor(x) if isinstance(x, (Tensor, IndexedSlices)) or hasattr(x, "_to_tensor") \
-        else convert_to_tensor(x, dtype=dtype)
-    if x.dtype is dtype:
+    if isinstance(x, Tensor) and x.dtype is dtype:
         return x
-    return apply_op("Cast", [x], dict(SrcT=x.dtype, DstT=dtype, Truncate=False), name=name)
+    with name_scope(name, "Cast") as scope:
+        x = convert_to_tensor(x, name="x")
+        if x.dtype is dtype:
+            return x
+        return apply_op("Cast", [x], dict(SrcT=x.dtype, DstT=dtype, Truncate=False), name=scope)
 
 
 def to_float(x, name="ToFloat"):
@@ -675,8 +679,7 @@ def where_v2(condition, x, y, name=None):
     """TF's ``where_v2``: ``SelectV2(condition, x, y)``, the three broadcast together."""
     with name_scope(name, "SelectV2") as scope:
         condition = convert_to_tensor(condition, dtype=dtypes.bool, name="condition")
-        x = convert_to_tensor(x, name="t")
-        y = convert_to_tensor(y, dtype=x.dtype, name="e")
+        x, y = _pair(x, y, names=("t", "e"))
         return apply_op("SelectV2", [condition, x, y], dict(T=x.dtype), name=scope)
 
 
