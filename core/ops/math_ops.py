@@ -425,7 +425,25 @@ div_no_nan = _binary("DivNoNan")
 register("Neg", np.negative, lambda op, g: [-g], shape_same, inplace=True)
 register("Square", np.square, lambda op, g: [g * (2.0 * op.inputs[0])], shape_same, inplace=True)
 register("Sqrt", np.sqrt, lambda op, g: [g * 0.5 / op.outputs[0]], shape_same, inplace=True)
-register("Rsqrt", lambda x: 1.0 / np.sqrt(x), lambda op, g: [g * -0.5 * op.outputs[0] ** 3], shape_same)
+register("Rsqrt", lambda x: 1.0 / np.sqrt(x), lambda op, g: [apply_op("RsqrtGrad", [op.outputs[0], g])],
+         shape_same)
+
+
+def _rsqrt_grad_forward(y, dy):
+    """TF's kernel: ``-0.5 * dy * y * y * y``, 0 where ``dy`` is 0."""
+    out = np.multiply(np.multiply(np.multiply(np.multiply(np.asarray(-0.5, y.dtype), dy), y), y), y)
+    return np.where(dy == 0, np.zeros_like(out), out)
+
+
+def _rsqrt_grad_grad(op, grad):
+    """TF's ``_RsqrtGradGrad`` (``f(a, b) = -0.5 * b * a**3``): ``-1.5 * grad * b * a**2`` and
+    ``RsqrtGrad(a, grad)``, after ``grad``."""
+    a, b = op.inputs
+    with control_dependencies([grad]):
+        return [-1.5 * grad * b * square(a), apply_op("RsqrtGrad", [a, grad])]
+
+
+register("RsqrtGrad", _rsqrt_grad_forward, _rsqrt_grad_grad, shape_same, fresh=True)
 register("Exp", np.exp, lambda op, g: [g * op.outputs[0]], shape_same, inplace=True)
 register("Log", np.log, lambda op, g: [g / op.inputs[0]], shape_same, inplace=True)
 register("Log1p", np.log1p, lambda op, g: [g / (1.0 + op.inputs[0])], shape_same)

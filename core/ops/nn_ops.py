@@ -366,8 +366,9 @@ def batch_normalization(x, mean, variance, offset, scale, variance_epsilon, name
         inv = math_ops.rsqrt(variance + variance_epsilon)
         if scale is not None:
             inv = inv * scale
+        scaled = x * math_ops.cast(inv, x.dtype)          # TF's order: x * inv, then mean * inv, offset - ...
         shift = (offset - mean * inv) if offset is not None else -mean * inv
-        return x * math_ops.cast(inv, x.dtype) + math_ops.cast(shift, x.dtype)
+        return scaled + math_ops.cast(shift, x.dtype)
 
 
 def _fused_bn_forward(x, scale, offset, mean, variance, epsilon=0.001, data_format="NHWC", is_training=True):
