@@ -21,7 +21,7 @@ _NO_T = {"Const", "Placeholder", "PlaceholderWithDefault", "VariableV2", "NoOp",
          "UniformCandidateSampler", "LogUniformCandidateSampler", "FixedUnigramCandidateSampler",
          "LearnedUnigramCandidateSampler", "ComputeAccidentalHits",
          "TensorArrayV3", "TensorArrayGradV3", "TensorArrayReadV3", "TensorArrayGatherV3", "TensorArrayConcatV3",
-         "TensorArraySizeV3", "TensorArrayCloseV3", "RestoreV2"}
+         "TensorArraySizeV3", "TensorArrayCloseV3", "RestoreV2", "SaveV2"}
 
 
 def versions() -> graph_pb2.VersionDef:

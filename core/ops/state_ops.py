@@ -42,8 +42,11 @@ def placeholder(dtype, shape=None, name=None):
 
 
 def placeholder_with_default(input, shape, name=None):  # noqa: A002
-    input = convert_to_tensor(input)
-    return apply_op("PlaceholderWithDefault", [input], dict(dtype=input.dtype, shape=TensorShape(shape)), name=name)
+    """``input`` unless fed; a Python ``input`` is converted as ``<name>/input``, as TF's wrapper does."""
+    with name_scope(name, "PlaceholderWithDefault") as scope:
+        input = convert_to_tensor(input, name="input")
+        return apply_op("PlaceholderWithDefault", [input], dict(dtype=input.dtype, shape=TensorShape(shape)),
+                        name=scope)
 
 
 def _variable_bind(op, session):
