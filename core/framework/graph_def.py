@@ -21,7 +21,8 @@ _NO_T = {"Const", "Placeholder", "PlaceholderWithDefault", "VariableV2", "NoOp",
          "UniformCandidateSampler", "LogUniformCandidateSampler", "FixedUnigramCandidateSampler",
          "LearnedUnigramCandidateSampler", "ComputeAccidentalHits",
          "TensorArrayV3", "TensorArrayGradV3", "TensorArrayReadV3", "TensorArrayGatherV3", "TensorArrayConcatV3",
-         "TensorArraySizeV3", "TensorArrayCloseV3", "RestoreV2", "SaveV2"}
+         "TensorArraySizeV3", "TensorArrayCloseV3", "RestoreV2", "SaveV2", "MergeV2Checkpoints", "ShardedFilename",
+         "StaticRegexFullMatch", "StringJoin"}
 
 
 def versions() -> graph_pb2.VersionDef:

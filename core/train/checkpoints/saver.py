@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import time
 import zipfile
 from typing import Any, Optional
@@ -43,9 +44,11 @@ import numpy as np
 from tfevents.summaries.atomic import atomic_write
 from ...framework import dtypes as _dtypes
 from ...framework.errors import DataLossError, InvalidArgumentError, NotFoundError
-from ...framework.graph import get_default_graph, name_scope
-from ...framework.registry import constant, convert_to_tensor, create_op, register
+from ...framework.graph import TensorShape, control_dependencies, get_default_graph, name_scope
+from ...framework.registry import (apply_op, constant, convert_to_tensor, create_op, register, shape_broadcast,
+                                   shape_same)
 from ...control_flow import group, with_dependencies
+from ...ops import array_ops, math_ops
 from ...ops.state_ops import assign, placeholder_with_default
 from ...variables import Variable, global_variables
 from . import tensor_bundle
@@ -362,8 +365,12 @@ def _names_and_slices(tensor_names, shape_and_slices) -> list:
 
 
 def _save_v2(prefix, tensor_names, shape_and_slices, *tensors, dtypes=()):
-    """TF's SaveV2 kernel: the tensors as a V2 checkpoint (tensor bundle) at ``prefix``."""
+    """TF's SaveV2 kernel: the tensors as a V2 checkpoint (tensor bundle) at ``prefix``; as TF's BundleWriter it
+    makes the prefix's directory when only that level is missing (a sharded save's ``<prefix>_temp/``)."""
     names = _names_and_slices(tensor_names, shape_and_slices)
+    directory = os.path.dirname(_text(prefix))
+    if directory and not os.path.isdir(directory):
+        os.mkdir(directory)
     tensor_bundle.write_bundle(_text(prefix), {n: np.asarray(t) for n, t in zip(names, tensors)})
 
 
@@ -380,7 +387,54 @@ def _restore_v2(prefix, tensor_names, shape_and_slices, dtypes=()):
     return out[0] if len(out) == 1 else tuple(out)      # the registry's convention for one output
 
 
+def _merge_v2_checkpoints(checkpoint_prefixes, destination_prefix, delete_old_dirs=True, allow_missing_files=False):
+    """TF's MergeV2Checkpoints: the shards' tensors as one bundle at ``destination_prefix``; the shards' files
+    are removed (and their directory, when ``delete_old_dirs`` and it is left empty)."""
+    prefixes = [_text(p) for p in np.reshape(checkpoint_prefixes, [-1])]
+    merged: dict = {}
+    for prefix in prefixes:
+        if not tensor_bundle.bundle_exists(prefix):
+            if allow_missing_files:
+                continue
+            raise NotFoundError(None, "MergeV2Checkpoints: no checkpoint at %s" % prefix)
+        merged.update(read_checkpoint(prefix))
+    tensor_bundle.write_bundle(_text(destination_prefix), merged)
+    for prefix in prefixes:
+        for path in (tensor_bundle.data_path(prefix), tensor_bundle.index_path(prefix)):
+            if os.path.exists(path):
+                os.remove(path)
+        if delete_old_dirs:
+            try:
+                os.rmdir(os.path.dirname(prefix) or ".")
+            except OSError:
+                pass
+
+
+def _sharded_filename(basename, shard, num_shards):
+    return np.array("%s-%05d-of-%05d" % (_text(basename), int(shard), int(num_shards)), dtype=object)
+
+
+def _string_join(*inputs, separator=""):
+    parts = np.broadcast_arrays(*[np.asarray(x, dtype=object) for x in inputs])
+    out = np.empty(parts[0].shape, dtype=object)
+    for index in np.ndindex(out.shape):
+        out[index] = separator.encode().join(p[index] if isinstance(p[index], bytes) else str(p[index]).encode()
+                                             for p in parts)
+    return out
+
+
+def _static_regex_full_match(x, pattern=""):
+    regex = re.compile(pattern)
+    values = np.asarray(x, dtype=object)
+    return np.vectorize(lambda v: regex.fullmatch(_text(v)) is not None, otypes=[bool])(values) if values.size \
+        else np.zeros(values.shape, bool)
+
+
 register("SaveV2", _save_v2, num_outputs=0, stateful=True)
+register("MergeV2Checkpoints", _merge_v2_checkpoints, num_outputs=0, stateful=True)
+register("ShardedFilename", _sharded_filename, dtype=_dtypes.string, shape=lambda op: TensorShape([]))
+register("StringJoin", _string_join, dtype=_dtypes.string, shape=shape_broadcast)
+register("StaticRegexFullMatch", _static_regex_full_match, dtype=_dtypes.bool, shape=shape_same)
 register("RestoreV2", _restore_v2, num_outputs=lambda attrs: len(attrs["dtypes"]),
          dtype=lambda op: list(op.attrs["dtypes"]), stateful=True)
 
@@ -431,6 +485,51 @@ def _name_map(var_list: Any) -> dict:
     return out
 
 
+def _save_op(prefix: Any, items: list):
+    names = [n for n, _ in items]
+    return save_v2(prefix, names, [""] * len(names), [v._ref() for _, v in items])
+
+
+def _restore_ops(graph: Any, filename: Any, items: list, name: str):
+    """One RestoreV2 (on the CPU, TF's BulkSaverBuilder) and an Assign per variable, grouped as ``name``."""
+    names = [n for n, _ in items]
+    with graph.device("/device:CPU:0"):
+        restored = restore_v2(filename, names, [""] * len(names), [v.dtype for _, v in items])
+    assigns = [assign(v._ref(), t, validate_shape=v.shape.is_fully_defined()) for (_, v), t in zip(items, restored)]
+    return group(*assigns, name=name)
+
+
+def _sharded_save_ops(graph: Any, prefix: Any, items: list):
+    """TF's _AddShardedSaveOpsForV2 for one device: the shard is saved under ``<prefix>_temp/part`` (``.part``
+    on s3://), then MergeV2Checkpoints into ``prefix``; returns ``prefix`` after both."""
+    with graph.device("/device:CPU:*"):
+        suffix = math_ops.where(_regex_full_match(prefix, "^s3://.*"), constant(".part"),
+                                constant(os.path.normpath("_temp/part")))
+        tmp_prefix = _string_join([prefix, suffix])
+    num_shards = constant(1, name="num_shards")
+    with graph.device("/device:CPU:0"):
+        with name_scope(None, "ShardedFilename") as scope:
+            shard_name = apply_op("ShardedFilename", [tmp_prefix, constant(0, name="shard"), num_shards], name=scope)
+        saved = with_dependencies([_save_op(shard_name, items)], shard_name)
+        with control_dependencies([saved.op]):
+            with name_scope(None, "MergeV2Checkpoints") as scope:
+                prefixes = apply_op("Pack", [shard_name], dict(N=1, axis=0), name="checkpoint_prefixes")
+                merge = create_op("MergeV2Checkpoints", [prefixes, prefix],
+                                  dict(delete_old_dirs=True, allow_missing_files=False), name=scope)
+            with control_dependencies([merge]):
+                return array_ops.identity(prefix)
+
+
+def _regex_full_match(x: Any, pattern: str):
+    with name_scope(None, "StaticRegexFullMatch") as scope:
+        return apply_op("StaticRegexFullMatch", [x], dict(pattern=pattern), name=scope)
+
+
+def _string_join(inputs: list, separator: str = ""):
+    with name_scope(None, "StringJoin") as scope:
+        return apply_op("StringJoin", list(inputs), dict(N=len(inputs), separator=separator), name=scope)
+
+
 class Saver:
     """Saves and restores variables (``var_list``: None = all global variables, a list, or
     ``{checkpoint name: variable}``)."""
@@ -472,21 +571,18 @@ class Saver:
         ``control_dependency``, one ``RestoreV2`` (on the CPU) and an ``Assign`` per variable grouped as
         ``restore_all``. ``save``/``restore`` themselves read and write the Session's variables directly. Not
         built for a ``saver_def`` given, for the V1 (npz) format, sharded savers, or no variables."""
-        if (self._saver_def is not None or self._write_version != SaverDef.V2 or self._sharded
-                or not self._vars):
+        if self._saver_def is not None or self._write_version != SaverDef.V2 or not self._vars:
             return
         items = sorted(self._vars.items())
-        names, slices = [n for n, _ in items], [""] * len(items)
         with self._graph.as_default(), name_scope(self._name, "save"):
             filename = placeholder_with_default("model", shape=[], name="filename")
             filename = placeholder_with_default(filename, shape=[], name="Const")
-            save = save_v2(filename, names, slices, [v._ref() for _, v in items])
-            save_tensor = with_dependencies([save], filename)
-            with self._graph.device("/device:CPU:0"):
-                restored = restore_v2(filename, names, slices, [v.dtype for _, v in items])
-            assigns = [assign(v._ref(), t, validate_shape=v.shape.is_fully_defined())
-                       for (_, v), t in zip(items, restored)]
-            restore_op = group(*assigns, name="restore_all")
+            if self._sharded:
+                save_tensor = _sharded_save_ops(self._graph, filename, items)
+                restore_op = group(_restore_ops(self._graph, filename, items, "restore_shard"), name="restore_all")
+            else:
+                save_tensor = with_dependencies([_save_op(filename, items)], filename)
+                restore_op = _restore_ops(self._graph, filename, items, "restore_all")
         self._graph_ops = (filename, save_tensor, restore_op)
 
     @property
