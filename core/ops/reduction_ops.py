@@ -2,6 +2,7 @@
 ``Cumsum`` / ``Cumprod``. Gradients broadcast the incoming gradient back over the reduced axes."""
 from __future__ import annotations
 
+import weakref
 from typing import Any
 
 import numpy as np
@@ -11,7 +12,7 @@ from ..framework.graph import Tensor, TensorShape, name_scope
 from ..framework.registry import apply_op, constant, constant_value, convert_to_tensor, register, shape_same
 from .array_ops import (broadcast_to, gather, ones, range_, rank, reshape, shape, size, squeeze, stop_gradient, tile,
                         zeros_like)
-from .math_ops import cast, div_no_nan, equal, exp, log, not_equal, truediv
+from .math_ops import cast, div_no_nan, equal, exp, floordiv, log, maximum, not_equal, truediv
 
 
 # ---- reductions (axis is a Const input, like TF's reduction_indices)
@@ -101,6 +102,22 @@ def reduced_shape(input_shape: Tensor, axes: Tensor) -> Any:
                     dict(N=2, T=input_shape.dtype))
 
 
+_REDUCED_SHAPES: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()    # graph -> TF's _reduced_shape_cache
+
+
+def _kept_dims_and_scaling(graph, dims: tuple, axes: np.ndarray) -> tuple:
+    """The kept-dims shape and the tile multiples of a static partial reduction, cached per graph as TF's
+    ``_SumGrad`` does. As TF, the first computation leaves its (unused) ``Maximum`` and ``floordiv`` ops in the
+    graph: TF evaluates ``dims // maximum(kept, 1)`` through graph ops."""
+    cache = _REDUCED_SHAPES.setdefault(graph, {})
+    key = (dims, tuple(int(a) for a in axes))
+    if key not in cache:
+        kept = reduced_shape(np.array(dims, np.int32), axes)
+        floordiv(dims, maximum(kept, 1))
+        cache[key] = (tuple(int(d) for d in kept), tuple(int(d) for d in np.array(dims) // np.maximum(kept, 1)))
+    return cache[key]
+
+
 def _sum_grad(op, grad):
     """TF's ``_SumGrad``: with a known rank and constant axes, ``Reshape`` + ``Tile`` (static multiples when the
     shape is known); otherwise the kept-dims ``Reshape`` and a ``BroadcastTo`` of the input's shape."""
@@ -115,9 +132,8 @@ def _sum_grad(op, grad):
                 input_shape = (constant(np.array(dims, np.int32)) if None not in dims else shape(x))
                 return [tile(grad, input_shape), None]
             if None not in dims:
-                kept = reduced_shape(np.array(dims, np.int32), np.reshape(axes_value, [-1]))
-                scaling = np.array(dims, np.int32) // np.maximum(kept, 1)
-                return [tile(reshape(grad, kept.tolist()), scaling.tolist()), None]
+                kept, scaling = _kept_dims_and_scaling(op.graph, tuple(dims), np.reshape(axes_value, [-1]))
+                return [tile(reshape(grad, list(kept)), list(scaling)), None]
     input_shape = shape(x)
     if not op.attrs["keep_dims"]:
         grad = reshape(grad, reduced_shape(input_shape, axes))
