@@ -646,8 +646,19 @@ less = _binary("Less")
 less_equal = _binary("LessEqual")
 greater = _binary("Greater")
 greater_equal = _binary("GreaterEqual")
-equal = _binary("Equal")
-not_equal = _binary("NotEqual")
+def _comparison_with_shape_check(op_type: str):
+    """Equal / NotEqual: TF 2.x's ops carry ``incompatible_shape_error`` (True: mismatched shapes are an
+    error, not False)."""
+    def fn(x, y, name=None):
+        with name_scope(name, op_type) as scope:
+            x, y = _pair(x, y)
+            return apply_op(op_type, [x, y], dict(incompatible_shape_error=True), name=scope)
+    fn.__name__ = op_type.lower()
+    return fn
+
+
+equal = _comparison_with_shape_check("Equal")
+not_equal = _comparison_with_shape_check("NotEqual")
 logical_and = _binary("LogicalAnd")
 logical_or = _binary("LogicalOr")
 logical_not = _unary("LogicalNot")
