@@ -423,8 +423,31 @@ div_no_nan = _binary("DivNoNan")
 
 # ---- elementwise unary ops
 register("Neg", np.negative, lambda op, g: [-g], shape_same, inplace=True)
-register("Square", np.square, lambda op, g: [g * (2.0 * op.inputs[0])], shape_same, inplace=True)
-register("Sqrt", np.sqrt, lambda op, g: [g * 0.5 / op.outputs[0]], shape_same, inplace=True)
+def _square_grad(op, grad):
+    """TF's ``_SquareGrad``: ``grad * (x * 2)``, the ``2 * x`` after ``grad`` (a control edge)."""
+    with control_dependencies([grad]):
+        two = constant(2.0, dtype=op.inputs[0].dtype)
+        return [multiply(grad, multiply(op.inputs[0], two))]
+
+
+def _sqrt_grad_forward(y, dy):
+    """TF's kernel: ``0.5 * dy / y``, 0 where ``dy`` is 0."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out = np.true_divide(np.multiply(np.asarray(0.5, y.dtype), dy), y)
+    return np.where(dy == 0, np.zeros_like(out), out)
+
+
+def _sqrt_grad_grad(op, grad):
+    """TF's ``_SqrtGradGrad``: ``(-(grad / a) * y, 0.5 * (grad / a))`` after ``grad``."""
+    a, y = op.inputs[0], op.outputs[0]
+    with control_dependencies([grad]):
+        ga = grad / a
+        return [-ga * y, 0.5 * ga]
+
+
+register("Square", np.square, _square_grad, shape_same, inplace=True)
+register("Sqrt", np.sqrt, lambda op, g: [apply_op("SqrtGrad", [op.outputs[0], g])], shape_same, inplace=True)
+register("SqrtGrad", _sqrt_grad_forward, _sqrt_grad_grad, shape_same, fresh=True)
 register("Rsqrt", lambda x: 1.0 / np.sqrt(x), lambda op, g: [apply_op("RsqrtGrad", [op.outputs[0], g])],
          shape_same)
 
@@ -444,8 +467,15 @@ def _rsqrt_grad_grad(op, grad):
 
 
 register("RsqrtGrad", _rsqrt_grad_forward, _rsqrt_grad_grad, shape_same, fresh=True)
-register("Exp", np.exp, lambda op, g: [g * op.outputs[0]], shape_same, inplace=True)
-register("Log", np.log, lambda op, g: [g / op.inputs[0]], shape_same, inplace=True)
+def _after(grad, build):
+    """``build()`` inside ``control_dependencies([grad])``, as TF's unary gradients (ops there that do not
+    read ``grad`` run after it)."""
+    with control_dependencies([grad]):
+        return [build()]
+
+
+register("Exp", np.exp, lambda op, g: _after(g, lambda: g * op.outputs[0]), shape_same, inplace=True)
+register("Log", np.log, lambda op, g: _after(g, lambda: g * reciprocal(op.inputs[0])), shape_same, inplace=True)
 register("Log1p", np.log1p, lambda op, g: [g / (1.0 + op.inputs[0])], shape_same)
 register("Abs", np.abs, lambda op, g: [g * sign(op.inputs[0])], shape_same, inplace=True)
 register("Sign", np.sign, lambda op, g: [_zeros_like(op.inputs[0])], shape_same)
@@ -484,11 +514,13 @@ def _fused_grad(kernel_name: str, numpy_forward):
     return forward
 
 
-register("Sigmoid", _sigmoid, lambda op, g: [apply_op("SigmoidGrad", [op.outputs[0], g])], shape_same, fresh=True)
+register("Sigmoid", _sigmoid, lambda op, g: _after(g, lambda: apply_op("SigmoidGrad", [op.outputs[0], g])),
+         shape_same, fresh=True)
 register("SigmoidGrad", _fused_grad("sigmoid_grad", lambda y, g: g * y * (1.0 - y)),
          lambda op, gg: [gg * op.inputs[1] * (1.0 - 2.0 * op.inputs[0]),
                          apply_op("SigmoidGrad", [op.inputs[0], gg])], shape_same, fresh=True)
-register("Tanh", np.tanh, lambda op, g: [apply_op("TanhGrad", [op.outputs[0], g])], shape_same, inplace=True)
+register("Tanh", np.tanh, lambda op, g: _after(g, lambda: apply_op("TanhGrad", [op.outputs[0], g])), shape_same,
+         inplace=True)
 register("TanhGrad", _fused_grad("tanh_grad", lambda y, g: g * (1.0 - y * y)),
          lambda op, gg: [gg * op.inputs[1] * -2.0 * op.inputs[0],
                          apply_op("TanhGrad", [op.inputs[0], gg])], shape_same, fresh=True)
