@@ -282,9 +282,8 @@ def _short(attr):
 
 # ---- the differences that remain, per graph: {node name: why}. None remain for these programs; a difference
 # listed here must keep occurring (the test fails once it is gone, so the table stays honest). Known limits
-# outside these programs: a V1-format Saver (core's own npz format) builds no save/restore ops; _SumGrad's
-# static path with a partial reduction does not write the dead Maximum/floordiv nodes TF's reduced-shape cache
-# leaves in the graph.
+# outside these programs: a V1-format Saver (core's own npz format) builds no save/restore ops;
+# softmax_cross_entropy_with_logits(_v2) does not build TF's flattening Reshapes (nor their gradients).
 KNOWN: dict = {}
 
 
