@@ -64,8 +64,13 @@ def size(x, name=None, out_type=dtypes.int32, optimize=True):
         return apply_op("Size", [x], dict(out_type=out_type), name=scope)
 
 
-def rank(x, name=None):
-    return apply_op("Rank", [x], name=name)
+def rank(x, name=None, optimize=True):
+    """TF's ``tf.rank``: a Const (named ``Rank``) when the rank is static and ``optimize``, else a Rank op."""
+    with name_scope(name, "Rank") as scope:
+        x = convert_to_tensor(x)
+        if optimize and x.shape.ndims is not None:
+            return constant(x.shape.ndims, dtype=dtypes.int32, name=scope)
+        return apply_op("Rank", [x], name=scope)
 
 
 def _range_shape(op):
@@ -240,10 +245,20 @@ register("ConcatV2", lambda *xs: np.concatenate(xs[:-1], axis=int(xs[-1])), _con
 
 
 def concat(values, axis, name="concat"):
-    values = [convert_to_tensor(v) for v in values]
+    """TF's ``tf.concat``: ``ConcatV2`` with its Python values converted as ``concat/values_<i>`` (in the
+    tensors' dtype) and ``concat/axis``; one value is an Identity ``concat/concat`` (beside TF's throwaway
+    ``concat/concat_dim``)."""
+    if not isinstance(values, (list, tuple)):
+        values = [values]
     if len(values) == 1:
-        return identity(values[0], name=name)
+        with name_scope(name):
+            convert_to_tensor(axis, dtype=dtypes.int32, name="concat_dim")
+            return identity(convert_to_tensor(values[0]), name=name)
     with name_scope(name, "concat") as scope:
+        dtype = next((convert_to_tensor(v).dtype for v in values if isinstance(v, Tensor) or hasattr(v, "_to_tensor")),
+                     None)
+        values = [convert_to_tensor(v) if isinstance(v, Tensor) or hasattr(v, "_to_tensor")
+                  else convert_to_tensor(v, dtype=dtype, name="values_%d" % i) for i, v in enumerate(values)]
         return apply_op("ConcatV2", values + [convert_to_tensor(axis, dtype=dtypes.int32, name="axis")],
                         dict(N=len(values)), name=scope)
 
@@ -502,10 +517,23 @@ def indexed_slices_to_dense(s: IndexedSlices) -> Tensor:
 
 register_tensor_conversion(lambda value: isinstance(value, IndexedSlices),
                            lambda value, dtype, name: convert_to_tensor(indexed_slices_to_dense(value), dtype=dtype))
+def autopack(values, dtype=None, name=None) -> Tensor:
+    """TF's auto-packing of a list holding tensors: a ``Pack`` named after the conversion (``packed`` by
+    default), its other elements Consts named by their position (``packed/0``)."""
+    with name_scope(name or "packed") as scope:
+        parts = []
+        for i, v in enumerate(values):
+            if isinstance(v, Tensor) or hasattr(v, "_to_tensor"):
+                parts.append(convert_to_tensor(v, dtype=dtype))
+            else:
+                parts.append(constant(v, dtype=dtype, name=str(i)))
+        return apply_op("Pack", parts, dict(N=len(parts), axis=0), name=scope)
+
+
 register_tensor_conversion(
     lambda value: isinstance(value, (list, tuple)) and any(isinstance(v, Tensor) or hasattr(v, "_to_tensor")
                                                            for v in value),
-    lambda value, dtype, name: stack([convert_to_tensor(v, dtype=dtype) for v in value], name=name or "packed"))
+    lambda value, dtype, name: autopack(value, dtype, name))
 
 
 # ---- tile, fill, zeros_like / ones_like, broadcast_to, one_hot
