@@ -127,8 +127,18 @@ def _reshape_bind(op, session):
     return lambda x, s: np.asarray(x).reshape(tuple(s))
 
 
-register("Reshape", bind=_reshape_bind, grad=lambda op, g: [reshape(g, _static_or_dynamic_shape(op.inputs[0])),
-                                                             None], shape=_reshape_shape, type_attrs={"Tshape": 1})
+def _reshape_grad(op, grad):
+    """TF's ``_ReshapeGrad``: back to the input's shape, a static list with one -1 wildcard when a single
+    dimension is unknown (no data dependency on the input), else its (static or dynamic) ``Shape``."""
+    dims = op.inputs[0].shape.dims
+    if dims is not None and None in dims:
+        unknown = [i for i, d in enumerate(dims) if d is None]
+        if len(unknown) == 1 and 0 not in dims:
+            return [reshape(grad, [-1 if d is None else d for d in dims]), None]
+    return [reshape(grad, shape(op.inputs[0])), None]
+
+
+register("Reshape", bind=_reshape_bind, grad=_reshape_grad, shape=_reshape_shape, type_attrs={"Tshape": 1})
 
 
 def reshape(tensor, shape, name=None):  # noqa: F811 - TF's argument name
