@@ -8,7 +8,7 @@ from ..framework import dtypes
 from ..framework.graph import TensorShape, name_scope
 from ..framework.registry import (apply_op, constant, convert_to_tensor, register, shape_same,
                                   shape_scalar, ufunc_inplace)
-from . import array_ops, math_ops, random_ops, reduction_ops
+from . import array_ops, math_ops, random_ops, reduction_ops, slicing_ops
 from ..runtime.kernels import load_kernels
 from .math_ops import sigmoid, tanh  # noqa: F401 - tf.nn.sigmoid / tf.nn.tanh
 
@@ -198,19 +198,59 @@ register("SparseSoftmaxCrossEntropyWithLogits", _sparse_sce_forward, _sparse_sce
          num_outputs=2, fresh=True)
 
 
+def _flatten_outer_dims(logits):
+    """TF's ``_flatten_outer_dims``: ``reshape(logits, [-1, last dim])`` with the last dim taken from the
+    shape at run time (Rank, Sub, Slice, ConcatV2), the static shape kept when known."""
+    rank = array_ops.rank(logits)
+    last_dim_size = slicing_ops.slice_(array_ops.shape(logits), [math_ops.subtract(rank, 1)], [1])
+    output = array_ops.reshape(logits, array_ops.concat([[-1], last_dim_size], 0))
+    dims = logits.shape.dims
+    if dims is not None and None not in dims[:-1]:
+        output.set_shape([int(np.prod(dims[:-1], dtype=np.int64)), dims[-1]])
+    return output
+
+
+def _move_dim_to_end(tensor, dim_index, rank):
+    return array_ops.transpose(tensor, array_ops.concat(
+        [array_ops.range_(dim_index), array_ops.range_(dim_index + 1, rank), [dim_index]], 0))
+
+
 def softmax_cross_entropy_with_logits_v2(_sentinel=None, labels=None, logits=None, dim=-1, name=None, axis=None):
-    """Per-example ``-sum(labels * log_softmax(logits))``; differentiable in labels too."""
-    with name_scope(name, "softmax_cross_entropy_with_logits"):
-        logits = convert_to_tensor(logits)
-        labels = math_ops.cast(labels, logits.dtype)
-        loss, _ = apply_op("SoftmaxCrossEntropyWithLogits", [logits, labels])
-        return loss
+    """Per-example ``-sum(labels * log_softmax(logits))`` along ``axis``; differentiable in labels too. TF's
+    graph: both flattened to 2-D, ``SoftmaxCrossEntropyWithLogits`` named after the scope, the cost reshaped to
+    the logits' shape without ``axis``."""
+    axis = dim if axis is None else axis
+    axis = -1 if axis is None else axis
+    with name_scope(name, "softmax_cross_entropy_with_logits") as scope:
+        logits = convert_to_tensor(logits, name="logits")
+        labels = convert_to_tensor(labels, name="labels")
+        precise_logits = math_ops.cast(logits, dtypes.float32) if logits.dtype is dtypes.float16 else logits
+        labels = math_ops.cast(labels, precise_logits.dtype)
+        input_rank = array_ops.rank(precise_logits)
+        shape = logits.shape
+        if axis != -1:
+            precise_logits = _move_dim_to_end(precise_logits, axis, input_rank)
+            labels = _move_dim_to_end(labels, axis, input_rank)
+        input_shape = array_ops.shape(precise_logits)
+        precise_logits = _flatten_outer_dims(precise_logits)
+        labels = _flatten_outer_dims(labels)
+        cost, _ = apply_op("SoftmaxCrossEntropyWithLogits", [precise_logits, labels], name=scope)
+        output_shape = slicing_ops.slice_(input_shape, [0], [math_ops.subtract(input_rank, 1)])
+        cost = array_ops.reshape(cost, output_shape)
+        if shape.dims is not None:
+            dims = list(shape.dims)
+            del dims[axis]
+            cost.set_shape(dims)
+        return math_ops.cast(cost, logits.dtype) if logits.dtype is dtypes.float16 else cost
 
 
 def softmax_cross_entropy_with_logits(_sentinel=None, labels=None, logits=None, dim=-1, name=None, axis=None):
-    """TF1's (deprecated) version: labels get no gradient."""
-    labels = array_ops.stop_gradient(labels, name="labels_stop_gradient")
-    return softmax_cross_entropy_with_logits_v2(labels=labels, logits=logits, name=name)
+    """TF1's (deprecated) version: labels get no gradient (``labels_stop_gradient`` in a
+    ``softmax_cross_entropy_with_logits_sg`` scope, the op named after that scope)."""
+    axis = dim if axis is None else axis
+    with name_scope(name, "softmax_cross_entropy_with_logits_sg") as scope:
+        labels = array_ops.stop_gradient(labels, name="labels_stop_gradient")
+    return softmax_cross_entropy_with_logits_v2(labels=labels, logits=logits, axis=axis, name=scope)
 
 
 def sparse_softmax_cross_entropy_with_logits(_sentinel=None, labels=None, logits=None, name=None):
