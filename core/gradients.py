@@ -3,7 +3,9 @@
 The backward pass visits the ops between ``xs`` and ``ys`` in reverse topological order (an op is processed
 once every consumer has contributed its gradient), sums the contributions per tensor (``AddN``; sparse
 ``IndexedSlices`` are concatenated when all contributions are sparse) and calls the op's registered gradient
-inside the ``gradients/<op name>_grad`` name scope.
+inside the ``gradients/<op name>_grad`` name scope, as TF's ``gradients_util``: an output nothing downstream
+depends on gets ``gradients/zeros_like``, and with ``gate_gradients`` an op's input gradients (when more than
+one) come out of ``<op>_grad/tuple/...``.
 """
 from __future__ import annotations
 
