@@ -3,7 +3,9 @@
 The backward pass visits the ops between ``xs`` and ``ys`` in reverse topological order (an op is processed
 once every consumer has contributed its gradient), sums the contributions per tensor (``AddN``; sparse
 ``IndexedSlices`` are concatenated when all contributions are sparse) and calls the op's registered gradient
-inside the ``gradients/<op name>_grad`` name scope.
+inside the ``gradients/<op name>_grad`` name scope, as TF's ``gradients_util``: an output nothing downstream
+depends on gets ``gradients/zeros_like``, and with ``gate_gradients`` an op's input gradients (when more than
+one) come out of ``<op>_grad/tuple/...``.
 """
 from __future__ import annotations
 
@@ -15,7 +17,8 @@ from typing import Any, Optional, Sequence
 from .framework.graph import Operation, Tensor, get_default_graph, name_scope
 from .framework.registry import constant, convert_to_tensor, IndexedSlices
 from .ops import array_ops, math_ops
-from .control_flow.while_grad import LoopGradients, is_loop_switch
+from .control_flow.grouping import tuple_
+from .control_flow.while_grad import LoopGradients
 
 
 class AggregationMethod:
@@ -81,7 +84,7 @@ def gradients(ys: Any, xs: Any, grad_ys: Any = None, name: str = "gradients",
             ready.append(y.op)
         while ready:
             op = ready.popleft()
-            in_grads = _backprop(op, grads, loops, between, stop_ops, aggregation_method)
+            in_grads = _backprop(op, grads, loops, between, stop_ops, aggregation_method, gate_gradients)
             for i, t in enumerate(op.inputs):
                 g = in_grads[i] if in_grads is not None else None
                 if g is not None and t.dtype.is_floating and t.op in between:
@@ -107,9 +110,12 @@ def _initial_grads(ys: list, grad_ys: list) -> dict:
     return grads
 
 
-def _backprop(op: Operation, grads: dict, loops: Any, between: set, stop_ops: set, aggregation_method) -> Any:
+def _backprop(op: Operation, grads: dict, loops: Any, between: set, stop_ops: set, aggregation_method,
+              gate_gradients: bool) -> Any:
     """The gradients of ``op``'s inputs from its outputs' (summed first), by its registered gradient function in
-    the ``<op name>_grad`` name scope (inside its backprop loop, if any); None when it has none to give."""
+    the ``<op name>_grad`` name scope (inside its backprop loop, if any); None when it has none to give. With
+    ``gate_gradients``, an op's input gradients (when more than one) come out of a ``tuple``: none is available
+    before all are computed (TF's ``<op>_grad/tuple/...``)."""
     loops.enter(op, before=True)
     out_grads = [_aggregate(grads.get(t, []), aggregation_method) for t in op.outputs]
     for t, g in zip(op.outputs, out_grads):
@@ -117,19 +123,24 @@ def _backprop(op: Operation, grads: dict, loops: Any, between: set, stop_ops: se
             grads[t] = [g]
     loops.exit(op, before=True)
     loops.enter(op, before=False)
-    if op.type in ("Switch", "RefSwitch") and not is_loop_switch(op) and any(g is not None for g in out_grads):
-        out_grads = [g if g is not None or not t.dtype.is_floating else loops.zeros_like(op, i)
-                     for i, (t, g) in enumerate(zip(op.outputs, out_grads))]
     if (op in stop_ops or op.opdef.grad is None or all(g is None for g in out_grads)
             or not (op.type in ("Exit", "Enter") or any(t.op in between for t in op.inputs))):
         return None
+    # an output nothing downstream depends on has a zero gradient (TF's ``zeros_like``, in the gradients scope)
+    out_grads = [g if g is not None or not t.dtype.is_floating else loops.zeros_like(op, i)
+                 for i, (t, g) in enumerate(zip(op.outputs, out_grads))]
     with name_scope(op.name + "_grad"):
         in_grads = op.opdef.grad(op, *out_grads)
-    if isinstance(in_grads, (Tensor, IndexedSlices)):
-        in_grads = [in_grads]
-    if len(in_grads) != len(op.inputs):
-        raise ValueError("Num gradients %d generated for op %s do not match num inputs %d"
-                         % (len(in_grads), op.name, len(op.inputs)))
+        if isinstance(in_grads, (Tensor, IndexedSlices)):
+            in_grads = [in_grads]
+        if len(in_grads) != len(op.inputs):
+            raise ValueError("Num gradients %d generated for op %s do not match num inputs %d"
+                             % (len(in_grads), op.name, len(op.inputs)))
+        if gate_gradients and sum(g is not None for g in in_grads) > 1:
+            in_grads = tuple_(in_grads)
+    for t, g in zip(op.inputs, in_grads):
+        if isinstance(g, Tensor):
+            g.set_shape(t.shape)
     return in_grads
 
 

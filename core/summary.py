@@ -113,7 +113,9 @@ def _summary_op(op_type: str, name: str, inputs: list, attrs: Optional[dict], co
         base = clean_tag(family, "family") + "/" + base
     with name_scope(base) as scope:
         tag = scope.rstrip("/")
-        tags = constant(np.array(tag, dtype=object), dtype=dtypes.string, name="tags")
+        # the op's first input: ScalarSummary's is `tags`, the others' `tag` (TF's generated wrappers' names)
+        tags = constant(np.array(tag, dtype=object), dtype=dtypes.string,
+                        name="tags" if op_type == "ScalarSummary" else "tag")
         inputs = [convert_to_tensor(x) for x in inputs]
         attrs = dict(attrs or {})
         if op_type != "AudioSummaryV2":
@@ -159,8 +161,11 @@ def text(name: str, tensor: Any, collections: Optional[list] = None):
 
 
 def merge(inputs: list, collections: Optional[list] = None, name: Optional[str] = None):
-    """One Summary with the values of all ``inputs`` (serialized Summaries concatenate on the wire)."""
-    out = apply_op("MergeSummary", list(inputs), dict(N=len(inputs)), name=name)
+    """One Summary with the values of all ``inputs`` (serialized Summaries concatenate on the wire). As TF: the
+    op is ``Merge/MergeSummary`` (``<name>/<name>`` when named)."""
+    name = clean_tag(name, "name") if name else name
+    with name_scope(name, "Merge"):
+        out = apply_op("MergeSummary", list(inputs), dict(N=len(inputs)), name=name)
     for key in collections or []:
         get_default_graph().add_to_collection(key, out)
     return out

@@ -8,8 +8,8 @@ import numpy as np
 
 from .framework import dtypes
 from .framework.graph import GraphKeys, Tensor, get_default_graph, name_scope
+from .framework.registry import apply_op, convert_to_tensor, create_op
 from .framework.tensor_shape import TensorShape
-from .framework.registry import apply_op, convert_to_tensor
 from .ops import array_ops, math_ops, state_ops
 
 
@@ -49,8 +49,9 @@ class Variable:
             if validate_shape and not var_shape.is_fully_defined():
                 raise ValueError("initial_value must have a shape specified: %s" % initial_value)
             self._variable = state_ops.variable_op(var_shape, initial_value.dtype, name=scope)
-            self._initializer_op = state_ops.assign(self._variable, initial_value, validate_shape=validate_shape,
-                                                    name="Assign").op
+            self._initializer_op = state_ops.assign(
+                self._variable, _guard_against_uninitialized_dependencies(scope, initial_value),
+                validate_shape=validate_shape, name="Assign").op
             self._snapshot = array_ops.identity(self._variable, name="read")
         self._save_slice_info = None
         get_default_graph().add_to_collections(collections, self)
@@ -96,7 +97,10 @@ class Variable:
         return self._initial_value
 
     def initialized_value(self) -> Tensor:
-        return self._snapshot
+        """The variable's value once it is initialized, its initial value before (TF's cond on
+        ``IsVariableInitialized``, made outside any control dependency)."""
+        with get_default_graph().control_dependencies(None):
+            return cond(state_ops.is_variable_initialized(self), self.read_value, lambda: self.initial_value)
 
     def value(self) -> Tensor:
         return self._snapshot
@@ -144,6 +148,59 @@ class Variable:
 
     def __repr__(self) -> str:
         return "<tf.Variable '%s' shape=%s dtype=%s_ref>" % (self.name, self.shape, self.dtype.name)
+
+
+def _guard_against_uninitialized_dependencies(name: str, initial_value: Tensor) -> Tensor:
+    """TF's ``_try_guard_against_uninitialized_dependencies``: ``initial_value`` with every variable it reads
+    replaced by that variable's ``initialized_value()``; the ops on the way are copied as
+    ``<op name>_<variable scope>`` (a RefSwitch as a Switch). Unchanged when it reads no variable of the
+    collections, or its graph has a cycle (a loop)."""
+    if _has_cycle(initial_value.op, {}):
+        return initial_value
+    return _safe_initial_value_from_tensor(name, initial_value, {})
+
+
+def _has_cycle(op, state: dict) -> bool:
+    if state.get(op) == "started":
+        return True
+    if state.get(op) == "finished":
+        return False
+    state[op] = "started"
+    for i in [t.op for t in op.inputs] + list(op.control_inputs):
+        if _has_cycle(i, state):
+            return True
+    state[op] = "finished"
+    return False
+
+
+def _safe_initial_value_from_tensor(name: str, tensor: Tensor, op_cache: dict) -> Tensor:
+    op = tensor.op
+    if op not in op_cache:
+        op_cache[op] = _safe_initial_value_from_op(name, op, op_cache)
+    return op_cache[op].outputs[tensor.value_index]
+
+
+def _safe_initial_value_from_op(name: str, op, op_cache: dict):
+    if op.type in ("IsVariableInitialized", "VarIsInitializedOp", "ReadVariableOp", "If"):
+        return op
+    if op.type in ("VariableV2", "VarHandleOp"):
+        initialized = _find_initialized_value_for_variable(op)
+        return op if initialized is None else initialized.op
+    new_inputs = [_safe_initial_value_from_tensor(name, t, op_cache) for t in op.inputs]
+    if all(a is b for a, b in zip(new_inputs, op.inputs)):
+        return op
+    op_type = "Switch" if op.type == "RefSwitch" else op.type
+    new_name = (op.name + "_" + name).replace(":", "_")       # ends in "/": used as it is
+    return create_op(op_type, new_inputs, dict(op.attrs), name=new_name)
+
+
+def _find_initialized_value_for_variable(variable_op) -> Optional[Tensor]:
+    graph = variable_op.graph
+    for key in (GraphKeys.GLOBAL_VARIABLES, GraphKeys.LOCAL_VARIABLES):
+        for var in graph.get_collection(key):
+            if getattr(var, "op", None) is variable_op and hasattr(var, "initialized_value"):
+                return var.initialized_value()
+    return None
 
 
 def _delegate(method: str):
@@ -228,7 +285,7 @@ def _boolean_mask(x, mask):
 
 
 from .framework.registry import register as _register  # noqa: E402
-from .control_flow import group, no_op
+from .control_flow import cond, group, no_op
 from .ops.math_ops import cast
 from .framework.graph import get_default_session
 

@@ -113,8 +113,8 @@ class _Run:
 SAME_OP = {"AddV2": "Add", "FusedBatchNormV3": "FusedBatchNorm", "FusedBatchNormGradV3": "FusedBatchNormGrad"}
 # TF folds Shape/Size/Rank of a static shape into a Const while building; core keeps the op
 _FOLDED = ("Const", "Placeholder", "Shape", "Size", "Rank")
-# attrs TF 2.x added with defaults that TF 1.x graphs (and core's) leave out
-_NEW_DEFAULT_ATTRS = ("grad_a", "grad_b", "U", "exponential_avg_factor", "Tk", "index_type", "bad_indices_policy")
+# attrs TF 2.x added with defaults that TF 1.x graphs (and core's) leave out (core writes MatMul's grad_a/grad_b)
+_NEW_DEFAULT_ATTRS = ("U", "exponential_avg_factor", "Tk", "index_type", "bad_indices_policy")
 
 
 def _built_nodes(run: _Run) -> dict:

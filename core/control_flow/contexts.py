@@ -264,9 +264,9 @@ def zeros_like_outside_loop(op: Any, index: int) -> Any:
     value = op.outputs[index]
     ctx = op._control_flow_context
     if op.type not in ("Switch", "RefSwitch") or not isinstance(ctx, CondContext):
-        return array_ops.zeros_like(value)
+        return array_ops.zeros_like(value, optimize=False)
     switched = switch(op.inputs[0], ctx.pred)[1 - ctx.branch]
     pivot = array_ops.identity(switched)
-    shape = array_ops.shape(switched)
+    shape = array_ops.shape(switched, optimize=False)
     with control_dependencies([pivot]):
         return array_ops.zeros(shape, dtype=value.dtype)

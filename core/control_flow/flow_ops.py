@@ -15,20 +15,43 @@ everything downstream of it until a ``Merge``) and loop frames are the Session's
 """
 from __future__ import annotations
 
+import copy
 from typing import Any, List, Optional
 
+from ..framework.graph import Tensor
+from ..framework.registry import OpDef, apply_op, create_op, get_opdef
 from ..framework.tensor_shape import as_shape
-from ..framework.registry import apply_op, create_op
 
 
 CONTROL_FLOW_TYPES = frozenset({"Switch", "RefSwitch", "Merge", "Enter", "Exit", "NextIteration", "LoopCond",
                                 "ControlTrigger"})
 
 
+# ops whose output 0 is a reference (TF's ref dtypes): a variable and what forwards it unread
+_REF_PRODUCERS = frozenset({"VariableV2", "RefSwitch", "RefIdentity", "RefEnter", "RefMerge"})
+
+
 def switch(data: Any, pred: Any, name: Optional[str] = None) -> List[Any]:
-    """``[output_false, output_true]``: ``data`` forwarded to the side ``pred`` selects."""
-    op = create_op("Switch", [data, pred], name=name or "Switch")
+    """``[output_false, output_true]``: ``data`` forwarded to the side ``pred`` selects; a variable's reference
+    goes through a ``RefSwitch``, as TF's ``_SwitchRefOrTensor``. A RefSwitch of the variable itself takes it as
+    a ref input (its variable does not run: the Session reads it only on a side that is read)."""
+    is_ref = isinstance(data, Tensor) and data.op.type in _REF_PRODUCERS and data.value_index == 0
+    op = create_op("RefSwitch" if is_ref else "Switch", [data, pred], name=name or "Switch")
+    if is_ref and data.op.type == "VariableV2":
+        op.opdef = _ref_switch_of_variable()
     return list(op.outputs)
+
+
+_VARIANTS: dict = {}
+
+
+def _ref_switch_of_variable() -> OpDef:
+    """RefSwitch's OpDef with its input 0 a ref input (the same op type, gradient and shapes)."""
+    if "RefSwitch" not in _VARIANTS:
+        variant = copy.copy(get_opdef("RefSwitch"))
+        variant.ref_inputs = (0,)
+        _VARIANTS["RefSwitch"] = variant
+    return _VARIANTS["RefSwitch"]
 
 
 def merge(inputs: List[Any], name: Optional[str] = None) -> List[Any]:

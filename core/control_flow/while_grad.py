@@ -270,7 +270,7 @@ def _add_backprop_accumulator(ctx: WhileContext, op, grad: Tensor) -> Tensor:
         if isinstance(outer, WhileContext) and outer.grad_state is not None:
             forward = ctx.grad_state.forward_context
             forward.outer_context.enter()
-            zeros_shape = array_ops.shape(value)
+            zeros_shape = array_ops.shape(value, optimize=False)
             forward.outer_context.exit()
             outer_state = ctx.grad_state.outer_grad_state
             history = outer_state.add_forward_accumulator(zeros_shape)
@@ -281,7 +281,7 @@ def _add_backprop_accumulator(ctx: WhileContext, op, grad: Tensor) -> Tensor:
         else:
             if outer is not None:
                 outer.enter()
-            acc = array_ops.zeros(array_ops.shape(value), grad.dtype)
+            acc = array_ops.zeros(array_ops.shape(value, optimize=False), grad.dtype)
             if outer is not None:
                 outer.exit()
     ctx.enter()
@@ -389,7 +389,7 @@ class LoopGradients:
                 outer_state.grad_context.exit()
                 return result
             forward.outer_context.enter()
-            shape = array_ops.shape(val)
+            shape = array_ops.shape(val, optimize=False)
             forward.outer_context.exit()
             history = outer_state.add_forward_accumulator(shape)
             outer_state.grad_context.enter()
@@ -421,13 +421,13 @@ class LoopGradients:
         if dead_branch:
             ctx.outer_context.enter()
             val = switch(op.inputs[0], ctx.pred)[1 - ctx.branch]
-            zeros_shape = array_ops.shape(val)
+            zeros_shape = array_ops.shape(val, optimize=False)
             ctx.outer_context.exit()
             val.op._set_control_flow_context(ctx)
             zeros_shape.op._set_control_flow_context(ctx)
         else:
             ctx.enter()
-            zeros_shape = array_ops.shape(val)
+            zeros_shape = array_ops.shape(val, optimize=False)
             ctx.exit()
         state.grad_context.exit()
         history = state.add_forward_accumulator(zeros_shape, dead_branch=dead_branch)
@@ -450,7 +450,7 @@ class LoopGradients:
                         outer = state.grad_context.outer_context
                         if outer is not None:
                             outer.enter()
-                        zeros = array_ops.zeros(array_ops.shape(m.inputs[0].op.inputs[0]), dtype)
+                        zeros = array_ops.zeros(array_ops.shape(m.inputs[0].op.inputs[0], optimize=False), dtype)
                         if outer is not None:
                             outer.exit()
                         state.grad_context.enter()

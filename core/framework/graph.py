@@ -16,6 +16,8 @@ from .tensor_shape import TensorShape
 
 _VALID_OP_NAME = re.compile(r"^[A-Za-z0-9.][A-Za-z0-9_.\\/>-]*$")
 _VALID_SCOPE_NAME = re.compile(r"^[A-Za-z0-9_.\\/>-]*$")
+# the attr TF 2.x sets on an op named in ``control_dependencies`` (written to the GraphDef; no kernel reads it)
+MANUAL_CONTROL_DEPENDENCIES = "_has_manual_control_dependencies"
 
 
 class GraphKeys:
@@ -46,7 +48,7 @@ class GraphKeys:
 class Tensor:
     """One output of an Operation: ``op``, ``value_index``, ``dtype`` and a static ``shape``."""
 
-    __slots__ = ("op", "value_index", "dtype", "_shape", "__weakref__")
+    __slots__ = ("op", "value_index", "dtype", "_shape", "_is_zeros_tensor", "__weakref__")
     __array_priority__ = 100
 
     def __init__(self, op: "Operation", value_index: int, dtype: _dtypes.DType, shape: TensorShape):
@@ -54,6 +56,7 @@ class Tensor:
         self.value_index = value_index
         self.dtype = dtype
         self._shape = shape
+        self._is_zeros_tensor = False    # made by zeros_like (TF's tag: gradients may skip terms of zeros)
 
     @property
     def name(self) -> str:
@@ -256,10 +259,13 @@ class Graph:
                 self._control_flow_context = saved_context
             return
         ops = []
+        current = {op for block, _ in self._control_stack for op in block}
         for c in control_inputs:
             c = _as_operation(c)
-            if c is not None and c not in ops:
+            if c is not None and c not in current:
                 ops.append(c)
+                current.add(c)
+                c.attrs[MANUAL_CONTROL_DEPENDENCIES] = True     # TF 2.x marks each op used as a control input
         self._control_stack.append((ops, set()))     # (control inputs, ops created in this block)
         try:
             yield

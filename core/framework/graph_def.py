@@ -9,6 +9,8 @@ import numpy as np
 from tfevents.proto import graph_pb2, tensor_pb2, tensor_shape_pb2
 
 from . import dtypes
+from .graph import MANUAL_CONTROL_DEPENDENCIES
+from .registry import SPLAT
 from .tensor_shape import TensorShape
 
 PRODUCER_VERSION = 27   # the GraphDef version TF 1.x graphs of that era carry
@@ -20,7 +22,8 @@ _NO_T = {"Const", "Placeholder", "PlaceholderWithDefault", "VariableV2", "NoOp",
          "UniformCandidateSampler", "LogUniformCandidateSampler", "FixedUnigramCandidateSampler",
          "LearnedUnigramCandidateSampler", "ComputeAccidentalHits",
          "TensorArrayV3", "TensorArrayGradV3", "TensorArrayReadV3", "TensorArrayGatherV3", "TensorArrayConcatV3",
-         "TensorArraySizeV3", "TensorArrayCloseV3", "RestoreV2"}
+         "TensorArraySizeV3", "TensorArrayCloseV3", "RestoreV2", "SaveV2", "MergeV2Checkpoints", "ShardedFilename",
+         "StaticRegexFullMatch", "StringJoin"}
 
 
 def versions() -> graph_pb2.VersionDef:
@@ -37,12 +40,16 @@ def shape_proto(shape: TensorShape) -> tensor_shape_pb2.TensorShapeProto:
     return proto
 
 
-def tensor_proto(value: np.ndarray) -> tensor_pb2.TensorProto:
-    """TensorProto of a numpy array (numbers in ``tensor_content``, strings in ``string_val``)."""
+def tensor_proto(value: np.ndarray, splat: bool = False) -> tensor_pb2.TensorProto:
+    """TensorProto of a numpy array (numbers in ``tensor_content``, strings in ``string_val``); a scalar, or with
+    ``splat`` an array of one repeated value (TF's ``constant(v, shape=...)``), as that value once in the typed
+    field."""
     value = np.asarray(value)
     dtype = dtypes.numpy_dtype_to_tf(value.dtype)
     proto = tensor_pb2.TensorProto(dtype=dtype.as_datatype_enum,
                                    tensor_shape=shape_proto(TensorShape(list(value.shape))))
+    if splat and value.size > 1:
+        value = value.reshape(-1)[:1]
     if dtype is dtypes.string:
         proto.string_val.extend(v if isinstance(v, bytes) else str(v).encode("utf-8") for v in value.reshape(-1))
     elif value.size == 1:
@@ -110,10 +117,13 @@ def node_def(op, add_shapes: bool = True) -> graph_pb2.NodeDef:
         node.input.append("^" + c.name)
     attrs = node.attr
     for key, value in op.attrs.items():
-        if key.startswith("_"):
+        if key.startswith("_") and key != MANUAL_CONTROL_DEPENDENCIES:
             continue
         try:
-            attrs[key].CopyFrom(attr_value(value))
+            if key == "value" and op.attrs.get(SPLAT):
+                attrs[key].CopyFrom(graph_pb2.AttrValue(tensor=tensor_proto(value, splat=True)))
+            else:
+                attrs[key].CopyFrom(attr_value(value))
         except TypeError:
             continue
     if op.inputs and "T" not in op.attrs and op.type not in _NO_T:

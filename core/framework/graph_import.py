@@ -23,9 +23,9 @@ from typing import Any, Dict, List, Optional, Sequence, Union
 import numpy as np
 
 from . import dtypes
-from .graph import Operation, Tensor, get_default_graph
+from .graph import MANUAL_CONTROL_DEPENDENCIES, Operation, Tensor, get_default_graph
+from .registry import REGISTRY, SPLAT, convert_to_tensor, create_op
 from .tensor_shape import TensorShape
-from .registry import REGISTRY, convert_to_tensor, create_op
 
 _LOOP_TYPES = frozenset(["Enter", "RefEnter", "Exit", "RefExit", "NextIteration", "RefNextIteration", "LoopCond"])
 
@@ -66,6 +66,14 @@ def tensor_to_ndarray(proto: Any) -> np.ndarray:
     out[:arr.size] = arr
     out[arr.size:] = arr[-1]
     return out.reshape(shape)
+
+
+def _is_splat(proto: Any) -> bool:
+    """A TensorProto that holds one value for a shape of more elements (TF's ``constant(v, shape=...)``)."""
+    n = int(np.prod([d.size for d in proto.tensor_shape.dim])) if proto.tensor_shape.dim else 1
+    if proto.tensor_content or n <= 1 or proto.dtype not in _TENSOR_FIELDS:
+        return False
+    return len(getattr(proto, _TENSOR_FIELDS[proto.dtype][1])) == 1
 
 
 def shape_from_proto(proto: Any) -> TensorShape:
@@ -265,8 +273,10 @@ def import_graph_def(graph_def: Any, input_map: Optional[dict] = None,
             where = "node %r (%s)" % (node.name, node.op)
             attrs = {}
             for key, value in node.attr.items():
-                if not key.startswith("_"):
+                if not key.startswith("_") or key == MANUAL_CONTROL_DEPENDENCIES:
                     attrs[key] = attr_from_proto(value, "%s attr %r" % (where, key))
+            if node.op == "Const" and _is_splat(node.attr["value"].tensor):
+                attrs[SPLAT] = True
             inputs, controls = [], []
             for i, inp in enumerate(node.input):
                 src, _, control = _parse_input(inp)

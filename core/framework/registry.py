@@ -326,22 +326,32 @@ def _numpy_value(value: Any, dtype: Optional[_dtypes.DType], strict: bool = Fals
     return arr
 
 
+# the attr of a Const made of one value repeated to a shape: its GraphDef's TensorProto holds that value once
+SPLAT = "_splat"
+
+
 def constant(value: Any, dtype: Any = None, shape: Any = None, name: str = "Const", verify_shape: bool = False,
              _strict: bool = False) -> Tensor:
     """A ``Const`` node holding ``value`` (broadcast to ``shape`` if given)."""
     dtype = _dtypes.as_dtype(dtype) if dtype is not None else None
     arr = _numpy_value(value, dtype, _strict)
+    splat = False
     if shape is not None:
         shape = [int(d) for d in (shape if isinstance(shape, (list, tuple)) else as_shape(shape).as_list())]
-        if arr.size == 1 or arr.ndim == 0:
+        if (arr.size == 1 or arr.ndim == 0) and int(np.prod(shape)) != 1:
             arr = np.full(shape, arr.reshape(()), dtype=arr.dtype)
+            splat = True
         elif arr.size == int(np.prod(shape)):
             arr = arr.reshape(shape)
         else:
             raise ValueError("Constant of %d elements cannot take shape %s" % (arr.size, shape))
     tf_dtype = _dtypes.numpy_dtype_to_tf(arr.dtype)
     arr.setflags(write=False)
-    return apply_op("Const", [], dict(value=arr, dtype=tf_dtype), name=name)
+    attrs = dict(value=arr, dtype=tf_dtype)
+    if splat:
+        attrs[SPLAT] = True
+    return apply_op("Const", [], attrs, name=name)
+
 
 
 def constant_value(tensor: Any) -> Optional[np.ndarray]:

@@ -51,16 +51,27 @@ register("Size", lambda x, out_type=dtypes.int32: np.array(np.size(x), out_type.
 register("Rank", lambda x: np.array(np.ndim(x), np.int32), None, shape_scalar, dtype=dtypes.int32)
 
 
-def shape(x, name=None, out_type=dtypes.int32):
-    return apply_op("Shape", [x], dict(out_type=dtypes.as_dtype(out_type)), name=name)
+shape = math_ops.shape_internal      # TF's array_ops.shape (a Const when static); math_ops' gradients use it
 
 
-def size(x, name=None, out_type=dtypes.int32):
-    return apply_op("Size", [x], dict(out_type=dtypes.as_dtype(out_type)), name=name)
+def size(x, name=None, out_type=dtypes.int32, optimize=True):
+    """TF's ``array_ops.size``: a ``Size`` op, or a Const (named ``Size``) when ``optimize`` and the static
+    shape is fully defined."""
+    out_type = dtypes.as_dtype(out_type)
+    with name_scope(name, "Size") as scope:
+        x = convert_to_tensor(x)
+        if optimize and x.shape.is_fully_defined():
+            return constant(np.array(x.shape.num_elements(), out_type.as_numpy_dtype), name=scope)
+        return apply_op("Size", [x], dict(out_type=out_type), name=scope)
 
 
-def rank(x, name=None):
-    return apply_op("Rank", [x], name=name)
+def rank(x, name=None, optimize=True):
+    """TF's ``tf.rank``: a Const (named ``Rank``) when the rank is static and ``optimize``, else a Rank op."""
+    with name_scope(name, "Rank") as scope:
+        x = convert_to_tensor(x)
+        if optimize and x.shape.ndims is not None:
+            return constant(x.shape.ndims, dtype=dtypes.int32, name=scope)
+        return apply_op("Rank", [x], name=scope)
 
 
 def _range_shape(op):
@@ -74,13 +85,22 @@ register("Range", lambda start, limit, delta: np.arange(start, limit, delta).ast
          None, _range_shape)
 
 
+_RANGE_DTYPES = (dtypes.int32, dtypes.int64, dtypes.float16, dtypes.float32, dtypes.float64)
+
+
 def range_(start, limit=None, delta=1, dtype=None, name="range"):
+    """TF's ``tf.range``: ``start``, ``limit``, ``delta`` converted in the ``range`` scope (``range/start``...),
+    cast to the widest of their dtypes (or ``dtype``)."""
     if limit is None:
         start, limit = 0, start
     dtype = dtypes.as_dtype(dtype) if dtype is not None else None
-    start = convert_to_tensor(start, dtype=dtype)
-    return apply_op("Range", [start, convert_to_tensor(limit, dtype=start.dtype),
-                              convert_to_tensor(delta, dtype=start.dtype)], dict(Tidx=start.dtype), name=name)
+    with name_scope(name, "Range") as scope:
+        args = [x if isinstance(x, Tensor) else convert_to_tensor(x, dtype=dtype, name=arg)
+                for x, arg in ((start, "start"), (limit, "limit"), (delta, "delta"))]
+        if dtype is None:
+            dtype = max((a.dtype for a in args), key=_RANGE_DTYPES.index)
+        start, limit, delta = (math_ops.cast(a, dtype) for a in args)
+        return apply_op("Range", [start, limit, delta], dict(Tidx=dtype), name=scope)
 
 
 # ---- reshape, transpose, expand_dims, squeeze
@@ -108,8 +128,18 @@ def _reshape_bind(op, session):
     return lambda x, s: np.asarray(x).reshape(tuple(s))
 
 
-register("Reshape", bind=_reshape_bind, grad=lambda op, g: [reshape(g, _static_or_dynamic_shape(op.inputs[0])),
-                                                             None], shape=_reshape_shape, type_attrs={"Tshape": 1})
+def _reshape_grad(op, grad):
+    """TF's ``_ReshapeGrad``: back to the input's shape, a static list with one -1 wildcard when a single
+    dimension is unknown (no data dependency on the input), else its (static or dynamic) ``Shape``."""
+    dims = op.inputs[0].shape.dims
+    if dims is not None and None in dims:
+        unknown = [i for i, d in enumerate(dims) if d is None]
+        if len(unknown) == 1 and 0 not in dims:
+            return [reshape(grad, [-1 if d is None else d for d in dims]), None]
+    return [reshape(grad, shape(op.inputs[0])), None]
+
+
+register("Reshape", bind=_reshape_bind, grad=_reshape_grad, shape=_reshape_shape, type_attrs={"Tshape": 1})
 
 
 def reshape(tensor, shape, name=None):  # noqa: F811 - TF's argument name
@@ -226,10 +256,20 @@ register("ConcatV2", lambda *xs: np.concatenate(xs[:-1], axis=int(xs[-1])), _con
 
 
 def concat(values, axis, name="concat"):
-    values = [convert_to_tensor(v) for v in values]
+    """TF's ``tf.concat``: ``ConcatV2`` with its Python values converted as ``concat/values_<i>`` (in the
+    tensors' dtype) and ``concat/axis``; one value is an Identity ``concat/concat`` (beside TF's throwaway
+    ``concat/concat_dim``)."""
+    if not isinstance(values, (list, tuple)):
+        values = [values]
     if len(values) == 1:
-        return identity(values[0], name=name)
+        with name_scope(name):
+            convert_to_tensor(axis, dtype=dtypes.int32, name="concat_dim")
+            return identity(convert_to_tensor(values[0]), name=name)
     with name_scope(name, "concat") as scope:
+        dtype = next((convert_to_tensor(v).dtype for v in values if isinstance(v, Tensor) or hasattr(v, "_to_tensor")),
+                     None)
+        values = [convert_to_tensor(v) if isinstance(v, Tensor) or hasattr(v, "_to_tensor")
+                  else convert_to_tensor(v, dtype=dtype, name="values_%d" % i) for i, v in enumerate(values)]
         return apply_op("ConcatV2", values + [convert_to_tensor(axis, dtype=dtypes.int32, name="axis")],
                         dict(N=len(values)), name=scope)
 
@@ -488,10 +528,23 @@ def indexed_slices_to_dense(s: IndexedSlices) -> Tensor:
 
 register_tensor_conversion(lambda value: isinstance(value, IndexedSlices),
                            lambda value, dtype, name: convert_to_tensor(indexed_slices_to_dense(value), dtype=dtype))
+def autopack(values, dtype=None, name=None) -> Tensor:
+    """TF's auto-packing of a list holding tensors: a ``Pack`` named after the conversion (``packed`` by
+    default), its other elements Consts named by their position (``packed/0``)."""
+    with name_scope(name or "packed") as scope:
+        parts = []
+        for i, v in enumerate(values):
+            if isinstance(v, Tensor) or hasattr(v, "_to_tensor"):
+                parts.append(convert_to_tensor(v, dtype=dtype))
+            else:
+                parts.append(constant(v, dtype=dtype, name=str(i)))
+        return apply_op("Pack", parts, dict(N=len(parts), axis=0), name=scope)
+
+
 register_tensor_conversion(
     lambda value: isinstance(value, (list, tuple)) and any(isinstance(v, Tensor) or hasattr(v, "_to_tensor")
                                                            for v in value),
-    lambda value, dtype, name: stack([convert_to_tensor(v, dtype=dtype) for v in value], name=name or "packed"))
+    lambda value, dtype, name: autopack(value, dtype, name))
 
 
 # ---- tile, fill, zeros_like / ones_like, broadcast_to, one_hot
@@ -548,17 +601,27 @@ register("OnesLike", np.ones_like, None, shape_same)
 
 
 def zeros_like(tensor, dtype=None, name=None, optimize=True):
-    tensor = convert_to_tensor(tensor)
-    if dtype is not None and dtypes.as_dtype(dtype) is not tensor.dtype:
-        return zeros(shape(tensor), dtype, name=name)
-    return apply_op("ZerosLike", [tensor], name=name)
+    """TF's ``zeros_like``, in its ``zeros_like`` scope: a constant when ``optimize`` and the static shape is
+    fully defined, else a ``ZerosLike`` op (``zeros`` of its shape for another dtype)."""
+    with name_scope(name, "zeros_like") as scope:
+        tensor = convert_to_tensor(tensor, name="tensor")
+        dtype = dtypes.as_dtype(dtype) if dtype is not None else None
+        if dtype is None or dtype is tensor.dtype:
+            return math_ops.zeros_like_same_dtype(tensor, name=scope, optimize=optimize)
+        if optimize and tensor.shape.is_fully_defined():
+            return zeros(tensor.shape.as_list(), dtype, name=scope)
+        return zeros(shape(tensor, optimize=optimize), dtype, name=scope)
 
 
 def ones_like(tensor, dtype=None, name=None, optimize=True):
-    tensor = convert_to_tensor(tensor)
-    if dtype is not None and dtypes.as_dtype(dtype) is not tensor.dtype:
-        return ones(shape(tensor), dtype, name=name)
-    return apply_op("OnesLike", [tensor], name=name)
+    """TF's ``ones_like``: ``ones`` of the tensor's shape (a Fill of ``ones_like/Shape``: an op, or a
+    ``shape_as_tensor`` Const when static), in its ``ones_like`` scope."""
+    with name_scope(name, "ones_like") as scope:
+        tensor = convert_to_tensor(tensor, name="tensor")
+        ones_shape = shape(tensor, out_type=None, optimize=optimize)
+        out = ones(ones_shape, dtype if dtype is not None else tensor.dtype, name=scope)
+        out.set_shape(tensor.shape)
+        return out
 
 
 def _filled(value):
@@ -569,16 +632,9 @@ def _filled(value):
             with name_scope(name, default_name) as scope:
                 return fill(shape, constant(value, dtype=dtype), name=scope)
         shape = [int(d) for d in (shape if isinstance(shape, (list, tuple)) else TensorShape(shape).as_list())]
-        if int(np.prod(shape)) < _CONSTANT_IF_SMALLER:
-            return constant(np.full(shape, value, dtype=dtype.as_numpy_dtype), name=name or default_name)
-        # as TF: a Fill, so that a GraphDef does not carry the whole array
         with name_scope(name, default_name) as scope:
-            return fill(constant(shape, dtype=dtypes.int32, name="shape_as_tensor"),
-                        constant(value, dtype=dtype), name=scope)
+            return math_ops.filled(value, shape, dtype, scope)
     return fn
-
-
-_CONSTANT_IF_SMALLER = 1000   # TF's array_ops._constant_if_small: zeros/ones of fewer elements are a Const
 
 
 zeros = _filled(0)

@@ -92,24 +92,29 @@ def _attrs_of(op) -> dict:
                                      "data_format", "dilations") if k in op.attrs}
 
 
+def _shape_op(x: Tensor) -> Tensor:
+    """A ``Shape`` op even for a static shape (TF's conv gradients take ``shape_n``, never a Const)."""
+    return array_ops.shape(x, optimize=False)
+
+
 def _conv2d_grad(op, grad):
     """Conv2D's gradient: Conv2DBackpropInput(shape(x), w, dy) and Conv2DBackpropFilter(x, shape(w), dy)."""
     x, w = op.inputs
     attrs = _attrs_of(op)
-    return [conv2d_backprop_input(array_ops.shape(x), w, grad, **_as_kwargs(attrs)),
-            conv2d_backprop_filter(x, array_ops.shape(w), grad, **_as_kwargs(attrs))]
+    return [conv2d_backprop_input(_shape_op(x), w, grad, **_as_kwargs(attrs)),
+            conv2d_backprop_filter(x, _shape_op(w), grad, **_as_kwargs(attrs))]
 
 
 def _conv2d_backprop_input_grad(op, grad):
     _, w, dy = op.inputs
     attrs = _as_kwargs(_attrs_of(op))
-    return [None, conv2d_backprop_filter(grad, array_ops.shape(w), dy, **attrs), conv2d(grad, w, **attrs)]
+    return [None, conv2d_backprop_filter(grad, _shape_op(w), dy, **attrs), conv2d(grad, w, **attrs)]
 
 
 def _conv2d_backprop_filter_grad(op, grad):
     x, _, dy = op.inputs
     attrs = _as_kwargs(_attrs_of(op))
-    return [conv2d_backprop_input(array_ops.shape(x), grad, dy, **attrs), None, conv2d(x, grad, **attrs)]
+    return [conv2d_backprop_input(_shape_op(x), grad, dy, **attrs), None, conv2d(x, grad, **attrs)]
 
 
 def _as_kwargs(attrs: dict) -> dict:
@@ -211,21 +216,21 @@ def _depthwise_backprop_filter_forward(x, filter_sizes, dy, **attrs):
 def _depthwise_grad(op, grad):
     x, w = op.inputs
     attrs = _dw_attrs(op)
-    return [apply_op("DepthwiseConv2dNativeBackpropInput", [array_ops.shape(x), w, grad], dict(attrs, T=w.dtype)),
-            apply_op("DepthwiseConv2dNativeBackpropFilter", [x, array_ops.shape(w), grad], attrs)]
+    return [apply_op("DepthwiseConv2dNativeBackpropInput", [_shape_op(x), w, grad], dict(attrs, T=w.dtype)),
+            apply_op("DepthwiseConv2dNativeBackpropFilter", [x, _shape_op(w), grad], attrs)]
 
 
 def _depthwise_backprop_input_grad(op, grad):
     _, w, dy = op.inputs
     attrs = _dw_attrs(op)
-    return [None, apply_op("DepthwiseConv2dNativeBackpropFilter", [grad, array_ops.shape(w), dy], attrs),
+    return [None, apply_op("DepthwiseConv2dNativeBackpropFilter", [grad, _shape_op(w), dy], attrs),
             apply_op("DepthwiseConv2dNative", [grad, w], attrs)]
 
 
 def _depthwise_backprop_filter_grad(op, grad):
     x, _, dy = op.inputs
     attrs = _dw_attrs(op)
-    return [apply_op("DepthwiseConv2dNativeBackpropInput", [array_ops.shape(x), grad, dy],
+    return [apply_op("DepthwiseConv2dNativeBackpropInput", [_shape_op(x), grad, dy],
                      dict(attrs, T=grad.dtype)), None,
             apply_op("DepthwiseConv2dNative", [x, grad], attrs)]
 

@@ -11,7 +11,7 @@ import numpy as np
 
 from ..framework import dtypes
 from ..runtime.kernels import MATMULS as _MATMULS, load_kernels
-from ..framework.graph import Tensor, name_scope
+from ..framework.graph import Tensor, control_dependencies, name_scope
 from ..framework.tensor_shape import TensorShape
 from ..framework.registry import (IndexedSlices, apply_op, broadcast_shapes, constant, constant_value,
                                   convert_to_tensor, register, shape_broadcast, shape_same)
@@ -47,7 +47,8 @@ def _binary(op_type: str):
 
 def _unary(op_type: str):
     def fn(x, name=None):
-        return apply_op(op_type, [x], name=name)
+        with name_scope(name, op_type) as scope:      # a converted operand is named <op>/x, like TF
+            return apply_op(op_type, [convert_to_tensor(x, name="x")], name=scope)
     fn.__name__ = op_type.lower()
     return fn
 
@@ -55,8 +56,36 @@ def _unary(op_type: str):
 # ---- broadcasting gradient helper
 
 def _zeros_like(x: Tensor) -> Tensor:
-    """``ZerosLike`` of a tensor, as ``array_ops.zeros_like`` builds it (array_ops builds on this module)."""
+    """A ``ZerosLike`` op of a tensor (TF's ``gen_array_ops.zeros_like``)."""
     return apply_op("ZerosLike", [x])
+
+
+CONSTANT_IF_SMALLER = 1000   # TF's array_ops._constant_if_small: zeros/ones of fewer elements are a Const
+
+
+def filled(value: Any, dims: list, dtype: Any, scope: str) -> Tensor:
+    """TF's ``zeros``/``ones`` of a static shape, inside their name scope ``scope``: a Const when small, else a
+    ``Fill`` of a ``shape_as_tensor`` Const (so that a GraphDef does not carry the whole array)."""
+    dtype = dtypes.as_dtype(dtype)
+    if int(np.prod(dims)) < CONSTANT_IF_SMALLER:
+        return constant(value, dtype=dtype, shape=dims, name=scope)
+    dims_t = constant(np.array(dims, np.int32), name="shape_as_tensor")
+    value_t = constant(value, dtype=dtype)
+    return apply_op("Fill", [dims_t, value_t], dict(T=dtype, index_type=dtypes.int32), name=scope)
+
+
+def zeros_like_same_dtype(tensor: Tensor, name: Any = None, optimize: bool = True) -> Tensor:
+    """TF's ``array_ops.zeros_like`` of a tensor for its own dtype, named ``zeros_like``: the constant zeros
+    when ``optimize`` and the static shape is fully defined, else a ``ZerosLike`` op."""
+    with name_scope(name, "zeros_like") as scope:
+        tensor = convert_to_tensor(tensor, name="tensor")
+        if optimize and tensor.shape.is_fully_defined():
+            with name_scope(scope):
+                zeros = filled(0, tensor.shape.as_list(), tensor.dtype, scope)
+        else:
+            zeros = apply_op("ZerosLike", [tensor], name=scope)
+        zeros._is_zeros_tensor = True
+        return zeros
 
 
 def _ones_like(x: Tensor) -> Tensor:
@@ -113,32 +142,161 @@ def _both(fx, fy):
     return grad
 
 
+# ---- TF's gradients of broadcasting binary ops (math_grad.py): each input's gradient summed back to its shape
+# with static reduction axes when the shapes decide them (SmartBroadcastGradientArgs), else BroadcastGradientArgs
+
+
+def shape_internal(x: Any, name: Any = None, out_type: Any = dtypes.int32, optimize: bool = True) -> Tensor:
+    """TF's ``array_ops.shape``: a ``Shape`` op, or a Const (named ``Shape``) when ``optimize`` and the static
+    shape is fully defined; with ``out_type=None`` (TF's ``shape_internal`` default) that Const is
+    ``Shape/shape_as_tensor`` (int64 if a dimension needs it) and the op int32."""
+    with name_scope(name, "Shape") as scope:
+        x = convert_to_tensor(x)
+        if optimize and x.shape.is_fully_defined():
+            dims = x.shape.as_list()
+            if out_type is None:
+                wide = any(d >= 2 ** 31 for d in dims)
+                return constant(np.array(dims, np.int64 if wide else np.int32), name="shape_as_tensor")
+            return constant(np.array(dims, dtypes.as_dtype(out_type).as_numpy_dtype), name=scope)
+        out_type = dtypes.as_dtype(out_type if out_type is not None else dtypes.int32)
+        return apply_op("Shape", [x], dict(out_type=out_type), name=scope)
+
+
+def _reshape(tensor: Tensor, shape: Tensor) -> Tensor:
+    """``Reshape`` as ``array_ops.reshape`` names it (array_ops builds on this module)."""
+    with name_scope(None, "Reshape") as scope:
+        return apply_op("Reshape", [tensor, shape], name=scope)
+
+
+def _reduce_sum(grad: Tensor, axes: Any, keepdims: bool) -> Tensor:
+    """``reduce_sum(grad, axes)`` as reduction_ops builds it: a list of axes becomes ``Sum/reduction_indices``."""
+    with name_scope(None, "Sum") as scope:
+        if not isinstance(axes, Tensor):
+            axes = constant(np.array(axes, np.int32), name="reduction_indices")
+        return apply_op("Sum", [grad, axes], dict(keep_dims=keepdims), name=scope)
+
+
+def _gradient_reduction_axes(x_shape: TensorShape, y_shape: TensorShape):
+    """TF's ``_InferGradientReductionAxes``: the axes each input was broadcast along, or (None, None) when that
+    is decided at run time."""
+    if x_shape.ndims is None or y_shape.ndims is None:
+        return None, None
+    x_dims, y_dims = x_shape.as_list(), y_shape.as_list()
+    rank = max(len(x_dims), len(y_dims))
+    x_dims = [1] * (rank - len(x_dims)) + x_dims
+    y_dims = [1] * (rank - len(y_dims)) + y_dims
+    x_axes, y_axes = [], []
+    for axis, (x_dim, y_dim) in enumerate(zip(x_dims, y_dims)):
+        if x_dim == 1 and y_dim != 1:
+            x_axes.append(axis)
+        elif y_dim == 1 and x_dim != 1:
+            y_axes.append(axis)
+        elif x_dim is None or y_dim is None:
+            return None, None
+    return x_axes, y_axes
+
+
+def _smart_broadcast_gradient_args(x: Tensor, y: Tensor):
+    """TF's ``SmartBroadcastGradientArgs``: per input (its shape, its reduction axes, whether to reduce)."""
+    x_shape, y_shape = shape_internal(x), shape_internal(y)
+    x_axes, y_axes = _gradient_reduction_axes(x.shape, y.shape)
+    if x_axes is None or y_axes is None:
+        x_axes, y_axes = apply_op("BroadcastGradientArgs", [x_shape, y_shape])
+        return (x_shape, x_axes, True), (y_shape, y_axes, True)
+    x_reduce = bool(x_axes) or x.shape.ndims < y.shape.ndims
+    y_reduce = bool(y_axes) or y.shape.ndims < x.shape.ndims
+    return (x_shape, x_axes, x_reduce), (y_shape, y_axes, y_reduce)
+
+
+def _reduce_gradient_arg(grad: Any, shape_axes_reduce: tuple) -> Any:
+    shape, axes, must_reduce = shape_axes_reduce
+    if grad is not None and must_reduce:
+        grad = _reshape(_reduce_sum(grad, axes, keepdims=True), shape)
+    return grad
+
+
+def reduce_gradient_args(x: Tensor, y: Tensor, gx: Any, gy: Any) -> list:
+    """TF's ``_ReduceGradientArgs``: ``[gx, gy]`` each summed back to the shape of ``x``, ``y``."""
+    if gx is not None or gy is not None:
+        bx, by = _smart_broadcast_gradient_args(x, y)
+        gx, gy = _reduce_gradient_arg(gx, bx), _reduce_gradient_arg(gy, by)
+    return [gx, gy]
+
+
+def _same_static_shapes(x: Tensor, y: Tensor, grad: Any) -> bool:
+    """TF's ``_ShapesFullySpecifiedAndEqual`` (for a dense ``grad``)."""
+    if not (isinstance(grad, Tensor) and x.shape.is_fully_defined()):
+        return False
+    dims = x.shape.as_list()
+    return all(s.dims is not None and s.as_list() == dims for s in (y.shape, grad.shape))
+
+
+def _add_grad(op, grad):
+    x, y = op.inputs
+    if _same_static_shapes(x, y, grad):
+        return [grad, grad]
+    return reduce_gradient_args(x, y, grad, grad)
+
+
+def _sub_grad(op, grad):
+    x, y = op.inputs
+    if _same_static_shapes(x, y, grad):
+        return [grad, negative(grad)]
+    return reduce_gradient_args(x, y, grad, negative(grad))
+
+
+def _mul_grad(op, grad):
+    x, y = op.inputs
+    if _same_static_shapes(x, y, grad) and grad.dtype in (dtypes.int32, dtypes.float32):
+        return [apply_op("Mul", [grad, y]), apply_op("Mul", [grad, x])]
+    return reduce_gradient_args(x, y, apply_op("Mul", [grad, y]), apply_op("Mul", [x, grad]))
+
+
+def _realdiv_grad(op, grad):
+    x, y = op.inputs
+    gx = realdiv(grad, y)
+    gy = grad * realdiv(realdiv(negative(x), y), y)
+    return reduce_gradient_args(x, y, gx, gy)
+
+
+def _maximum_minimum_grad(selector):
+    """TF's ``_MaximumMinimumGrad``: ``grad`` where ``selector(x, y)`` holds to x, elsewhere to y."""
+    def grad_fn(op, grad):
+        x, y = op.inputs
+        zeros = zeros_like_same_dtype(grad)
+        mask = selector(x, y)
+        return reduce_gradient_args(x, y, where_v2(mask, grad, zeros), where_v2(mask, zeros, grad))
+    return grad_fn
+
+
 # ---- elementwise binary ops
-register("Add", np.add, _both(lambda op, g: g, lambda op, g: g), shape_broadcast, inplace=True)
-register("AddV2", np.add, _both(lambda op, g: g, lambda op, g: g), shape_broadcast, inplace=True)
-register("Sub", np.subtract, _both(lambda op, g: g, lambda op, g: -g), shape_broadcast, inplace=True)
-register("Mul", np.multiply, _both(lambda op, g: g * op.inputs[1], lambda op, g: op.inputs[0] * g),
-         shape_broadcast, inplace=True)
-register("RealDiv", np.true_divide,
-         _both(lambda op, g: g / op.inputs[1],
-               lambda op, g: g * (-op.inputs[0] / square(op.inputs[1]))), shape_broadcast, inplace=True)
+register("Add", np.add, _add_grad, shape_broadcast, inplace=True)
+register("AddV2", np.add, _add_grad, shape_broadcast, inplace=True)
+register("Sub", np.subtract, _sub_grad, shape_broadcast, inplace=True)
+register("Mul", np.multiply, _mul_grad, shape_broadcast, inplace=True)
+register("RealDiv", np.true_divide, _realdiv_grad, shape_broadcast, inplace=True)
 
 
 # ---- integer division: TF floors (FloorDiv, FloorMod) or truncates (TruncateDiv, TruncateMod); an integer
 # divisor of zero is an error (InvalidArgumentError from the Session), floats follow IEEE (inf, nan)
 
 
-def check_int_divisor(y: np.ndarray, error: Callable[[str], Exception] = ZeroDivisionError) -> None:
+def check_int_divisor(y: np.ndarray, error: Callable[[str], Exception] = ZeroDivisionError,
+                      x: Any = None) -> None:
     """Raise ``error(message)`` for an integer divisor with a zero entry, as TF's integer division kernels do
-    (the Session reports an exception that is not an OpError as InvalidArgumentError)."""
+    (the Session reports an exception that is not an OpError as InvalidArgumentError); not when the quotient
+    (``x`` broadcast with ``y``) is empty: no element is divided (``range(0) % 0`` of a scalar's reduced
+    shape)."""
     if y.dtype.kind in "iu" and not np.all(y):
+        if x is not None and np.broadcast(x, y).size == 0:
+            return
         raise error("Integer division by zero")
 
 
 def _floor_div_forward(x, y):
     """TF's FloorDiv: ``floor(x / y)``; for floats that is the rounded quotient floored, not Python's ``//``
     (``1.0 // 0.1 == 9`` in numpy, ``floor(1.0 / 0.1) == 10`` in TF)."""
-    check_int_divisor(y)
+    check_int_divisor(y, x=x)
     if x.dtype.kind in "iu":
         return np.floor_divide(x, y)
     with np.errstate(divide="ignore", invalid="ignore"):       # IEEE inf / nan, silently as in TF
@@ -147,7 +305,7 @@ def _floor_div_forward(x, y):
 
 def _floor_mod_forward(x, y):
     """TF's FloorMod: ``x - floor(x / y) * y`` with the sign of ``y``; floats as ``fmod`` shifted by ``y``."""
-    check_int_divisor(y)
+    check_int_divisor(y, x=x)
     if x.dtype.kind in "iu":
         return np.mod(x, y)
     with np.errstate(invalid="ignore"):
@@ -163,21 +321,21 @@ def _floor_mod_grad(op, g):
 
 register("FloorDiv", _floor_div_forward, None, shape_broadcast)      # TF: not differentiable (None, None)
 register("FloorMod", _floor_mod_forward, _floor_mod_grad, shape_broadcast)
-register("Maximum", np.maximum,
-         _both(lambda op, g: where(greater_equal(op.inputs[0], op.inputs[1]), g, _zeros_like(g)),
-               lambda op, g: where(less(op.inputs[0], op.inputs[1]), g, _zeros_like(g))), shape_broadcast,
+register("Maximum", np.maximum, _maximum_minimum_grad(lambda x, y: greater_equal(x, y)), shape_broadcast,
          inplace=True)
-register("Minimum", np.minimum,
-         _both(lambda op, g: where(less_equal(op.inputs[0], op.inputs[1]), g, _zeros_like(g)),
-               lambda op, g: where(greater(op.inputs[0], op.inputs[1]), g, _zeros_like(g))), shape_broadcast,
+register("Minimum", np.minimum, _maximum_minimum_grad(lambda x, y: less_equal(x, y)), shape_broadcast,
          inplace=True)
 
 
 def _squared_difference_grad(op, g):
-    """TF: ``x_grad = (2 * g) * (x - y)`` and ``-x_grad`` for y, summed back to each input's shape."""
+    """TF: ``x_grad = (2 * g) * (x - y)`` (after ``g``) and ``-x_grad`` for y, summed back to each input's
+    shape."""
     x, y = op.inputs
-    x_grad = multiply(2.0, g) * (x - y)
-    return [unbroadcast(x_grad, x), unbroadcast(negative(x_grad), y)]
+    with control_dependencies([g]):
+        x_grad = scalar_mul(2.0, g) * (x - y)
+    if _same_static_shapes(x, y, g):
+        return [x_grad, negative(x_grad)]
+    return reduce_gradient_args(x, y, x_grad, negative(x_grad))
 
 
 register("SquaredDifference", lambda x, y: np.square(x - y), _squared_difference_grad, shape_broadcast, fresh=True)
@@ -192,12 +350,30 @@ def _pow_grad_y(op, g):
 register("Pow", np.power, _both(lambda op, g: g * op.inputs[1] * pow(op.inputs[0], op.inputs[1] - 1.0),
                                 _pow_grad_y), shape_broadcast, fresh=True)
 
-add = _binary("Add")
+def add(x, y, name=None):
+    """``x + y``: TF 2.x's ``AddV2`` (``Add`` for strings), in an ``Add`` name scope."""
+    with name_scope(name, "Add") as scope:
+        x, y = _pair(x, y)
+        return apply_op("Add" if x.dtype is dtypes.string else "AddV2", [x, y], name=scope)
+
+
 subtract = _binary("Sub")
 multiply = _binary("Mul")
 realdiv = _binary("RealDiv")
 floor_div = _binary("FloorDiv")
 floormod = mod = _binary("FloorMod")
+
+
+def scalar_mul(scalar, x, name=None):
+    """TF's ``scalar_mul``: ``Mul(scalar, x)``, the scalar converted to x's dtype as ``scalar``."""
+    if isinstance(x, IndexedSlices):
+        scalar = convert_to_tensor(scalar, dtype=x.dtype, name="scalar")
+        return IndexedSlices(apply_op("Mul", [scalar, x.values], name=name), x.indices, x.dense_shape)
+    x = convert_to_tensor(x)
+    scalar = convert_to_tensor(scalar, dtype=x.dtype, name="scalar")
+    if scalar.shape.ndims != 0:
+        raise ValueError("The input scalar must be a 0-D value: shape %s" % scalar.shape)
+    return apply_op("Mul", [scalar, x], name=name)
 
 
 def floordiv(x, y, name=None):
@@ -248,11 +424,59 @@ div_no_nan = _binary("DivNoNan")
 
 # ---- elementwise unary ops
 register("Neg", np.negative, lambda op, g: [-g], shape_same, inplace=True)
-register("Square", np.square, lambda op, g: [g * (2.0 * op.inputs[0])], shape_same, inplace=True)
-register("Sqrt", np.sqrt, lambda op, g: [g * 0.5 / op.outputs[0]], shape_same, inplace=True)
-register("Rsqrt", lambda x: 1.0 / np.sqrt(x), lambda op, g: [g * -0.5 * op.outputs[0] ** 3], shape_same)
-register("Exp", np.exp, lambda op, g: [g * op.outputs[0]], shape_same, inplace=True)
-register("Log", np.log, lambda op, g: [g / op.inputs[0]], shape_same, inplace=True)
+def _square_grad(op, grad):
+    """TF's ``_SquareGrad``: ``grad * (x * 2)``, the ``2 * x`` after ``grad`` (a control edge)."""
+    with control_dependencies([grad]):
+        two = constant(2.0, dtype=op.inputs[0].dtype)
+        return [multiply(grad, multiply(op.inputs[0], two))]
+
+
+def _sqrt_grad_forward(y, dy):
+    """TF's kernel: ``0.5 * dy / y``, 0 where ``dy`` is 0."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out = np.true_divide(np.multiply(np.asarray(0.5, y.dtype), dy), y)
+    return np.where(dy == 0, np.zeros_like(out), out)
+
+
+def _sqrt_grad_grad(op, grad):
+    """TF's ``_SqrtGradGrad``: ``(-(grad / a) * y, 0.5 * (grad / a))`` after ``grad``."""
+    a, y = op.inputs[0], op.outputs[0]
+    with control_dependencies([grad]):
+        ga = grad / a
+        return [-ga * y, 0.5 * ga]
+
+
+register("Square", np.square, _square_grad, shape_same, inplace=True)
+register("Sqrt", np.sqrt, lambda op, g: [apply_op("SqrtGrad", [op.outputs[0], g])], shape_same, inplace=True)
+register("SqrtGrad", _sqrt_grad_forward, _sqrt_grad_grad, shape_same, fresh=True)
+register("Rsqrt", lambda x: 1.0 / np.sqrt(x), lambda op, g: [apply_op("RsqrtGrad", [op.outputs[0], g])],
+         shape_same)
+
+
+def _rsqrt_grad_forward(y, dy):
+    """TF's kernel: ``-0.5 * dy * y * y * y``, 0 where ``dy`` is 0."""
+    out = np.multiply(np.multiply(np.multiply(np.multiply(np.asarray(-0.5, y.dtype), dy), y), y), y)
+    return np.where(dy == 0, np.zeros_like(out), out)
+
+
+def _rsqrt_grad_grad(op, grad):
+    """TF's ``_RsqrtGradGrad`` (``f(a, b) = -0.5 * b * a**3``): ``-1.5 * grad * b * a**2`` and
+    ``RsqrtGrad(a, grad)``, after ``grad``."""
+    a, b = op.inputs
+    with control_dependencies([grad]):
+        return [-1.5 * grad * b * square(a), apply_op("RsqrtGrad", [a, grad])]
+
+
+register("RsqrtGrad", _rsqrt_grad_forward, _rsqrt_grad_grad, shape_same, fresh=True)
+def _after(grad, build):
+    """``build()`` inside ``control_dependencies([grad])``, as TF's unary gradients (ops there that do not
+    read ``grad`` run after it)."""
+    with control_dependencies([grad]):
+        return [build()]
+
+
+register("Exp", np.exp, lambda op, g: _after(g, lambda: g * op.outputs[0]), shape_same, inplace=True)
+register("Log", np.log, lambda op, g: _after(g, lambda: g * reciprocal(op.inputs[0])), shape_same, inplace=True)
 register("Log1p", np.log1p, lambda op, g: [g / (1.0 + op.inputs[0])], shape_same)
 register("Abs", np.abs, lambda op, g: [g * sign(op.inputs[0])], shape_same, inplace=True)
 register("Sign", np.sign, lambda op, g: [_zeros_like(op.inputs[0])], shape_same)
@@ -291,11 +515,13 @@ def _fused_grad(kernel_name: str, numpy_forward):
     return forward
 
 
-register("Sigmoid", _sigmoid, lambda op, g: [apply_op("SigmoidGrad", [op.outputs[0], g])], shape_same, fresh=True)
+register("Sigmoid", _sigmoid, lambda op, g: _after(g, lambda: apply_op("SigmoidGrad", [op.outputs[0], g])),
+         shape_same, fresh=True)
 register("SigmoidGrad", _fused_grad("sigmoid_grad", lambda y, g: g * y * (1.0 - y)),
          lambda op, gg: [gg * op.inputs[1] * (1.0 - 2.0 * op.inputs[0]),
                          apply_op("SigmoidGrad", [op.inputs[0], gg])], shape_same, fresh=True)
-register("Tanh", np.tanh, lambda op, g: [apply_op("TanhGrad", [op.outputs[0], g])], shape_same, inplace=True)
+register("Tanh", np.tanh, lambda op, g: _after(g, lambda: apply_op("TanhGrad", [op.outputs[0], g])), shape_same,
+         inplace=True)
 register("TanhGrad", _fused_grad("tanh_grad", lambda y, g: g * (1.0 - y * y)),
          lambda op, gg: [gg * op.inputs[1] * -2.0 * op.inputs[0],
                          apply_op("TanhGrad", [op.inputs[0], gg])], shape_same, fresh=True)
@@ -367,16 +593,24 @@ def _matmul_shape(op):
     return TensorShape([m, n])
 
 
+def _mat_mul(a, b, transpose_a=False, transpose_b=False, grad_a=False, grad_b=False):
+    """TF's ``gen_math_ops.mat_mul`` (named ``MatMul``), as the gradient builds it."""
+    return apply_op("MatMul", [a, b], dict(transpose_a=transpose_a, transpose_b=transpose_b, grad_a=grad_a,
+                                           grad_b=grad_b))
+
+
 def _matmul_grad(op, g):
+    """TF's ``_MatMulGrad``: two MatMuls marked ``grad_a`` and ``grad_b``."""
     a, b = op.inputs
     ta, tb = op.attrs["transpose_a"], op.attrs["transpose_b"]
     if not ta and not tb:
-        return [matmul(g, b, transpose_b=True), matmul(a, g, transpose_a=True)]
+        return [_mat_mul(g, b, transpose_b=True, grad_a=True), _mat_mul(a, g, transpose_a=True, grad_b=True)]
     if not ta and tb:
-        return [matmul(g, b), matmul(g, a, transpose_a=True)]
+        return [_mat_mul(g, b, grad_a=True), _mat_mul(g, a, transpose_a=True, grad_b=True)]
     if ta and not tb:
-        return [matmul(b, g, transpose_b=True), matmul(a, g)]
-    return [matmul(b, g, transpose_a=True, transpose_b=True), matmul(g, a, transpose_a=True, transpose_b=True)]
+        return [_mat_mul(b, g, transpose_b=True, grad_a=True), _mat_mul(a, g, grad_b=True)]
+    return [_mat_mul(b, g, transpose_a=True, transpose_b=True, grad_a=True),
+            _mat_mul(g, a, transpose_a=True, transpose_b=True, grad_b=True)]
 
 
 register("MatMul", bind=_matmul_bind, grad=_matmul_grad, shape=_matmul_shape, fresh=True)
@@ -388,7 +622,8 @@ def matmul(a, b, transpose_a=False, transpose_b=False, adjoint_a=False, adjoint_
     with name_scope(name, "MatMul") as scope:
         a, b = _pair(a, b)
         return apply_op("MatMul", [a, b], dict(transpose_a=bool(transpose_a or adjoint_a),
-                                               transpose_b=bool(transpose_b or adjoint_b)), name=scope)
+                                               transpose_b=bool(transpose_b or adjoint_b), grad_a=False,
+                                               grad_b=False), name=scope)
 
 
 # ---- casts, comparisons, logic, select
@@ -410,13 +645,16 @@ register("Cast", bind=_cast_bind, grad=_cast_grad, shape=shape_same, dtype=lambd
 
 
 def cast(x, dtype, name=None):
-    """Convert ``x`` to ``dtype`` (TF's Cast; a no-op when the dtype already matches)."""
+    """Convert ``x`` to ``dtype`` (TF's Cast; a tensor of that dtype is returned as it is). As TF: a Python
+    value becomes ``Cast/x`` (of its own dtype: 100 an int32, 0.5 a float32) and is cast when that differs."""
     dtype = dtypes.as_dtype(dtype)
-    x = convert_to_tensor(x) if isinstance(x, (Tensor, IndexedSlices)) or hasattr(x, "_to_tensor") \
-        else convert_to_tensor(x, dtype=dtype)
-    if x.dtype is dtype:
+    if isinstance(x, Tensor) and x.dtype is dtype:
         return x
-    return apply_op("Cast", [x], dict(SrcT=x.dtype, DstT=dtype, Truncate=False), name=name)
+    with name_scope(name, "Cast") as scope:
+        x = convert_to_tensor(x, name="x")
+        if x.dtype is dtype:
+            return x
+        return apply_op("Cast", [x], dict(SrcT=x.dtype, DstT=dtype, Truncate=False), name=scope)
 
 
 def to_float(x, name="ToFloat"):
@@ -441,8 +679,19 @@ less = _binary("Less")
 less_equal = _binary("LessEqual")
 greater = _binary("Greater")
 greater_equal = _binary("GreaterEqual")
-equal = _binary("Equal")
-not_equal = _binary("NotEqual")
+def _comparison_with_shape_check(op_type: str):
+    """Equal / NotEqual: TF 2.x's ops carry ``incompatible_shape_error`` (True: mismatched shapes are an
+    error, not False)."""
+    def fn(x, y, name=None):
+        with name_scope(name, op_type) as scope:
+            x, y = _pair(x, y)
+            return apply_op(op_type, [x, y], dict(incompatible_shape_error=True), name=scope)
+    fn.__name__ = op_type.lower()
+    return fn
+
+
+equal = _comparison_with_shape_check("Equal")
+not_equal = _comparison_with_shape_check("NotEqual")
 logical_and = _binary("LogicalAnd")
 logical_or = _binary("LogicalOr")
 logical_not = _unary("LogicalNot")
@@ -467,6 +716,33 @@ register("Select", lambda c, x, y: np.where(c if c.ndim == x.ndim or c.ndim == 0
          _select_grad, _select_shape, dtype=lambda op: op.inputs[1].dtype)
 register("Where", lambda c: np.argwhere(c).astype(np.int64), None,
          lambda op: TensorShape([None, op.inputs[0].shape.ndims]), dtype=dtypes.int64)
+
+
+def _select_v2_grad(op, grad):
+    """TF's ``_SelectGradV2``: ``grad`` where the condition holds to ``t``, elsewhere to ``e``, each summed back
+    to its input's shape."""
+    c, x, y = op.inputs
+    z = op.outputs[0]
+    with name_scope(None, "zeros") as scope:
+        zeros = filled(0, [], grad.dtype, scope)
+    gx = where_v2(c, grad, zeros)
+    gy = where_v2(c, zeros, grad)
+    return [None, reduce_gradient_args(x, z, gx, None)[0], reduce_gradient_args(y, z, gy, None)[0]]
+
+
+def _select_v2_shape(op):
+    return broadcast_shapes(broadcast_shapes(op.inputs[0].shape, op.inputs[1].shape), op.inputs[2].shape)
+
+
+register("SelectV2", np.where, _select_v2_grad, _select_v2_shape, dtype=lambda op: op.inputs[1].dtype)
+
+
+def where_v2(condition, x, y, name=None):
+    """TF's ``where_v2``: ``SelectV2(condition, x, y)``, the three broadcast together."""
+    with name_scope(name, "SelectV2") as scope:
+        condition = convert_to_tensor(condition, dtype=dtypes.bool, name="condition")
+        x, y = _pair(x, y, names=("t", "e"))
+        return apply_op("SelectV2", [condition, x, y], dict(T=x.dtype), name=scope)
 
 
 def where(condition, x=None, y=None, name=None):

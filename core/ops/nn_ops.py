@@ -9,7 +9,7 @@ from ..framework.graph import name_scope
 from ..framework.tensor_shape import TensorShape
 from ..framework.registry import (apply_op, constant, convert_to_tensor, register, shape_same,
                                   shape_scalar, ufunc_inplace)
-from . import array_ops, math_ops, random_ops, reduction_ops
+from . import array_ops, math_ops, random_ops, reduction_ops, slicing_ops
 from ..runtime.kernels import load_kernels
 from .math_ops import sigmoid, tanh  # noqa: F401 - tf.nn.sigmoid / tf.nn.tanh
 
@@ -138,19 +138,29 @@ def _sce_forward(features, labels):
     return loss, e
 
 
-def _softmax_jacobian_product(gb, features):
-    p = softmax(features)
-    return (gb - reduction_ops.reduce_sum(gb * p, -1, keepdims=True)) * p
+def _broadcast_mul(vec, mat):
+    """TF's ``_BroadcastMul``: ``expand_dims(vec, -1) * mat``."""
+    return array_ops.expand_dims(vec, -1) * mat
 
 
-def _sce_grad(op, g_loss, g_backprop):
-    features, labels = op.inputs
-    gf = array_ops.expand_dims(g_loss, -1) * op.outputs[1] if g_loss is not None else None
-    if g_backprop is not None:
-        extra = _softmax_jacobian_product(g_backprop, features)
-        gf = extra if gf is None else gf + extra
-    gl = array_ops.expand_dims(g_loss, -1) * -log_softmax(features) if g_loss is not None else None
-    return [gf, gl]
+def _is_zeros(t) -> bool:
+    return t is None or getattr(t, "_is_zeros_tensor", False)
+
+
+def _softmax_jacobian_product(grad_grad, logits):
+    """The second-derivative term of TF's cross-entropy gradients (``grad_grad`` through the softmax; TF writes
+    the row-wise dot product as a batched matmul of expanded dims, here a ``Sum``)."""
+    softmax = apply_op("Softmax", [logits])
+    return (grad_grad - reduction_ops.reduce_sum(grad_grad * softmax, -1, keepdims=True)) * softmax
+
+
+def _sce_grad(op, grad_loss, grad_grad):
+    """TF's ``_SoftmaxCrossEntropyWithLogitsGrad``."""
+    grad = _broadcast_mul(grad_loss, op.outputs[1])
+    logits = op.inputs[0]
+    if not _is_zeros(grad_grad):
+        grad += _softmax_jacobian_product(grad_grad, logits)
+    return [grad, _broadcast_mul(grad_loss, -apply_op("LogSoftmax", [logits]))]
 
 
 def _sce_shape(op):
@@ -177,31 +187,71 @@ def _sparse_sce_forward(features, labels):
     return loss, e
 
 
-def _sparse_sce_grad(op, g_loss, g_backprop):
-    gf = array_ops.expand_dims(g_loss, -1) * op.outputs[1] if g_loss is not None else None
-    if g_backprop is not None:
-        extra = _softmax_jacobian_product(g_backprop, op.inputs[0])
-        gf = extra if gf is None else gf + extra
-    return [gf, None]
+def _sparse_sce_grad(op, grad_loss, grad_grad):
+    """TF's ``_SparseSoftmaxCrossEntropyWithLogitsGrad``."""
+    grad = _broadcast_mul(grad_loss, op.outputs[1])
+    if not _is_zeros(grad_grad):
+        grad += _softmax_jacobian_product(grad_grad, op.inputs[0])
+    return [grad, None]
 
 
 register("SparseSoftmaxCrossEntropyWithLogits", _sparse_sce_forward, _sparse_sce_grad, _sce_shape,
          num_outputs=2, fresh=True)
 
 
+def _flatten_outer_dims(logits):
+    """TF's ``_flatten_outer_dims``: ``reshape(logits, [-1, last dim])`` with the last dim taken from the
+    shape at run time (Rank, Sub, Slice, ConcatV2), the static shape kept when known."""
+    rank = array_ops.rank(logits)
+    last_dim_size = slicing_ops.slice_(array_ops.shape(logits), [math_ops.subtract(rank, 1)], [1])
+    output = array_ops.reshape(logits, array_ops.concat([[-1], last_dim_size], 0))
+    dims = logits.shape.dims
+    if dims is not None and None not in dims[:-1]:
+        output.set_shape([int(np.prod(dims[:-1], dtype=np.int64)), dims[-1]])
+    return output
+
+
+def _move_dim_to_end(tensor, dim_index, rank):
+    return array_ops.transpose(tensor, array_ops.concat(
+        [array_ops.range_(dim_index), array_ops.range_(dim_index + 1, rank), [dim_index]], 0))
+
+
 def softmax_cross_entropy_with_logits_v2(_sentinel=None, labels=None, logits=None, dim=-1, name=None, axis=None):
-    """Per-example ``-sum(labels * log_softmax(logits))``; differentiable in labels too."""
-    with name_scope(name, "softmax_cross_entropy_with_logits"):
-        logits = convert_to_tensor(logits)
-        labels = math_ops.cast(labels, logits.dtype)
-        loss, _ = apply_op("SoftmaxCrossEntropyWithLogits", [logits, labels])
-        return loss
+    """Per-example ``-sum(labels * log_softmax(logits))`` along ``axis``; differentiable in labels too. TF's
+    graph: both flattened to 2-D, ``SoftmaxCrossEntropyWithLogits`` named after the scope, the cost reshaped to
+    the logits' shape without ``axis``."""
+    axis = dim if axis is None else axis
+    axis = -1 if axis is None else axis
+    with name_scope(name, "softmax_cross_entropy_with_logits") as scope:
+        logits = convert_to_tensor(logits, name="logits")
+        labels = convert_to_tensor(labels, name="labels")
+        precise_logits = math_ops.cast(logits, dtypes.float32) if logits.dtype is dtypes.float16 else logits
+        labels = math_ops.cast(labels, precise_logits.dtype)
+        input_rank = array_ops.rank(precise_logits)
+        shape = logits.shape
+        if axis != -1:
+            precise_logits = _move_dim_to_end(precise_logits, axis, input_rank)
+            labels = _move_dim_to_end(labels, axis, input_rank)
+        input_shape = array_ops.shape(precise_logits)
+        precise_logits = _flatten_outer_dims(precise_logits)
+        labels = _flatten_outer_dims(labels)
+        cost, _ = apply_op("SoftmaxCrossEntropyWithLogits", [precise_logits, labels], name=scope)
+        output_shape = slicing_ops.slice_(input_shape, [0], [math_ops.subtract(input_rank, 1)])
+        cost = array_ops.reshape(cost, output_shape)
+        if shape.dims is not None:
+            dims = list(shape.dims)
+            del dims[axis]
+            cost.set_shape(dims)
+        return math_ops.cast(cost, logits.dtype) if logits.dtype is dtypes.float16 else cost
 
 
 def softmax_cross_entropy_with_logits(_sentinel=None, labels=None, logits=None, dim=-1, name=None, axis=None):
-    """TF1's (deprecated) version: labels get no gradient."""
-    labels = array_ops.stop_gradient(labels, name="labels_stop_gradient")
-    return softmax_cross_entropy_with_logits_v2(labels=labels, logits=logits, name=name)
+    """TF1's (deprecated) version: labels get no gradient (``labels_stop_gradient`` in a
+    ``softmax_cross_entropy_with_logits_sg`` scope, the op named after that scope)."""
+    axis = dim if axis is None else axis
+    with name_scope(name, "softmax_cross_entropy_with_logits_sg") as scope:
+        labels = array_ops.stop_gradient(labels, name="labels_stop_gradient")
+    return softmax_cross_entropy_with_logits_v2(labels=labels, logits=logits, axis=axis, name=scope)
 
 
 def sparse_softmax_cross_entropy_with_logits(_sentinel=None, labels=None, logits=None, name=None):
@@ -211,12 +261,12 @@ def sparse_softmax_cross_entropy_with_logits(_sentinel=None, labels=None, logits
         labels = convert_to_tensor(labels)
         if labels.dtype not in (dtypes.int32, dtypes.int64):
             raise ValueError("labels must be int32 or int64, got %s" % labels.dtype.name)
+        labels_shape = array_ops.shape(labels)      # TF takes it first (for its checks): a node of every graph
         if logits.shape.ndims == 2 or logits.shape.ndims is None:
             loss, _ = apply_op("SparseSoftmaxCrossEntropyWithLogits", [logits, labels], dict(Tlabels=labels.dtype))
             return loss
         # labels of rank r, logits of rank r + 1: flattened to [-1, classes] and the losses shaped like labels
         classes = logits.shape.dims[-1]
-        labels_shape = array_ops.shape(labels)
         flat_logits = array_ops.reshape(logits, [-1, classes if classes is not None else array_ops.shape(logits)[-1]])
         flat_labels = array_ops.reshape(labels, [-1])
         loss, _ = apply_op("SparseSoftmaxCrossEntropyWithLogits", [flat_logits, flat_labels],
@@ -357,8 +407,9 @@ def batch_normalization(x, mean, variance, offset, scale, variance_epsilon, name
         inv = math_ops.rsqrt(variance + variance_epsilon)
         if scale is not None:
             inv = inv * scale
+        scaled = x * math_ops.cast(inv, x.dtype)          # TF's order: x * inv, then mean * inv, offset - ...
         shift = (offset - mean * inv) if offset is not None else -mean * inv
-        return x * math_ops.cast(inv, x.dtype) + math_ops.cast(shift, x.dtype)
+        return scaled + math_ops.cast(shift, x.dtype)
 
 
 def _fused_bn_forward(x, scale, offset, mean, variance, epsilon=0.001, data_format="NHWC", is_training=True):

@@ -2,6 +2,7 @@
 ``Cumsum`` / ``Cumprod``. Gradients broadcast the incoming gradient back over the reduced axes."""
 from __future__ import annotations
 
+import weakref
 from typing import Any
 
 import numpy as np
@@ -10,8 +11,9 @@ from ..framework import dtypes
 from ..framework.graph import Tensor, name_scope
 from ..framework.tensor_shape import TensorShape
 from ..framework.registry import apply_op, constant, constant_value, convert_to_tensor, register, shape_same
-from .array_ops import broadcast_to, range_, rank, reshape, shape, size, squeeze, stop_gradient, zeros_like
-from .math_ops import cast, div_no_nan, equal, exp, log, not_equal
+from .array_ops import (broadcast_to, gather, ones, range_, rank, reshape, shape, size, squeeze, stop_gradient, tile,
+                        zeros_like)
+from .math_ops import cast, div_no_nan, equal, exp, floordiv, log, maximum, not_equal, truediv
 
 
 # ---- reductions (axis is a Const input, like TF's reduction_indices)
@@ -85,65 +87,97 @@ def _reduction_shape(op):
     return TensorShape([d for i, d in enumerate(s.dims) if i not in axes])
 
 
-def _kept_shape(op):
-    """The reduced shape with size-1 dims kept, static when possible, else a tensor."""
-    s = op.inputs[0].shape
-    axes = constant_value(op.inputs[1])
-    if s.dims is not None and axes is not None:
-        axes = {int(a) % max(len(s.dims), 1) for a in np.reshape(axes, [-1])}
-        kept = [1 if i in axes else d for i, d in enumerate(s.dims)]
-        if all(d is not None for d in kept):
-            return constant(np.array(kept, np.int32))
-    return apply_op("ReducedShape", [shape(op.inputs[0]), op.inputs[1]], dict(), name=None)
+def reduced_shape(input_shape: Tensor, axes: Tensor) -> Any:
+    """TF's ``math_ops.reduced_shape``: ``input_shape`` with 1 at ``axes``; a numpy array when both are known
+    when the graph is built, else ``DynamicStitch([range(rank), axes], [input_shape, ones])``."""
+    shape_value, axes_value = constant_value(input_shape), constant_value(axes)
+    if shape_value is not None and axes_value is not None:
+        kept = np.array(shape_value, dtype=np.int32)
+        kept[np.array(axes_value, dtype=np.int32)] = 1
+        return kept
+    axes = convert_to_tensor(axes)
+    input_rank = size(input_shape, out_type=axes.dtype)
+    axes = (axes + input_rank) % input_rank
+    axes_shape = shape(axes)
+    return apply_op("DynamicStitch", [range_(input_rank), axes, input_shape, ones(axes_shape, input_shape.dtype)],
+                    dict(N=2, T=input_shape.dtype))
 
 
-register("ReducedShape", lambda s, a: np.array([1 if i in set(np.reshape(a, [-1]) % max(len(s), 1)) else d
-                                                  for i, d in enumerate(s)], np.int32),
-         shape=lambda op: op.inputs[0].shape, dtype=dtypes.int32)
+_REDUCED_SHAPES: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()    # graph -> TF's _reduced_shape_cache
 
 
-def _broadcast_back(op, g):
-    """``g`` reshaped to the kept-dims shape and broadcast to the input's shape."""
-    x = op.inputs[0]
-    if not op.attrs["keep_dims"] and g.shape.ndims != 0:       # a scalar broadcasts as it is
-        g = reshape(g, _kept_shape(op))
-    if x.shape.is_fully_defined():
-        return broadcast_to(g, constant(np.array(x.shape.as_list(), np.int32), name="Shape"))
-    return broadcast_to(g, shape(x))
+def _kept_dims_and_scaling(graph, dims: tuple, axes: np.ndarray) -> tuple:
+    """The kept-dims shape and the tile multiples of a static partial reduction, cached per graph as TF's
+    ``_SumGrad`` does. As TF, the first computation leaves its (unused) ``Maximum`` and ``floordiv`` ops in the
+    graph: TF evaluates ``dims // maximum(kept, 1)`` through graph ops."""
+    cache = _REDUCED_SHAPES.setdefault(graph, {})
+    key = (dims, tuple(int(a) for a in axes))
+    if key not in cache:
+        kept = reduced_shape(np.array(dims, np.int32), axes)
+        floordiv(dims, maximum(kept, 1))
+        cache[key] = (tuple(int(d) for d in kept), tuple(int(d) for d in np.array(dims) // np.maximum(kept, 1)))
+    return cache[key]
 
 
-def _sum_grad(op, g):
-    return [_broadcast_back(op, g), None]
+def _sum_grad(op, grad):
+    """TF's ``_SumGrad``: with a known rank and constant axes, ``Reshape`` + ``Tile`` (static multiples when the
+    shape is known); otherwise the kept-dims ``Reshape`` and a ``BroadcastTo`` of the input's shape."""
+    x, axes = op.inputs
+    dims = x.shape.dims
+    if dims is not None:
+        axes_value = constant_value(axes)
+        if axes_value is not None:
+            rank = len(dims)
+            if np.array_equal(axes_value, np.arange(rank)):           # every dimension reduced
+                grad = reshape(grad, [1] * rank)
+                input_shape = (constant(np.array(dims, np.int32)) if None not in dims else shape(x))
+                return [tile(grad, input_shape), None]
+            if None not in dims:
+                kept, scaling = _kept_dims_and_scaling(op.graph, tuple(dims), np.reshape(axes_value, [-1]))
+                return [tile(reshape(grad, list(kept)), list(scaling)), None]
+    input_shape = shape(x)
+    if not op.attrs["keep_dims"]:
+        grad = reshape(grad, reduced_shape(input_shape, axes))
+    return [broadcast_to(grad, input_shape), None]
 
 
-def _mean_grad(op, g):
+def _mean_grad(op, grad):
+    """TF's ``_MeanGrad``: the Sum's gradient divided by the number of reduced elements (a Const when the
+    shapes are static, else the product of the reduced dimensions of the input's shape)."""
+    sum_grad = _sum_grad(op, grad)[0]
     x, y = op.inputs[0], op.outputs[0]
     if x.shape.is_fully_defined() and y.shape.is_fully_defined():
-        factor = constant(max(x.shape.num_elements() // max(y.shape.num_elements(), 1), 1), dtype=g.dtype)
-    elif y.shape.is_fully_defined():               # e.g. the mean of a batch: size(x) / size(y)
-        factor = cast(size(x), g.dtype)
-        if y.shape.num_elements() > 1:
-            factor = factor * (1.0 / y.shape.num_elements())
+        factor = x.shape.num_elements() // max(y.shape.num_elements(), 1)
+        factor = constant(factor, dtype=sum_grad.dtype)
     else:
-        factor = cast(apply_op("Maximum", [size(x) // apply_op("Maximum", [size(y), 1]), 1]), g.dtype)
-    return [_broadcast_back(op, g / factor), None]
+        input_shape = shape(x)
+        input_rank = size(input_shape)
+        axes = cast(op.inputs[1], input_rank.dtype)
+        axes = (axes + input_rank) % input_rank
+        factor = reduce_prod(gather(input_shape, axes))
+    return [truediv(sum_grad, cast(factor, sum_grad.dtype)), None]
 
 
-def _minmax_grad(op, g):
+def _minmax_grad(op, grad):
+    """TF's ``_MinOrMaxGrad``: the gradient shared among the elements equal to the extreme."""
+    x, axes = op.inputs
+    input_shape = shape(x)
     y = op.outputs[0]
     if not op.attrs["keep_dims"]:
-        kept = _kept_shape(op)
-        y, g = reshape(y, kept), reshape(g, kept)
-    indicators = cast(equal(y, op.inputs[0]), g.dtype)
-    num = reduce_sum(indicators, op.inputs[1], keepdims=True)
-    return [indicators / num * g, None]
+        kept = reduced_shape(input_shape, axes)
+        y, grad = reshape(y, kept), reshape(grad, kept)
+    else:
+        kept = shape(y)
+    indicators = cast(equal(y, x), grad.dtype)
+    num_selected = reshape(reduce_sum(indicators, axes), kept)
+    return [truediv(indicators, num_selected) * grad, None]
 
 
 def _prod_grad(op, g):
     # exact for inputs without zeros: d prod / dx = prod / x
     out = op.outputs[0]
     if not op.attrs["keep_dims"]:
-        kept = _kept_shape(op)
+        kept = reduced_shape(shape(op.inputs[0]), op.inputs[1])
         out, g = reshape(out, kept), reshape(g, kept)
     return [g * out / op.inputs[0], None]
 

@@ -233,9 +233,9 @@ register("Slice", _slice_forward, _slice_grad, _slice_shape, type_attrs={"Index"
 
 def slice_(input_, begin, size, name=None) -> Tensor:
     """``input_[begin[i] : begin[i] + size[i]]`` per dimension; ``size[i] == -1`` takes the rest."""
-    with name_scope(name, "Slice") as scope:
-        begin = begin if isinstance(begin, Tensor) else _i32(begin, "begin")
-        size = size if isinstance(size, Tensor) else _i32(size, "size")
+    with name_scope(name, "Slice") as scope:       # a list holding tensors is packed as Slice/begin, ...
+        begin = convert_to_tensor(begin, dtype=None if isinstance(begin, Tensor) else dtypes.int32, name="begin")
+        size = convert_to_tensor(size, dtype=None if isinstance(size, Tensor) else dtypes.int32, name="size")
         return apply_op("Slice", [input_, begin, size], name=scope)
 
 

@@ -13,7 +13,7 @@ import numpy as np
 
 from ..framework import dtypes
 from ..framework.errors import InvalidArgumentError, OutOfRangeError
-from ..framework.graph import Tensor
+from ..framework.graph import Tensor, name_scope
 from ..framework.tensor_shape import TensorShape
 from ..framework.registry import apply_op, convert_to_tensor, create_op, register, shape_same
 
@@ -43,8 +43,11 @@ def placeholder(dtype, shape=None, name=None):
 
 
 def placeholder_with_default(input, shape, name=None):  # noqa: A002
-    input = convert_to_tensor(input)
-    return apply_op("PlaceholderWithDefault", [input], dict(dtype=input.dtype, shape=TensorShape(shape)), name=name)
+    """``input`` unless fed; a Python ``input`` is converted as ``<name>/input``, as TF's wrapper does."""
+    with name_scope(name, "PlaceholderWithDefault") as scope:
+        input = convert_to_tensor(input, name="input")
+        return apply_op("PlaceholderWithDefault", [input], dict(dtype=input.dtype, shape=TensorShape(shape)),
+                        name=scope)
 
 
 def _variable_bind(op, session):
@@ -169,34 +172,37 @@ def _ref(ref):
     return ref._ref() if hasattr(ref, "_ref") else ref
 
 
+def _update(op_type: str, ref, value, attrs: dict, name):
+    """``op_type(ref, value)`` as TF's generated wrapper builds it: in the op's name scope, a Python ``value``
+    converted to the variable's dtype as ``<op>/value``."""
+    ref = _ref(ref)
+    with name_scope(name, op_type) as scope:
+        value = convert_to_tensor(value, dtype=ref.dtype, name="value")
+        return apply_op(op_type, [ref, value], attrs, name=scope)
+
+
 def assign(ref, value, validate_shape=None, use_locking=None, name=None):
     """Set the variable to ``value``; returns the new value (TF's Assign)."""
-    ref = _ref(ref)
-    return apply_op("Assign", [ref, _typed(value, ref)],
-                    dict(validate_shape=validate_shape is not False, use_locking=use_locking is not False),
-                    name=name)
-
-
-def _typed(value, ref):
-    return convert_to_tensor(value, dtype=ref.dtype)
+    return _update("Assign", ref, value, dict(validate_shape=validate_shape is not False,
+                                              use_locking=use_locking is not False), name)
 
 
 def assign_add(ref, value, use_locking=None, name=None):
-    ref = _ref(ref)
-    return apply_op("AssignAdd", [ref, _typed(value, ref)], dict(use_locking=bool(use_locking)), name=name)
+    return _update("AssignAdd", ref, value, dict(use_locking=bool(use_locking)), name)
 
 
 def assign_sub(ref, value, use_locking=None, name=None):
-    ref = _ref(ref)
-    return apply_op("AssignSub", [ref, _typed(value, ref)], dict(use_locking=bool(use_locking)), name=name)
+    return _update("AssignSub", ref, value, dict(use_locking=bool(use_locking)), name)
 
 
 def _scatter_fn(op_type, locking_default=False):
     def fn(ref, indices, updates, use_locking=locking_default, name=None):
         ref = _ref(ref)
-        indices = convert_to_tensor(indices)
-        return apply_op(op_type, [ref, indices, _typed(updates, ref)],
-                        dict(T=ref.dtype, Tindices=indices.dtype, use_locking=bool(use_locking)), name=name)
+        with name_scope(name, op_type) as scope:       # TF's generated wrapper: <op>/indices, <op>/updates
+            indices = convert_to_tensor(indices, name="indices")
+            updates = convert_to_tensor(updates, dtype=ref.dtype, name="updates")
+            return apply_op(op_type, [ref, indices, updates],
+                            dict(T=ref.dtype, Tindices=indices.dtype, use_locking=bool(use_locking)), name=scope)
     return fn
 
 

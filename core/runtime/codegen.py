@@ -63,7 +63,8 @@ class _PlanWriter:
         self.plan.records, self.plan.trace_ops, self.plan.line_ops = [], [], {}
         self.names: Dict[Tensor, str] = {}      # tensor -> expression (local variable or global constant)
         self.ns: Dict[str, Any] = {"_copy": np.array, "_D": frames.DEAD, "_D2": (frames.DEAD, frames.DEAD),
-                                   "_switch": frames.switch, "_merge": frames.merge}
+                                   "_switch": frames.switch, "_ref_switch": frames.ref_switch,
+                                   "_merge": frames.merge}
         if trace:
             self.ns["_now"], self.ns["_plan"] = time.time, self.plan
         self.fetch_tensors, self.fetched, self.fed = fetch_tensors, set(fetch_tensors), set(fed)
@@ -134,6 +135,8 @@ class _PlanWriter:
             else:
                 names[t] = "v%d_%d" % (k, j)
                 outs.append(names[t])
+        if op.type in frames.SWITCH_TYPES and opdef.ref_inputs:    # which sides of a variable's RefSwitch are read
+            ns["n%d" % k] = tuple(bool(self.readers.get(t)) or t in self.fetched for t in op.outputs)
         self._write_call_lines(k, op, "%s(%s)" % (fn_name, ", ".join(args)), args, outs)
         if opdef.aliases and not raw_only:    # (a loop iteration hands its values on, never to the user)
             for t in op.outputs:
@@ -343,7 +346,9 @@ def _dead_aware_lines(lines: list, op: Any, k: int, call: str, args: list, outs:
     if op.type == "ControlTrigger":      # as TF's executor: a trigger fires even after dead inputs
         dead_inputs = dead_controls = []
     lines.append("    d%d = %s" % (k, " or ".join(dead_inputs + dead_controls) or "False"))
-    if op.type in frames.SWITCH_TYPES:
+    if op.type in frames.SWITCH_TYPES and refs:
+        lines.append("    %s = _D2 if d%d else _ref_switch(%s, *n%d)" % (", ".join(outs), k, ", ".join(args), k))
+    elif op.type in frames.SWITCH_TYPES:
         lines.append("    %s = _D2 if d%d else _switch(%s)" % (", ".join(outs), k, ", ".join(args)))
     elif op.type == "Const" and not op.inputs:
         name = "c%d" % k

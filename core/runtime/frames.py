@@ -42,6 +42,17 @@ def switch(data: Any, pred: Any) -> Tuple[Any, Any]:
     return (DEAD, data) if pred else (data, DEAD)
 
 
+def ref_switch(slot: Any, pred: Any, need_false: bool, need_true: bool) -> Tuple[Any, Any]:
+    """A ``RefSwitch`` of a variable (its ``VariableSlot``): the value on the taken side, read only when that
+    side is read, as TF forwards the reference unread (an uninitialized variable on a side nobody reads, as in
+    ``initialized_value()``'s cond, is no error)."""
+    if pred is DEAD:
+        return DEAD, DEAD
+    if pred:
+        return DEAD, (slot.read() if need_true else None)
+    return (slot.read() if need_false else None), DEAD
+
+
 def merge(*inputs: Any) -> Tuple[Any, Any]:
     for i, x in enumerate(inputs):
         if x is not DEAD:

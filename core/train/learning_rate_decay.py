@@ -42,43 +42,58 @@ def _p(step: Tensor, decay_steps: Any, dtype, staircase: bool) -> Tensor:
 
 def exponential_decay(learning_rate: Any, global_step: Any, decay_steps: Any, decay_rate: Any,
                       staircase: bool = False, name: Optional[str] = None) -> Tensor:
-    """``learning_rate * decay_rate ** (global_step / decay_steps)``."""
+    """``learning_rate * decay_rate ** (global_step / decay_steps)`` (TF's ops in TF's order)."""
+    if global_step is None:
+        raise ValueError("global_step is required for exponential_decay.")
     with name_scope(name, "ExponentialDecay") as scope:
-        lr, dtype, step = _start(learning_rate, global_step, "exponential_decay")
-        rate = math_ops.cast(decay_rate, dtype)
-        return math_ops.multiply(lr, math_ops.pow(rate, _p(step, decay_steps, dtype, staircase)), name=scope)
+        lr, dtype, rate, p = _decay_start(learning_rate, global_step, decay_steps, decay_rate, staircase)
+        return math_ops.multiply(lr, math_ops.pow(rate, p), name=scope)
+
+
+def _decay_start(learning_rate: Any, global_step: Any, decay_steps: Any, decay_rate: Any, staircase: bool):
+    """The head TF's ExponentialDecay and InverseTimeDecay share: ``(lr, dtype, rate, p)``."""
+    lr = convert_to_tensor(learning_rate, name="initial_learning_rate")
+    decay_steps = math_ops.cast(decay_steps, lr.dtype)
+    rate = math_ops.cast(decay_rate, lr.dtype)
+    p = math_ops.cast(global_step, lr.dtype) / decay_steps
+    return lr, lr.dtype, rate, math_ops.floor(p) if staircase else p
 
 
 def natural_exp_decay(learning_rate: Any, global_step: Any, decay_steps: Any, decay_rate: Any,
                       staircase: bool = False, name: Optional[str] = None) -> Tensor:
-    """``learning_rate * exp(-decay_rate) ** (global_step / decay_steps)``."""
-    with name_scope(name, "NaturalExpDecay") as scope:
-        lr, dtype, step = _start(learning_rate, global_step, "natural_exp_decay")
-        rate = math_ops.exp(math_ops.negative(math_ops.cast(decay_rate, dtype)))
-        return math_ops.multiply(lr, math_ops.pow(rate, _p(step, decay_steps, dtype, staircase)), name=scope)
+    """``learning_rate * exp(-decay_rate) ** (global_step / decay_steps)``: as TF, ``exp(-decay_rate)`` first,
+    then an ExponentialDecay of that rate."""
+    if global_step is None:
+        raise ValueError("global_step is required for natural_exp_decay.")
+    rate = math_ops.exp(math_ops.negative(decay_rate))
+    return exponential_decay(learning_rate, global_step, decay_steps, rate, staircase=staircase, name=name)
 
 
 def inverse_time_decay(learning_rate: Any, global_step: Any, decay_steps: Any, decay_rate: Any,
                        staircase: bool = False, name: Optional[str] = None) -> Tensor:
     """``learning_rate / (1 + decay_rate * global_step / decay_steps)``."""
+    if global_step is None:
+        raise ValueError("global_step is required for inverse_time_decay.")
     with name_scope(name, "InverseTimeDecay") as scope:
-        lr, dtype, step = _start(learning_rate, global_step, "inverse_time_decay")
-        rate = math_ops.cast(decay_rate, dtype)
-        denom = math_ops.add(1.0, math_ops.multiply(rate, _p(step, decay_steps, dtype, staircase)))
-        return math_ops.divide(lr, denom, name=scope)
+        lr, dtype, rate, p = _decay_start(learning_rate, global_step, decay_steps, decay_rate, staircase)
+        one = math_ops.cast(constant(1), dtype)
+        return math_ops.divide(lr, math_ops.add(one, math_ops.multiply(rate, p)), name=scope)
 
 
 def polynomial_decay(learning_rate: Any, global_step: Any, decay_steps: Any, end_learning_rate: Any = 0.0001,
                      power: Any = 1.0, cycle: bool = False, name: Optional[str] = None) -> Tensor:
     """``(lr - end) * (1 - step / decay_steps) ** power + end`` (see the module docstring for ``cycle``)."""
+    if global_step is None:
+        raise ValueError("global_step is required for polynomial_decay.")
     with name_scope(name, "PolynomialDecay") as scope:
-        lr, dtype, step = _start(learning_rate, global_step, "polynomial_decay")
+        lr = convert_to_tensor(learning_rate, name="initial_learning_rate")
+        dtype = lr.dtype
         end = math_ops.cast(end_learning_rate, dtype)
         power = math_ops.cast(power, dtype)
+        step = math_ops.cast(global_step, dtype)
         ds = math_ops.cast(decay_steps, dtype)
         if cycle:
-            multiplier = math_ops.where(math_ops.equal(step, 0), constant(1.0, dtype=dtype),
-                                        math_ops.ceil(step / ds))
+            multiplier = math_ops.where_v2(math_ops.equal(step, 0), 1.0, math_ops.ceil(step / decay_steps))
             ds = math_ops.multiply(ds, multiplier)
         else:
             step = math_ops.minimum(step, ds)

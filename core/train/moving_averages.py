@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Any, Optional
 
 from ..framework import dtypes
-from ..control_flow import group
+from ..control_flow import cond, group
 from ..framework.graph import GraphKeys, Tensor, add_to_collection, control_dependencies, get_default_graph, name_scope
 from ..ops import array_ops, math_ops, state_ops
 from ..framework.registry import convert_to_tensor
@@ -76,7 +76,11 @@ class ExponentialMovingAverage:
             if _key(var) in self._averages:
                 continue
             if isinstance(var, Variable):
-                avg = create_slot(var, lambda var=var: var.initial_value, self._name)
+                # TF: the shadow starts from the variable's value if it is initialized, else its initial value
+                with control_dependencies(None):
+                    initialized_value = cond(state_ops.is_variable_initialized(var), var.read_value,
+                                             lambda var=var: var.initial_value)
+                avg = create_slot(var, initialized_value, self._name)
                 add_to_collection(GraphKeys.MOVING_AVERAGE_VARIABLES, var)
             else:
                 avg = create_slot(var, lambda var=var: array_ops.zeros(var.shape.as_list(), dtype=var.dtype),

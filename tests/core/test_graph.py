@@ -48,9 +48,7 @@ def test_same_graph_same_names_and_values_as_tensorflow(tf1):
         theirs_names = [(op.name, op.type) for op in g.get_operations()]
         with tf1.Session() as sess:
             theirs = sess.run(outs, {x: xv, y: yv})
-    # TF 2.x writes AddV2 for `+`; TF 1.x graphs (which we follow) used Add
-    theirs_names = [(n, "Add" if t == "AddV2" else t) for n, t in theirs_names]
-    assert ours_names == theirs_names
+    assert ours_names == theirs_names       # `+` is AddV2 in both (TF 1.x graphs wrote Add)
     # float32 roundings (tests/_tolerance.py) along the longest path: the dot of 3, relu(h + 1) + 2, z's product,
     # quotient and difference, the loss's sum of 2, difference, square and mean of 2 (softmax: exp, its sum of 2
     # and quotient); argmax and shape exactly

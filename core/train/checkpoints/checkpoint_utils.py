@@ -1,5 +1,5 @@
-"""``tf.train.import_meta_graph`` and ``tf.train.init_from_checkpoint`` (TF1 semantics), and the ``RestoreV2``
-op the latter's initializers use (reads one tensor of a checkpoint when the initializer runs).
+"""``tf.train.import_meta_graph`` and ``tf.train.init_from_checkpoint`` (TF1 semantics); the latter's
+initializers read one tensor of a checkpoint when they run (``RestoreV2``, registered in ``saver.py``).
 
 ``import_meta_graph`` imports the MetaGraphDef's GraphDef (``graph_import.import_graph_def``), rebuilds the
 collections it carries -- the variable collections as ``Variable`` objects from their ``VariableDef``
@@ -15,55 +15,16 @@ from __future__ import annotations
 import os
 from typing import Any, Optional
 
-import numpy as np
-
 from ...framework.graph import get_default_graph, name_scope
 from ...ops.state_ops import assign
-from ...framework.registry import apply_op, register
 from ...variables import Variable, global_variables
-from .saver import Saver, _resolve, load_checkpoint, read_checkpoint
+from .saver import Saver, _resolve, load_checkpoint, restore_v2
 from tfevents.proto import meta_graph_pb2, variable_pb2
 from ...framework.graph_import import import_graph_def
 
 _VARIABLE_KEYS = ("variables", "trainable_variables", "local_variables", "model_variables",
                   "moving_average_variables", "metric_variables", "global_step")
 _SKIPPED_KEYS = ("while_context", "cond_context", "savers", "queue_runners")
-
-
-# ---------------------------------------------------------------------------------------------------------
-# RestoreV2
-
-
-def _text(x: Any) -> str:
-    x = x.item() if isinstance(x, np.ndarray) and x.ndim == 0 else x
-    return x.decode("utf-8") if isinstance(x, bytes) else str(x)
-
-
-def _restore_v2(prefix, tensor_names, shape_and_slices, dtypes=()):
-    names = [_text(n) for n in np.reshape(tensor_names, [-1])]
-    slices = [_text(s) for s in np.reshape(shape_and_slices, [-1])]
-    if any(slices):
-        raise NotImplementedError("RestoreV2: slices (partitioned variables) are not supported: %s" % slices)
-    values = read_checkpoint(_text(prefix), names)
-    out = []
-    for name, dtype in zip(names, dtypes):
-        arr = values[name]
-        if arr.dtype != dtype.as_numpy_dtype:
-            raise ValueError("RestoreV2: tensor %s in checkpoint %s is %s, expected %s"
-                             % (name, _text(prefix), arr.dtype, dtype.name))
-        out.append(np.array(arr, copy=True))
-    return out[0] if len(out) == 1 else tuple(out)      # the registry's convention for one output
-
-
-register("RestoreV2", _restore_v2, num_outputs=lambda attrs: len(attrs["dtypes"]),
-         dtype=lambda op: list(op.attrs["dtypes"]), stateful=True)
-
-
-def restore_v2(prefix: str, tensor_names: list, shape_and_slices: list, dtypes: list, name: Optional[str] = None):
-    """The ``RestoreV2`` op: the named tensors of checkpoint ``prefix``, read when the op runs."""
-    return apply_op("RestoreV2", [np.array(prefix, dtype=object), np.array(tensor_names, dtype=object),
-                                  np.array(shape_and_slices, dtype=object)],
-                    dict(dtypes=list(dtypes)), name=name)
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -165,7 +126,9 @@ def import_meta_graph(meta_graph_or_file: Any, clear_devices: bool = False, impo
     scoped = [v for v in global_variables() if v.op.name.startswith(prefix)]
     if not scoped:
         return None
-    return Saver({v.op.name[len(prefix):]: v for v in scoped})
+    # as TF: with the meta graph's saver_def no new save/restore ops are built (TF's own were not imported)
+    saver_def = meta.saver_def if meta.HasField("saver_def") and meta.saver_def.filename_tensor_name else None
+    return Saver({v.op.name[len(prefix):]: v for v in scoped}, saver_def=saver_def)
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -186,7 +149,7 @@ def _set_checkpoint_initializer(variable: Variable, ckpt_file: str, tensor_name:
     graph = variable.graph
     with graph.as_default(), graph.control_dependencies(None), graph.device(variable.device):
         with name_scope(variable.op.name + "/"):
-            restore = restore_v2(ckpt_file, [tensor_name], [""], [variable.dtype], name="checkpoint_initializer")
+            restore = restore_v2(ckpt_file, [tensor_name], [""], [variable.dtype], name="checkpoint_initializer")[0]
             restore.set_shape(variable.shape)
             init = assign(variable._ref(), restore, name="Assign")
     variable._initializer_op = init.op

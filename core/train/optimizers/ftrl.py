@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
-from ...ops import math_ops
+from ...ops import array_ops, math_ops
 from ...ops.training_ops import apply_update
 from .optimizer import Optimizer, _call_if_callable
 
@@ -48,8 +48,9 @@ class FtrlOptimizer(Optimizer):
 
     def _create_slots(self, var_list):
         for v in var_list:
-            self._get_or_make_slot_with_value(v, self._initial_accumulator_value, "accum",
-                                              self._accum_name or self._name)
+            # TF's _accum_initializer: ones(shape) * initial_accumulator_value (Initializer/ones, .../mul)
+            self._get_or_make_slot(v, lambda v=v: array_ops.ones(v.shape.as_list(), v.dtype)
+                                   * self._initial_accumulator_value, "accum", self._accum_name or self._name)
             self._zeros_slot(v, "linear", self._linear_name or self._name)
 
     def _prepare(self):
@@ -58,6 +59,7 @@ class FtrlOptimizer(Optimizer):
         # TF's adjusted_l2_regularization_strength, built with the same ops: l2 + beta / (2 * max(lr, 1e-36))
         adjusted = self._l2 + self._beta / (2. * math_ops.maximum(_call_if_callable(self._learning_rate), 1e-36))
         self._adjusted_l2_tensor = self._tensor(adjusted, "adjusted_l2_regularization_strength")
+        self._beta_tensor = self._tensor(self._beta, "beta")
         self._l2_shrinkage_tensor = self._tensor(self._l2_shrinkage, "l2_shrinkage_regularization_strength")
         self._learning_rate_power_tensor = self._tensor(self._learning_rate_power, "learning_rate_power")
 

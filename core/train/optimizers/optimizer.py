@@ -15,14 +15,13 @@ from __future__ import annotations
 
 from typing import Any, Callable, Iterable, Optional
 
-import numpy as np
 
 from ...framework import dtypes
-from ...control_flow import group
+from ...control_flow import group, tuple_
 from ...gradients import gradients
 from ...framework.graph import GraphKeys, Operation, Tensor, control_dependencies, get_default_graph, name_scope
 from ...ops import array_ops, math_ops, state_ops
-from ...framework.registry import IndexedSlices, convert_to_tensor
+from ...framework.registry import IndexedSlices, constant, convert_to_tensor
 from ...variables import Variable, trainable_variables
 from ...variable_scope import _store, get_variable_scope
 from ...ops.manip_ops import unique
@@ -120,8 +119,8 @@ class Optimizer:
         grads = gradients(loss, var_list, grad_ys=grad_loss, gate_gradients=(gate_gradients == GATE_OP),
                           aggregation_method=aggregation_method,
                           colocate_gradients_with_ops=colocate_gradients_with_ops)
-        if gate_gradients == GATE_GRAPH:
-            grads = _gate(grads)
+        if gate_gradients == GATE_GRAPH:      # every gradient only after all of them: TF's tuple/...
+            grads = tuple_(grads)
         grads_and_vars = list(zip(grads, var_list))
         self._assert_valid_dtypes([v for g, v in grads_and_vars if g is not None])
         return grads_and_vars
@@ -279,7 +278,7 @@ def _filled(var: Variable, value: float, initializer: str = "constant") -> Tenso
         return array_ops.zeros(shape, dtype=var.dtype, name="zeros")
     if initializer == "ones" and value == 1.0:
         return array_ops.ones(shape, dtype=var.dtype, name="ones")
-    return convert_to_tensor(np.full(shape, value, dtype=var.dtype.as_numpy_dtype), name="Const")
+    return constant(value, dtype=var.dtype, shape=shape, name="Const")
 
 
 def _flatten(x: Any) -> list:
@@ -291,20 +290,3 @@ def _flatten(x: Any) -> list:
     if isinstance(x, dict):
         return _flatten([x[k] for k in sorted(x)])
     return [x]
-
-
-def _gate(grads: list) -> list:
-    """GATE_GRAPH: every gradient is available only after all of them are computed."""
-    parts = [g.values if isinstance(g, IndexedSlices) else g for g in grads if g is not None]
-    gate = group(*parts, name="gate")
-    out = []
-    for g in grads:
-        if g is None:
-            out.append(None)
-            continue
-        with control_dependencies([gate]):
-            if isinstance(g, IndexedSlices):
-                out.append(IndexedSlices(array_ops.identity(g.values), g.indices, g.dense_shape))
-            else:
-                out.append(array_ops.identity(g))
-    return out
