@@ -57,9 +57,9 @@ measured with this file's programs and comparison):
 import numpy as np
 import pytest
 
+from _graph_compare import node_differences
 from tfevents import core
 
-IGNORED_ATTRS = ("_class", "_output_shapes")
 
 RNG = np.random.RandomState(23)
 W1 = RNG.normal(0, 0.5, (4, 5)).astype(np.float32)
@@ -261,53 +261,9 @@ def graph_defs(tf1, program):
     return want, got
 
 
-def _split_inputs(node):
-    data = [i for i in node.input if not i.startswith("^")]
-    control = {i for i in node.input if i.startswith("^")}
-    return data, control
-
-
-def _attrs(node):
-    return {k: v for k, v in node.attr.items() if k not in IGNORED_ATTRS}
-
-
-def node_differences(want, got):
-    """``{node name: what differs}`` between two GraphDefs: nodes only in one, or with another op, other data
-    inputs (in order), other control inputs (as a set) or other attrs."""
-    want_nodes = {n.name: n for n in want.node}
-    got_nodes = {n.name: n for n in got.node}
-    out = {}
-    for name in want_nodes.keys() - got_nodes.keys():
-        out[name] = "only in TF (%s)" % want_nodes[name].op
-    for name in got_nodes.keys() - want_nodes.keys():
-        out[name] = "only in ours (%s)" % got_nodes[name].op
-    for name in want_nodes.keys() & got_nodes.keys():
-        w, g = want_nodes[name], got_nodes[name]
-        what = []
-        if w.op != g.op:
-            what.append("op %s, ours %s" % (w.op, g.op))
-        (w_data, w_control), (g_data, g_control) = _split_inputs(w), _split_inputs(g)
-        if w_data != g_data:
-            what.append("inputs %s, ours %s" % (w_data, g_data))
-        if w_control != g_control:
-            what.append("control inputs %s, ours %s" % (sorted(w_control), sorted(g_control)))
-        w_attrs, g_attrs = _attrs(w), _attrs(g)
-        for key in sorted(w_attrs.keys() | g_attrs.keys()):
-            if w_attrs.get(key) != g_attrs.get(key):
-                what.append("attr %s %s, ours %s" % (key, _short(w_attrs.get(key)), _short(g_attrs.get(key))))
-        if what:
-            out[name] = "; ".join(what)
-    return out
-
-
-def _short(attr):
-    return "-" if attr is None else str(attr).replace("\n", " ")[:120]
-
-
 # ---- the differences that remain, per graph: {node name: why}. None remain for these programs; a difference
 # listed here must keep occurring (the test fails once it is gone, so the table stays honest). Known limits
-# outside these programs: a V1-format Saver (core's own npz format) builds no save/restore ops;
-# softmax_cross_entropy_with_logits(_v2) does not build TF's flattening Reshapes (nor their gradients).
+# outside these programs: a V1-format Saver (core's own npz format) builds no save/restore ops.
 KNOWN: dict = {}
 
 
