@@ -181,6 +181,7 @@ class Graph:
         self._version = 0
         self._edges_version = 0
         self.seed: Optional[int] = None
+        self._op_seed_count = 0          # op seeds handed out under the graph seed (random_ops.get_seed)
         self._var_store = None           # variable_scope's store, created lazily
         self._var_scope = None
         self._control_flow_context = None   # the innermost cond/while context being built

@@ -1,5 +1,6 @@
 """Random ops. Each op keeps one numpy Generator per Session, seeded from (graph seed, op seed) like TF's
-``get_seed``: with a graph seed and no op seed, the op seed is the graph's op count at creation."""
+``get_seed`` (TF 2.x's rule, as ``tf.compat.v1`` builds graphs): with a graph seed and no op seed, the op seed is
+a per-graph counter, 0 for the first such op, 1 for the next..."""
 from __future__ import annotations
 
 from typing import Optional
@@ -13,17 +14,25 @@ from ..framework.registry import apply_op, constant_shape, constant_value, conve
 from . import math_ops
 
 _DEFAULT_GRAPH_SEED = 87654321
+_MAXINT32 = 2 ** 31 - 1
 
 
 def get_seed(op_seed: Optional[int]):
-    """(seed, seed2) for a new random op, TF's rule."""
+    """(seed, seed2) for a new random op, TF 2.x's ``random_seed.get_seed``: under a graph seed an op without a
+    seed takes the graph's next op seed (0, 1, 2, ...; TF 1.x used the graph's last op id); both seeds are taken
+    modulo 2**31 - 1; (0, 0), which the kernels read as "nondeterministic", becomes (0, 2**31 - 1)."""
     graph = get_default_graph()
     graph_seed = graph.seed
     if graph_seed is not None:
-        return int(graph_seed), int(op_seed if op_seed is not None else len(graph._ops))
-    if op_seed is not None:
-        return _DEFAULT_GRAPH_SEED, int(op_seed)
-    return 0, 0
+        if op_seed is None:
+            op_seed = graph._op_seed_count
+            graph._op_seed_count += 1
+        seeds = int(graph_seed) % _MAXINT32, int(op_seed) % _MAXINT32
+    elif op_seed is not None:
+        seeds = _DEFAULT_GRAPH_SEED, int(op_seed) % _MAXINT32
+    else:
+        return 0, 0
+    return (0, _MAXINT32) if seeds == (0, 0) else seeds
 
 
 def _rng(op, session):

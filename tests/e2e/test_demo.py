@@ -39,7 +39,11 @@ def test_demo_numbers_equal_tensorflow1(tf1, tmp_path, optimizer):
     """The same program, built with tensorflow.compat.v1 from the same initial weights, logs the same scalars:
     loss, accuracy, the polynomially decayed learning rate and the global gradient norm on train batches and on
     the test set, and the accuracy of the ExponentialMovingAverage weights (after clipping and max-norm)."""
-    config = dict(SMALL, optimizer=optimizer, epochs=2 if optimizer == "momentum" else 1)
+    # seed 1, not the default 0: with seed 0's initial weights Adam's first steps (m / sqrt(v) makes a rounding-sized
+    # gradient near 0 a step of the learning rate's size) drive TF's own two CPU kernel sets apart, oneDNN's and
+    # Eigen's: 1e-3 relative in the test set's gradient norm after one epoch, while core stays within 1e-7 of
+    # oneDNN's. Seeds 1 and 2 stay rounding-sized with both.
+    config = dict(SMALL, optimizer=optimizer, epochs=2 if optimizer == "momentum" else 1, seed=1)
     ours = run_demo(DemoConfig(logdir=str(tmp_path / "core"), **config), progress=None)
     theirs = run_demo(DemoConfig(logdir=str(tmp_path / "tf"), **config), progress=None, tf=tf1,
                       initial_values=ours.initial_values)

@@ -51,7 +51,6 @@ def _graph_of(path, backend, out_dir):
         return f.read()
 
 
-_SEED2 = "seed2: core's op seed is the graph's op count (TF 1.x's _last_id), TF 2.x's a per-graph counter"
 _LOSS = "tf.losses.softmax_cross_entropy: core's compute_weighted_loss is not losses_impl's graph"
 _IN_TOP_K = "tf.nn.in_top_k: core names InTopKV2 in the outer scope and gives it no static shape"
 _SUM_GRAD = "Sum's gradient: core takes the dynamic path where TF's shapes are static"
@@ -59,10 +58,6 @@ _SUM_GRAD = "Sum's gradient: core takes the dynamic path where TF's shapes are s
 # every difference that remains, per program: {node name: reason}; the test fails on a difference not listed here
 # and on a listed one that no longer occurs
 KNOWN: dict = {
-    'global_norm_clipping': {
-        'model/w1/Initializer/random_uniform/RandomUniform': _SEED2,
-        'model/w2/Initializer/random_uniform/RandomUniform': _SEED2,
-    },
     'mlp_clip_by_value': {
         'eval/Cast': _IN_TOP_K,
         'eval/Const': _IN_TOP_K,
@@ -75,8 +70,6 @@ KNOWN: dict = {
         'eval/range': _IN_TOP_K,
         'eval/range/delta': _IN_TOP_K,
         'eval/range/start': _IN_TOP_K,
-        'hidden1/kernel/Initializer/truncated_normal/TruncatedNormal': _SEED2,
-        'hidden2/kernel/Initializer/truncated_normal/TruncatedNormal': _SEED2,
         'loss/softmax_cross_entropy_loss/Cast_1/x': _LOSS,
         'loss/softmax_cross_entropy_loss/Const': _LOSS,
         'loss/softmax_cross_entropy_loss/Const_1': _LOSS,
@@ -95,7 +88,6 @@ KNOWN: dict = {
         'loss/softmax_cross_entropy_loss/num_present/ones_like': _LOSS,
         'loss/softmax_cross_entropy_loss/num_present/ones_like/Shape': _LOSS,
         'loss/softmax_cross_entropy_loss/num_present/ones_like/Shape/shape_as_tensor': _LOSS,
-        'output/kernel/Initializer/truncated_normal/TruncatedNormal': _SEED2,
         'train/gradients/loss/softmax_cross_entropy_loss/Mul_grad/Mul': _LOSS,
         'train/gradients/loss/softmax_cross_entropy_loss/Sum_1_grad/BroadcastTo': _SUM_GRAD,
         'train/gradients/loss/softmax_cross_entropy_loss/Sum_1_grad/Const': _SUM_GRAD,
