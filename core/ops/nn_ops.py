@@ -363,15 +363,29 @@ def _in_top_k_forward(predictions, targets, k):
     return (rank < int(k)) & np.isfinite(target_scores)
 
 
-register("InTopKV2", _in_top_k_forward, None,
-         lambda op: TensorShape(op.inputs[1].shape.dims), dtype=dtypes.bool)
+def _in_top_k_shape(op):
+    """[batch]: predictions' first dimension merged with the targets' (TF's InTopKV2 shape function)."""
+    predictions, targets = op.inputs[0].shape, op.inputs[1].shape
+    batch = TensorShape([None])
+    if predictions.ndims is not None:
+        batch = batch.merge_with(TensorShape([predictions.dims[0]]))
+    if targets.ndims is not None:
+        batch = batch.merge_with(targets)
+    return batch
+
+
+register("InTopKV2", _in_top_k_forward, None, _in_top_k_shape, dtype=dtypes.bool)
 
 
 def in_top_k(predictions, targets, k, name=None):
-    """True where the target class is among the top ``k`` predictions (ties count in the target's favour)."""
-    targets = convert_to_tensor(targets)
-    return apply_op("InTopKV2", [predictions, targets, convert_to_tensor(k, dtype=targets.dtype, name="k")],
-                    dict(T=targets.dtype), name=name)
+    """True where the target class is among the top ``k`` predictions (ties count in the target's favour). TF's
+    graph: ``in_top_k/InTopKV2`` with ``k`` its Const ``in_top_k/InTopKV2/k``."""
+    with name_scope(name, "in_top_k"):
+        with name_scope(name, "InTopKV2") as scope:
+            predictions = convert_to_tensor(predictions, name="predictions")
+            targets = convert_to_tensor(targets, name="targets")
+            return apply_op("InTopKV2", [predictions, targets, convert_to_tensor(k, dtype=targets.dtype, name="k")],
+                            dict(T=targets.dtype), name=scope)
 
 
 def l2_normalize(x, axis=None, epsilon=1e-12, name=None, dim=None):

@@ -52,24 +52,12 @@ def _graph_of(path, backend, out_dir):
 
 
 _LOSS = "tf.losses.softmax_cross_entropy: core's compute_weighted_loss is not losses_impl's graph"
-_IN_TOP_K = "tf.nn.in_top_k: core names InTopKV2 in the outer scope and gives it no static shape"
 _SUM_GRAD = "Sum's gradient: core takes the dynamic path where TF's shapes are static"
 
 # every difference that remains, per program: {node name: reason}; the test fails on a difference not listed here
 # and on a listed one that no longer occurs
 KNOWN: dict = {
     'mlp_clip_by_value': {
-        'eval/Cast': _IN_TOP_K,
-        'eval/Const': _IN_TOP_K,
-        'eval/InTopKV2': _IN_TOP_K,
-        'eval/Mean': _IN_TOP_K,
-        'eval/Rank': _IN_TOP_K,
-        'eval/in_top_k/InTopKV2': _IN_TOP_K,
-        'eval/in_top_k/InTopKV2/k': _IN_TOP_K,
-        'eval/k': _IN_TOP_K,
-        'eval/range': _IN_TOP_K,
-        'eval/range/delta': _IN_TOP_K,
-        'eval/range/start': _IN_TOP_K,
         'loss/softmax_cross_entropy_loss/Cast_1/x': _LOSS,
         'loss/softmax_cross_entropy_loss/Const': _LOSS,
         'loss/softmax_cross_entropy_loss/Const_1': _LOSS,
