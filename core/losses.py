@@ -4,7 +4,8 @@ Written as TF's ``losses_impl.py`` writes them: every loss computes in float32, 
 ``weights`` broadcast to the losses (scalar, or the same rank with each dim 1 or equal; a ``NoOp`` the reduction
 depends on, as TF's ``assert_broadcastable``), and reduces with ``Reduction`` (default: the sum divided by the
 number of non-zero weights). When shapes are only known at run time TF adds a run-time ``Assert`` in a ``cond``;
-core checks what the static shapes tell and leaves the rest to broadcasting.
+core checks what the static shapes tell and leaves the rest to broadcasting. The check converts the weights in
+its own scope (``assert_broadcastable/weights``, with their ``shape`` and ``rank``), the casts again (``Cast_1/x``).
 """
 from __future__ import annotations
 
@@ -13,7 +14,6 @@ from typing import Any, Optional
 from .framework import dtypes
 from .framework.graph import GraphKeys, Operation, Tensor, control_dependencies, get_default_graph, name_scope
 from .ops import array_ops, math_ops, reduction_ops, nn_ops
-from .ops.activation_ops import _ones_like, _zeros_like     # TF's zeros_like/ones_like graphs (Const / Fill)
 from .framework.registry import apply_op, constant, convert_to_tensor
 
 __all__ = ["Reduction", "absolute_difference", "add_loss", "compute_weighted_loss", "cosine_distance",
@@ -46,25 +46,35 @@ class Reduction:
 # ---- weights: static broadcast check, broadcasting, counting
 
 
-def _assert_broadcastable(weights: Tensor, values: Tensor) -> Optional[Operation]:
-    """TF's ``assert_broadcastable`` where the shapes decide it when the graph is built: a NoOp, or ValueError.
-    Returns None when it depends on run-time shapes (TF's run-time Assert is not written)."""
+def _assert_broadcastable(weights: Any, values: Any) -> Optional[Operation]:
+    """TF's ``weights_broadcast_ops.assert_broadcastable``: ``weights`` and ``values`` converted in their scopes with
+    their ``shape`` and ``rank`` (Consts when static, TF's ``array_ops.shape``/``rank``), then where the shapes decide
+    it when the graph is built a NoOp, or ValueError. Returns None when it depends on run-time shapes (TF's run-time
+    Assert in a cond is not written)."""
     with name_scope(None, "assert_broadcastable"):
+        with name_scope(None, "weights") as weights_scope:
+            weights = convert_to_tensor(weights, name=weights_scope)
+            math_ops.shape_internal(weights, name="shape")
+            array_ops.rank(weights, name="rank")
+        with name_scope(None, "values") as values_scope:
+            values = convert_to_tensor(values, name=values_scope)
+            math_ops.shape_internal(values, name="shape")
+            array_ops.rank(values, name="rank")
         w_rank, v_rank = weights.shape.ndims, values.shape.ndims
-        if w_rank == 0:
-            return array_ops.no_op(name="static_scalar_check_success")
         if w_rank is None or v_rank is None:
             return None
+        if w_rank == 0:
+            return array_ops.no_op(name="static_scalar_check_success")
         if w_rank != v_rank:
             raise ValueError("weights can not be broadcast to values. values.rank=%d. weights.rank=%d. "
                              "values.shape=%s. weights.shape=%s." % (v_rank, w_rank, values.shape, weights.shape))
-        for i, (w, v) in enumerate(zip(weights.shape.dims, values.shape.dims)):
-            if w is not None and v is not None and w not in (1, v):
+        if not (weights.shape.is_fully_defined() and values.shape.is_fully_defined()):
+            return None
+        for i, (w, v) in enumerate(zip(weights.shape.as_list(), values.shape.as_list())):
+            if w not in (1, v):
                 raise ValueError("weights can not be broadcast to values. Mismatch at dim %d. values.shape=%s, "
                                  "weights.shape=%s." % (i, values.shape, weights.shape))
-        if weights.shape.is_fully_defined() and values.shape.is_fully_defined():
-            return array_ops.no_op(name="static_dims_check_success")
-        return None
+        return array_ops.no_op(name="static_dims_check_success")
 
 
 def _checked(weights: Tensor, values: Tensor):
@@ -82,7 +92,7 @@ def _broadcast_weights(weights: Tensor, values: Tensor) -> Tensor:
                 weights.shape.is_compatible_with(values.shape):
             return weights
         with _checked(weights, values):
-            return math_ops.multiply(weights, _ones_like(values), name=scope)
+            return math_ops.multiply(weights, array_ops.ones_like(values), name=scope)
 
 
 def _num_elements(losses: Tensor) -> Tensor:
@@ -99,7 +109,7 @@ def _num_present(losses: Tensor, weights: Any, per_batch: bool = False) -> Tenso
         with name_scope(None, "Equal") as equal_scope:     # TF's Equal carries incompatible_shape_error
             is_zero = apply_op("Equal", [weights, constant(0.0, dtype=weights.dtype, name="y")],
                                dict(incompatible_shape_error=True), name=equal_scope)
-        present = math_ops.where(is_zero, _zeros_like(weights), _ones_like(weights))
+        present = math_ops.where(is_zero, array_ops.zeros_like(weights), array_ops.ones_like(weights))
         present = _broadcast_weights(present, losses)
         if per_batch:
             return reduction_ops.reduce_sum(present, axis=array_ops.range_(1, array_ops.rank(present)), keepdims=True,
@@ -129,9 +139,10 @@ def compute_weighted_loss(losses: Any, weights: Any = 1.0, scope: Optional[str] 
     Reduction.validate(reduction)
     with name_scope(scope, "weighted_loss"):
         get_default_graph()._last_loss_reduction = reduction
-        losses = convert_to_tensor(losses)
-        weights = convert_to_tensor(weights)
+        # as TF: the check sees the weights as given (a float becomes its own Const there) and the casts below
+        # convert them again (``Cast_1/x``)
         with _checked(weights, losses):
+            losses = convert_to_tensor(losses)
             input_dtype = losses.dtype
             losses = math_ops.cast(losses, dtypes.float32)
             weights = math_ops.cast(weights, dtypes.float32)
@@ -141,7 +152,7 @@ def compute_weighted_loss(losses: Any, weights: Any = 1.0, scope: Optional[str] 
             else:
                 loss = _reduce_sum_all(weighted_losses)
                 if reduction == Reduction.MEAN:
-                    loss = _safe_mean(loss, _reduce_sum_all(_ones_like(losses) * weights))
+                    loss = _safe_mean(loss, _reduce_sum_all(array_ops.ones_like(losses) * weights))
                 elif reduction == Reduction.SUM_BY_NONZERO_WEIGHTS:
                     loss = _safe_mean(loss, _num_present(losses, weights))
                 elif reduction == Reduction.SUM_OVER_BATCH_SIZE:
@@ -203,7 +214,7 @@ def hinge_loss(labels: Any, logits: Any, weights: Any = 1.0, scope: Optional[str
     _not_none(labels=labels, logits=logits)
     with name_scope(scope, "hinge_loss") as scope:
         logits, labels = _as_float32_pair(logits, labels)
-        all_ones = _ones_like(labels)
+        all_ones = array_ops.ones_like(labels)
         labels = math_ops.subtract(2 * labels, all_ones)
         losses = nn_ops.relu(math_ops.subtract(all_ones, math_ops.multiply(labels, logits)))
         return compute_weighted_loss(losses, weights, scope, loss_collection, reduction=reduction)
@@ -263,7 +274,7 @@ def mean_pairwise_squared_error(labels: Any, predictions: Any, weights: Any = 1.
                 name="value")
             weighted_losses = math_ops.multiply(term1 - term2, weights)
             loss = _reduce_sum_all(weighted_losses)
-            mean_loss = math_ops.where(_reduce_sum_all(num_present_per_batch) > 0, loss, _zeros_like(loss),
+            mean_loss = math_ops.where(_reduce_sum_all(num_present_per_batch) > 0, loss, array_ops.zeros_like(loss),
                                        name="value")
             add_loss(mean_loss, loss_collection)
             return mean_loss
