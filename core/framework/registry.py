@@ -355,7 +355,8 @@ def constant(value: Any, dtype: Any = None, shape: Any = None, name: str = "Cons
 
 
 def constant_value(tensor: Any) -> Optional[np.ndarray]:
-    """The value of ``tensor`` when known when the graph is built (Const, or Shape/Size of a static shape)."""
+    """The value of ``tensor`` when known when the graph is built (Const, Shape/Size of a static shape, Identity,
+    Pack and Range of known values)."""
     if not isinstance(tensor, Tensor):
         try:
             return np.asarray(tensor)
@@ -374,6 +375,10 @@ def constant_value(tensor: Any) -> Optional[np.ndarray]:
         values = [constant_value(t) for t in op.inputs]
         if all(v is not None for v in values):
             return np.stack(values, axis=op.attrs.get("axis", 0))
+    if op.type == "Range":           # TF's constant_value too (a scalar's reduce_sum axes: Range(0, Rank))
+        bounds = [constant_value(t) for t in op.inputs]
+        if all(v is not None for v in bounds):
+            return np.arange(*(v.item() for v in bounds), dtype=tensor.dtype.as_numpy_dtype)
     return None
 
 

@@ -145,6 +145,9 @@ register("Reshape", bind=_reshape_bind, grad=_reshape_grad, shape=_reshape_shape
 def reshape(tensor, shape, name=None):  # noqa: F811 - TF's argument name
     with name_scope(name, "Reshape") as scope:
         if not isinstance(shape, Tensor):
+            if isinstance(shape, (list, tuple)) and not shape:
+                # as TF's op helper: [] is first converted as float32 (left unused), then as int32 (``shape_1``)
+                constant(np.zeros([0], np.float32), name="shape")
             shape = _i32(shape, name="shape")
         return apply_op("Reshape", [tensor, shape], name=scope)
 

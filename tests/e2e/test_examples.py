@@ -52,30 +52,11 @@ def _graph_of(path, backend, out_dir):
 
 
 _DIV_NO_NAN_GRAD = "DivNoNan's gradient: TF's (math_grad._DivNoNanGrad: static Shape Consts, div_no_nan names) not ported"
-_SUM_GRAD = "Sum's gradient: core takes the dynamic path where TF's shapes are static"
 
 # every difference that remains, per program: {node name: reason}; the test fails on a difference not listed here
 # and on a listed one that no longer occurs
 KNOWN: dict = {
     'mlp_clip_by_value': {
-        'train/gradients/loss/softmax_cross_entropy_loss/Sum_1_grad/BroadcastTo': _SUM_GRAD,
-        'train/gradients/loss/softmax_cross_entropy_loss/Sum_1_grad/Const': _SUM_GRAD,
-        'train/gradients/loss/softmax_cross_entropy_loss/Sum_1_grad/DynamicStitch': _SUM_GRAD,
-        'train/gradients/loss/softmax_cross_entropy_loss/Sum_1_grad/Reshape': _SUM_GRAD,
-        'train/gradients/loss/softmax_cross_entropy_loss/Sum_1_grad/Reshape/shape': _SUM_GRAD,
-        'train/gradients/loss/softmax_cross_entropy_loss/Sum_1_grad/Reshape/shape_1': _SUM_GRAD,
-        'train/gradients/loss/softmax_cross_entropy_loss/Sum_1_grad/Shape': _SUM_GRAD,
-        'train/gradients/loss/softmax_cross_entropy_loss/Sum_1_grad/Shape_1': _SUM_GRAD,
-        'train/gradients/loss/softmax_cross_entropy_loss/Sum_1_grad/Size': _SUM_GRAD,
-        'train/gradients/loss/softmax_cross_entropy_loss/Sum_1_grad/Tile': _SUM_GRAD,
-        'train/gradients/loss/softmax_cross_entropy_loss/Sum_1_grad/add': _SUM_GRAD,
-        'train/gradients/loss/softmax_cross_entropy_loss/Sum_1_grad/mod': _SUM_GRAD,
-        'train/gradients/loss/softmax_cross_entropy_loss/Sum_1_grad/ones': _SUM_GRAD,
-        'train/gradients/loss/softmax_cross_entropy_loss/Sum_1_grad/ones/Const': _SUM_GRAD,
-        'train/gradients/loss/softmax_cross_entropy_loss/Sum_1_grad/range': _SUM_GRAD,
-        'train/gradients/loss/softmax_cross_entropy_loss/Sum_1_grad/range/delta': _SUM_GRAD,
-        'train/gradients/loss/softmax_cross_entropy_loss/Sum_1_grad/range/start': _SUM_GRAD,
-        'train/gradients/loss/softmax_cross_entropy_loss/Sum_grad/Reshape': _SUM_GRAD,
         'train/gradients/loss/softmax_cross_entropy_loss/value_grad/DivNoNan': _DIV_NO_NAN_GRAD,
         'train/gradients/loss/softmax_cross_entropy_loss/value_grad/DivNoNan_1': _DIV_NO_NAN_GRAD,
         'train/gradients/loss/softmax_cross_entropy_loss/value_grad/DivNoNan_2': _DIV_NO_NAN_GRAD,
