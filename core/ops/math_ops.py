@@ -415,11 +415,22 @@ def _div_no_nan_forward(x, y):
                      where=np.asarray(y) != 0)
 
 
-register("DivNoNan", _div_no_nan_forward,
-         _both(lambda op, g: div_no_nan(g, op.inputs[1]),
-               lambda op, g: g * div_no_nan(div_no_nan(-op.inputs[0], op.inputs[1]), op.inputs[1])),
-         shape_broadcast)
-div_no_nan = _binary("DivNoNan")
+def _div_no_nan_grad(op, grad):
+    """TF's ``_DivNoNanGrad``."""
+    x, y = op.inputs
+    gx = div_no_nan(grad, y)
+    gy = grad * div_no_nan(div_no_nan(negative(x), y), y)
+    return reduce_gradient_args(x, y, gx, gy)
+
+
+register("DivNoNan", _div_no_nan_forward, _div_no_nan_grad, shape_broadcast)
+
+
+def div_no_nan(x, y, name=None):
+    """``x / y``, 0 where ``y`` is 0; TF's ``math_ops.div_no_nan``: the op in its ``div_no_nan`` scope."""
+    with name_scope(name, "div_no_nan") as scope:
+        x, y = _pair(x, y)
+        return apply_op("DivNoNan", [x, y], name=scope)
 
 
 # ---- elementwise unary ops

@@ -51,25 +51,9 @@ def _graph_of(path, backend, out_dir):
         return f.read()
 
 
-_DIV_NO_NAN_GRAD = "DivNoNan's gradient: TF's (math_grad._DivNoNanGrad: static Shape Consts, div_no_nan names) not ported"
-
 # every difference that remains, per program: {node name: reason}; the test fails on a difference not listed here
-# and on a listed one that no longer occurs
-KNOWN: dict = {
-    'mlp_clip_by_value': {
-        'train/gradients/loss/softmax_cross_entropy_loss/value_grad/DivNoNan': _DIV_NO_NAN_GRAD,
-        'train/gradients/loss/softmax_cross_entropy_loss/value_grad/DivNoNan_1': _DIV_NO_NAN_GRAD,
-        'train/gradients/loss/softmax_cross_entropy_loss/value_grad/DivNoNan_2': _DIV_NO_NAN_GRAD,
-        'train/gradients/loss/softmax_cross_entropy_loss/value_grad/Shape': _DIV_NO_NAN_GRAD,
-        'train/gradients/loss/softmax_cross_entropy_loss/value_grad/Shape_1': _DIV_NO_NAN_GRAD,
-        'train/gradients/loss/softmax_cross_entropy_loss/value_grad/div_no_nan': _DIV_NO_NAN_GRAD,
-        'train/gradients/loss/softmax_cross_entropy_loss/value_grad/div_no_nan_1': _DIV_NO_NAN_GRAD,
-        'train/gradients/loss/softmax_cross_entropy_loss/value_grad/div_no_nan_2': _DIV_NO_NAN_GRAD,
-        'train/gradients/loss/softmax_cross_entropy_loss/value_grad/mul': _DIV_NO_NAN_GRAD,
-        'train/gradients/loss/softmax_cross_entropy_loss/value_grad/tuple/control_dependency': _DIV_NO_NAN_GRAD,
-        'train/gradients/loss/softmax_cross_entropy_loss/value_grad/tuple/group_deps': _DIV_NO_NAN_GRAD,
-    },
-}
+# and on a listed one that no longer occurs (none remain: the three programs build TF1's graphs node for node)
+KNOWN: dict = {}
 
 
 @pytest.mark.parametrize("path", [pytest.param(p, id=program_name(p)) for p in EXAMPLES] if EXAMPLES else
