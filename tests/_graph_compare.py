@@ -47,3 +47,14 @@ def node_differences(want, got):
 
 def _short(attr):
     return "-" if attr is None else str(attr).replace("\n", " ")[:120]
+
+
+def assert_only_known_differences(name: str, want, got, known: dict) -> None:
+    """Fail on a difference not in ``known`` ({node name: why}), and on a ``known`` one that no longer occurs (so
+    the table of remaining differences stays honest)."""
+    found = node_differences(want, got)
+    new = {k: v for k, v in found.items() if k not in known}
+    gone = sorted(set(known) - set(found))
+    assert not new, "%s: %d differences not listed as known (TF %d nodes, ours %d):\n%s" % (
+        name, len(new), len(want.node), len(got.node), "\n".join("  %s: %s" % kv for kv in sorted(new.items())))
+    assert not gone, "%s: listed as known but no longer different: %s" % (name, gone)

@@ -9,7 +9,7 @@ import sys
 import pytest
 
 from _examples import PROGRAMS as EXAMPLES, SHARED_ABSENT, program_name
-from _graph_compare import node_differences
+from _graph_compare import assert_only_known_differences
 from conftest import REPO
 
 # these use tf.train (optimizers, Saver, summary_iterator), which lives in core/train
@@ -61,10 +61,4 @@ KNOWN: dict = {}
 def test_example_graph_is_tf1s_node_for_node(tf1, path, tmp_path):
     name = program_name(path)
     want, got = (tf1.GraphDef.FromString(_graph_of(path, backend, tmp_path)) for backend in ("tensorflow", "core"))
-    found = node_differences(want, got)
-    known = KNOWN.get(name, {})
-    new = {k: v for k, v in found.items() if k not in known}
-    gone = sorted(set(known) - set(found))
-    assert not new, "%s: %d differences not listed in KNOWN (TF %d nodes, ours %d):\n%s" % (
-        name, len(new), len(want.node), len(got.node), "\n".join("  %s: %s" % kv for kv in sorted(new.items())))
-    assert not gone, "%s: listed in KNOWN but no longer different: %s" % (name, gone)
+    assert_only_known_differences(name, want, got, KNOWN.get(name, {}))
