@@ -621,8 +621,10 @@ def ones_like(tensor, dtype=None, name=None, optimize=True):
     ``shape_as_tensor`` Const when static), in its ``ones_like`` scope."""
     with name_scope(name, "ones_like") as scope:
         tensor = convert_to_tensor(tensor, name="tensor")
+        if dtype is None or dtypes.as_dtype(dtype) is tensor.dtype:
+            return math_ops.ones_like_same_dtype(tensor, name=scope, optimize=optimize)
         ones_shape = shape(tensor, out_type=None, optimize=optimize)
-        out = ones(ones_shape, dtype if dtype is not None else tensor.dtype, name=scope)
+        out = ones(ones_shape, dtype, name=scope)
         out.set_shape(tensor.shape)
         return out
 

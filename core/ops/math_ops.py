@@ -88,8 +88,17 @@ def zeros_like_same_dtype(tensor: Tensor, name: Any = None, optimize: bool = Tru
         return zeros
 
 
-def _ones_like(x: Tensor) -> Tensor:
-    return apply_op("OnesLike", [x])
+def ones_like_same_dtype(tensor: Tensor, name: Any = None, optimize: bool = True) -> Tensor:
+    """TF's ``array_ops.ones_like`` of a tensor for its own dtype, named ``ones_like``: a ``Fill`` of the
+    tensor's shape (``ones_like/Shape``: an op, or a ``shape_as_tensor`` Const when static) with
+    ``ones_like/Const``."""
+    with name_scope(name, "ones_like") as scope:
+        tensor = convert_to_tensor(tensor, name="tensor")
+        dims = shape_internal(tensor, out_type=None, optimize=optimize)
+        one = constant(1, dtype=tensor.dtype)
+        ones = apply_op("Fill", [dims, one], dict(T=tensor.dtype, index_type=dims.dtype), name=scope)
+        ones.set_shape(tensor.shape)
+        return ones
 
 
 def unbroadcast(grad: Tensor, x: Tensor) -> Tensor:
@@ -132,14 +141,6 @@ def _bga(sx, sy):
 
 
 register("BroadcastGradientArgs", _bga, num_outputs=2, shape=lambda op: [TensorShape([None])] * 2)
-
-
-def _both(fx, fy):
-    """Gradient for a binary broadcasting op from two expressions of (op, g)."""
-    def grad(op, g):
-        x, y = op.inputs
-        return [unbroadcast(fx(op, g), x) if fx else None, unbroadcast(fy(op, g), y) if fy else None]
-    return grad
 
 
 # ---- TF's gradients of broadcasting binary ops (math_grad.py): each input's gradient summed back to its shape
@@ -341,14 +342,19 @@ def _squared_difference_grad(op, g):
 register("SquaredDifference", lambda x, y: np.square(x - y), _squared_difference_grad, shape_broadcast, fresh=True)
 
 
-def _pow_grad_y(op, g):
+def _pow_grad(op, grad):
+    """TF's ``_PowGrad``: ``gx = grad * y * x^(y-1)``; ``gy = grad * z * log(x)`` where ``x > 0``, else 0 (the
+    log taken of ``where(x > 0, x, 1)``), each summed back to its input's shape."""
     x, y = op.inputs
-    safe_log = where(greater(x, 0.0), log(where(greater(x, 0.0), x, _ones_like(x))), _zeros_like(x))
-    return g * op.outputs[0] * safe_log
+    gx = grad * y * pow(x, y - 1)
+    mask = x > 0
+    safe_x = where(mask, x, ones_like_same_dtype(x))
+    log_x = where(mask, log(safe_x), zeros_like_same_dtype(x))
+    gy = grad * op.outputs[0] * log_x
+    return reduce_gradient_args(x, y, gx, gy)
 
 
-register("Pow", np.power, _both(lambda op, g: g * op.inputs[1] * pow(op.inputs[0], op.inputs[1] - 1.0),
-                                _pow_grad_y), shape_broadcast, fresh=True)
+register("Pow", np.power, _pow_grad, shape_broadcast, fresh=True)
 
 def add(x, y, name=None):
     """``x + y``: TF 2.x's ``AddV2`` (``Add`` for strings), in an ``Add`` name scope."""
