@@ -10,7 +10,7 @@ from ..framework import dtypes
 from ..framework.graph import Tensor, name_scope
 from ..framework.tensor_shape import TensorShape
 from ..framework.registry import apply_op, constant_shape, constant_value, convert_to_tensor, register
-from .array_ops import _i32, _static_or_dynamic_shape, concat, rank, reshape, shape, stack
+from .array_ops import _i32, concat, rank, reshape, shape, stack
 
 
 _MASKS = ("begin_mask", "end_mask", "shrink_axis_mask", "ellipsis_mask", "new_axis_mask")
@@ -95,10 +95,18 @@ def _dynamic_strided_slice_shape(op, dims) -> TensorShape:
 
 
 def _strided_slice_grad(op, g):
+    """TF's ``_StridedSliceGrad``: ``StridedSliceGrad(shape(x), begin, end, strides, g)``, each of the four a
+    Const of its own (``StridedSliceGrad/shape``, ``/begin``...) when its value is known as the graph is built."""
     x, b, e, s = op.inputs
     attrs = {k: op.attrs[k] for k in _MASKS}
-    attrs.update(T=g.dtype, Index=dtypes.int32)
-    return [apply_op("StridedSliceGrad", [_static_or_dynamic_shape(x), b, e, s, g], attrs), None, None, None]
+    attrs.update(T=g.dtype, Index=b.dtype)
+    x_shape = shape(x, out_type=b.dtype)
+    with name_scope(None, "StridedSliceGrad") as scope:
+        args = []
+        for t, arg_name in zip((x_shape, b, e, s), ("shape", "begin", "end", "strides")):
+            static = constant_value(t)
+            args.append(t if static is None else convert_to_tensor(static, name=arg_name))
+        return [apply_op("StridedSliceGrad", args + [g], attrs, name=scope), None, None, None]
 
 
 def _strided_slice_grad_bind(op, session):
@@ -156,10 +164,12 @@ def strided_slice(x, key, name="strided_slice"):
         if _is_index_tensor(k):
             begin.append(k)
             end.append(k + 1)
-        else:
-            b = int(k) if isinstance(k, (int, np.integer)) else 0
-            begin.append(b)
-            end.append(b + 1)
+        elif isinstance(k, (int, np.integer)):
+            begin.append(int(k))
+            end.append(int(k) + 1)
+        else:                                   # ... and tf.newaxis: TF writes 0, 0
+            begin.append(0)
+            end.append(0)
         strides.append(1)
     with name_scope(name, "strided_slice") as scope:
         if any(isinstance(v, Tensor) for v in begin + end + strides):
