@@ -1,5 +1,20 @@
 """TF1 as the oracle: one program built and run by TensorFlow's ``tf.compat.v1`` and by ``tfevents.core``."""
+import contextlib
+
 from tfevents import core
+
+
+@contextlib.contextmanager
+def as_tf1_built_graphs(tf1):
+    """TF builds as TF 1.x did inside: reference variables (``VariableV2``, ``<var>/read``) and the Switch/Merge
+    control flow; TF 2.x's defaults come back afterwards (other tests of the process run with them)."""
+    tf1.disable_resource_variables()
+    tf1.disable_control_flow_v2()
+    try:
+        yield
+    finally:
+        tf1.enable_control_flow_v2()
+        tf1.enable_resource_variables()
 
 
 def tf1_and_core(tf1, program, *args):

@@ -58,6 +58,7 @@ import numpy as np
 import pytest
 
 from _graph_compare import assert_only_known_differences
+from _oracle import as_tf1_built_graphs
 from tfevents import core
 
 
@@ -222,6 +223,16 @@ def _reductions(tf):
     return dict(grads=tf.gradients(loss, [w]))
 
 
+def _pow(tf):
+    """Beyond the issue's list: Pow's gradient (both inputs; a static and a dynamic shape, broadcast) and
+    ``ones_like``/``zeros_like`` of both kinds of shape."""
+    x = tf.placeholder(tf.float32, [None, 4], name="x")
+    w = tf.Variable(W1, name="w")
+    e = tf.Variable(B1[:4] + 2.0, name="e")
+    loss = tf.reduce_sum(tf.matmul(x, w) ** 2) + tf.reduce_sum(tf.pow(w, e[:, None]))
+    return dict(grads=tf.gradients(loss, [w, e]), ones=[tf.ones_like(x), tf.ones_like(w)], zeros=tf.zeros_like(x))
+
+
 PROGRAMS = {"%s/%s" % (o, g): _minimize(o, g) for o in OPTIMIZERS for g in GATES}
 PROGRAMS.update({
     "gradients/gate_gradients": _gated_gradients,
@@ -237,6 +248,7 @@ PROGRAMS.update({
     "summary.merge_all": _summaries,
     "softmax_cross_entropy_v2": _dense_softmax,
     "reductions": _reductions,
+    "pow": _pow,
 })
 
 
@@ -246,15 +258,9 @@ def graph_defs(tf1, program):
     """``(TF's GraphDef, ours)`` of ``program``, both as TF's ``GraphDef`` protos. TF builds as TF 1.x did:
     reference variables and the Switch/Merge control flow (both restored afterwards: other tests run TF 2.x's
     defaults in this process)."""
-    tf1.disable_resource_variables()
-    tf1.disable_control_flow_v2()
-    try:
-        with tf1.Graph().as_default() as graph:
-            program(tf1)
-            want = graph.as_graph_def()
-    finally:
-        tf1.enable_control_flow_v2()
-        tf1.enable_resource_variables()
+    with as_tf1_built_graphs(tf1), tf1.Graph().as_default() as graph:
+        program(tf1)
+        want = graph.as_graph_def()
     with core.Graph().as_default() as graph:
         program(core)
         got = tf1.GraphDef.FromString(graph.as_graph_def().SerializeToString())
