@@ -47,8 +47,8 @@ from .ops.linalg_ops import *  # noqa: F401,F403
 from .ops.linalg_contract_ops import *  # noqa: F401,F403
 from .ops.segment_ops import *  # noqa: F401,F403
 from .ops.manip_ops import *  # noqa: F401,F403
-from .variables import (Variable, all_variables, global_variables, global_variables_initializer,
-                        initialize_all_variables, is_variable_initialized, local_variables,
+from .variables import (Variable, VariableAggregation, VariableSynchronization, all_variables, global_variables,
+                        global_variables_initializer, initialize_all_variables, is_variable_initialized, local_variables,
                         local_variables_initializer, model_variables, moving_average_variables,
                         report_uninitialized_variables, trainable_variables, variables_initializer)
 from .variable_scope import (AUTO_REUSE, VariableScope, get_local_variable, get_variable, get_variable_scope,

@@ -1,5 +1,6 @@
 """``tf.summary`` in the graph: summary ops evaluate to serialized ``Summary`` bytes built by
-``tfevents.summaries.builders``; ``FileWriter`` is ``tfevents.summaries.SummaryWriter``.
+``tfevents.summaries.builders``; ``FileWriter`` is ``tfevents.summaries.SummaryWriter`` whose meta graph (written
+after a graph given at creation) carries the default graph's collections, as TF1's.
 
 Names follow TF1's ``summary_scope``: the op is a (unique) name scope and the tag is that scope's name, so
 ``tf.summary.scalar('loss', x)`` inside an existing ``loss`` scope, or twice, is tagged ``loss_1``.
@@ -16,7 +17,8 @@ from .framework.graph import GraphKeys, get_default_graph, name_scope
 from .framework.registry import apply_op, constant, constant_value, convert_to_tensor, register, shape_scalar
 from tfevents.summaries.tags import clean_tag
 from tfevents.summaries import SummaryWriter, builders, summary_iterator  # noqa: F401 - tf.summary.summary_iterator
-from tfevents.proto import event_pb2, plugin_text_pb2, summary_pb2
+from tfevents.proto import event_pb2, graph_pb2, plugin_text_pb2, summary_pb2
+from .framework.meta_graph import create_meta_graph_def
 
 
 def _builders():
@@ -179,6 +181,16 @@ def merge_all(key: str = GraphKeys.SUMMARIES, scope: Optional[str] = None, name:
     return merge(summaries, name=name)
 
 
+class FileWriter(SummaryWriter):
+    """TF1's ``tf.summary.FileWriter``: ``tfevents.summaries.SummaryWriter``; a graph given at creation is
+    written as a graph event and a meta graph event, the latter with the default graph's collections (TF's
+    ``create_meta_graph_def(graph_def=...)``)."""
+
+    @staticmethod
+    def _meta_graph_of(graph_def: bytes) -> Any:
+        return create_meta_graph_def(graph_def=graph_pb2.GraphDef.FromString(graph_def))
+
+
 class SummaryWriterCache:
     """One ``SummaryWriter`` per directory, created with the default graph (so the file starts with the graph
     and meta graph events), as TF1's ``FileWriterCache``: it stays open across sessions, so a second
@@ -194,7 +206,7 @@ class SummaryWriterCache:
         with cls._lock:
             writer = cls._cache.get(logdir)
             if writer is None:
-                writer = cls._cache[logdir] = SummaryWriter(logdir, graph=get_default_graph())
+                writer = cls._cache[logdir] = FileWriter(logdir, graph=get_default_graph())
             return writer
 
     @classmethod
@@ -223,6 +235,5 @@ class SummaryWriterCache:
 FileWriterCache = SummaryWriterCache
 
 
-# tf.summary's other names: the writer (FileWriter, TF1's), the reader, the protos
-FileWriter = SummaryWriter
+# tf.summary's other names: the reader, the protos
 Summary, SummaryDescription, Event = summary_pb2.Summary, summary_pb2.SummaryDescription, event_pb2.Event

@@ -89,7 +89,8 @@ class VariableScope:
         trainable = True if trainable is None else trainable
         with name_scope(None):
             var = Variable(init_value, trainable=trainable, collections=collections, name=full_name,
-                           dtype=dtype, validate_shape=validate_shape, constraint=constraint)
+                           dtype=dtype, validate_shape=validate_shape, constraint=constraint,
+                           synchronization=kwargs.get("synchronization"), aggregation=kwargs.get("aggregation"))
             regularizer = regularizer if regularizer is not None else self._regularizer
             if regularizer is not None:
                 with name_scope(full_name + "/Regularizer/"):

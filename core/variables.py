@@ -2,15 +2,38 @@
 Identity snapshot that every consumer reads."""
 from __future__ import annotations
 
+import enum
 from typing import Any, Optional
 
 import numpy as np
 
 from .framework import dtypes
-from .framework.graph import GraphKeys, Tensor, get_default_graph, name_scope
-from .framework.registry import apply_op, convert_to_tensor, create_op
+from .control_flow import cond, group, no_op
+from tfevents.proto import variable_pb2
+from .framework.graph import GraphKeys, Tensor, get_default_graph, get_default_session, name_scope
+from .framework.meta_graph import register_proto_function
+from .framework.registry import convert_to_tensor, create_op
 from .framework.tensor_shape import TensorShape
-from .ops import array_ops, math_ops, state_ops
+from .ops import array_ops, manip_ops, math_ops, state_ops
+from .ops.math_ops import cast
+
+
+class VariableSynchronization(enum.Enum):
+    """TF's ``tf.VariableSynchronization`` (``VariableDef.synchronization``): when a distributed variable is
+    aggregated; core runs one replica, so it is only recorded."""
+    AUTO = 0
+    NONE = 1
+    ON_WRITE = 2
+    ON_READ = 3
+
+
+class VariableAggregation(enum.Enum):
+    """TF's ``tf.VariableAggregation`` (``VariableDef.aggregation``): how replicas' updates combine; recorded
+    (``global_step`` is ``ONLY_FIRST_REPLICA``, as in TF)."""
+    NONE = 0
+    SUM = 1
+    MEAN = 2
+    ONLY_FIRST_REPLICA = 3
 
 
 class Variable:
@@ -30,6 +53,8 @@ class Variable:
             collections.append(GraphKeys.TRAINABLE_VARIABLES)
         self._trainable = trainable
         self.constraint = constraint
+        self._synchronization = VariableSynchronization(synchronization or VariableSynchronization.AUTO)
+        self._aggregation = VariableAggregation(aggregation or VariableAggregation.NONE)
         # TF's init_scope: a variable and its initializer never inherit control dependencies, and are made
         # outside any cond/while context (control_dependencies(None) leaves them)
         with get_default_graph().control_dependencies(None), name_scope(name, "Variable") as scope:
@@ -87,6 +112,32 @@ class Variable:
     @property
     def trainable(self) -> bool:
         return self._trainable
+
+    def to_proto(self, export_scope: Optional[str] = None) -> Any:
+        """TF's ``RefVariable.to_proto``: the ``VariableDef`` naming this variable's ops."""
+        if export_scope:
+            raise NotImplementedError("to_proto(export_scope=...) is not supported")
+        out = variable_pb2.VariableDef(variable_name=self.name, initializer_name=self.initializer.name,
+                                       snapshot_name=self.value().name, trainable=self.trainable,
+                                       synchronization=self.synchronization.value,
+                                       aggregation=self.aggregation.value)
+        if self._initial_value is not None:
+            out.initial_value_name = self._initial_value.name
+        return out
+
+    @staticmethod
+    def from_proto(variable_def: Any, import_scope: Optional[str] = None) -> "Variable":
+        """TF's ``Variable.from_proto``: a Variable over the existing graph ops a ``VariableDef`` names."""
+        prefix = (import_scope.rstrip("/") + "/") if import_scope else ""
+        return _variable_from_proto(variable_def, lambda name: prefix + name)
+
+    @property
+    def synchronization(self) -> VariableSynchronization:
+        return self._synchronization
+
+    @property
+    def aggregation(self) -> VariableAggregation:
+        return self._aggregation
 
     @property
     def initializer(self):
@@ -276,18 +327,37 @@ def report_uninitialized_variables(var_list=None, name="report_uninitialized_var
         if not var_list:
             return convert_to_tensor([], dtype=dtypes.string)
         inits = array_ops.stack([state_ops.is_variable_initialized(v) for v in var_list])
+        uninitialized = math_ops.logical_not(inits)
         names = convert_to_tensor([v.op.name for v in var_list], dtype=dtypes.string)
-        return apply_op("BooleanMask", [names, math_ops.logical_not(inits)])
+        return manip_ops.boolean_mask(names, uninitialized)
 
 
-def _boolean_mask(x, mask):
-    return x[mask]
+# ---------------------------------------------------------------------------------------------------------
+# the variable collections in a MetaGraphDef (VariableDef both ways)
 
 
-from .framework.registry import register as _register  # noqa: E402
-from .control_flow import cond, group, no_op
-from .ops.math_ops import cast
-from .framework.graph import get_default_session
+def _variable_from_proto(vdef: Any, prefixed: Any) -> Variable:
+    graph = get_default_graph()
+    v = Variable.__new__(Variable)
+    v._variable = graph.as_graph_element(prefixed(vdef.variable_name))
+    if v._variable.op.type != "VariableV2":
+        raise ValueError("VariableDef %s names a %s op; only VariableV2 (ref) variables can be imported"
+                         % (vdef.variable_name, v._variable.op.type))
+    v._initializer_op = graph.as_graph_element(prefixed(vdef.initializer_name))
+    v._snapshot = graph.as_graph_element(prefixed(vdef.snapshot_name))
+    v._initial_value = (graph.as_graph_element(prefixed(vdef.initial_value_name))
+                        if vdef.initial_value_name else None)
+    v._trainable = vdef.trainable
+    v._synchronization = VariableSynchronization(vdef.synchronization)
+    v._aggregation = VariableAggregation(vdef.aggregation)
+    v.constraint = None
+    v._save_slice_info = None
+    return v
 
-_register("BooleanMask", _boolean_mask, dtype=lambda op: op.inputs[0].dtype,
-          shape=lambda op: TensorShape([None]))
+
+for _key in (GraphKeys.GLOBAL_VARIABLES, GraphKeys.TRAINABLE_VARIABLES, GraphKeys.LOCAL_VARIABLES,
+             GraphKeys.MODEL_VARIABLES, GraphKeys.MOVING_AVERAGE_VARIABLES, GraphKeys.METRIC_VARIABLES,
+             GraphKeys.GLOBAL_STEP):
+    register_proto_function(_key, variable_pb2.VariableDef,
+                            to_proto=lambda v: v.to_proto() if isinstance(v, Variable) else None,
+                            from_proto=_variable_from_proto)

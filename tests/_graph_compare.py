@@ -1,9 +1,14 @@
 """Comparing two GraphDefs node for node, as TensorBoard would show them: the nodes only in one, and for the others
 the op, the data inputs in order, the control inputs as a set and the attrs (TF's ``_class`` and
-``_output_shapes`` aside). Used by the graph fidelity tests of core's training graphs and of the example programs."""
+``_output_shapes`` aside); and two MetaGraphDefs (graph, SaverDef, collections). Used by the graph fidelity tests
+of core's training graphs and of the example programs, and by the meta-graph tests."""
 from __future__ import annotations
 
+from tfevents.proto import meta_graph_pb2, variable_pb2
+
 IGNORED_ATTRS = ("_class", "_output_shapes")
+VARIABLE_COLLECTIONS = ("variables", "trainable_variables", "local_variables", "model_variables",
+                        "moving_average_variables", "metric_variables", "global_step")
 
 
 def _split_inputs(node):
@@ -58,3 +63,36 @@ def assert_only_known_differences(name: str, want, got, known: dict) -> None:
     assert not new, "%s: %d differences not listed as known (TF %d nodes, ours %d):\n%s" % (
         name, len(new), len(want.node), len(got.node), "\n".join("  %s: %s" % kv for kv in sorted(new.items())))
     assert not gone, "%s: listed as known but no longer different: %s" % (name, gone)
+
+
+def meta_graph_differences(want, got) -> dict:
+    """``{what: how}`` between two MetaGraphDefs (TF's and ours, as protos of either library): the GraphDefs node
+    for node (``node_differences``), the SaverDef, and each collection's kind and values (``VariableDef`` and
+    ``SaverDef`` values compared as messages)."""
+    want = meta_graph_pb2.MetaGraphDef.FromString(want.SerializeToString())
+    got = meta_graph_pb2.MetaGraphDef.FromString(got.SerializeToString())
+    out = {"node " + k: v for k, v in node_differences(want.graph_def, got.graph_def).items()}
+    if want.saver_def != got.saver_def:
+        out["saver_def"] = "%s, ours %s" % (_short(want.saver_def), _short(got.saver_def))
+    parse = {"savers": meta_graph_pb2.SaverDef}
+    parse.update((key, variable_pb2.VariableDef) for key in VARIABLE_COLLECTIONS)
+    for key in sorted(want.collection_def.keys() | got.collection_def.keys()):
+        if key not in got.collection_def:
+            out["collection " + key] = "only in TF"
+            continue
+        if key not in want.collection_def:
+            out["collection " + key] = "only in ours"
+            continue
+        w, g = want.collection_def[key], got.collection_def[key]
+        kind = w.WhichOneof("kind")
+        if kind != g.WhichOneof("kind"):
+            out["collection " + key] = "kind %s, ours %s" % (kind, g.WhichOneof("kind"))
+            continue
+        w_values, g_values = list(getattr(w, kind).value), list(getattr(g, kind).value)
+        if kind == "bytes_list" and key in parse:
+            message = parse[key]
+            w_values = [message.FromString(v) for v in w_values]
+            g_values = [message.FromString(v) for v in g_values]
+        if w_values != g_values:
+            out["collection " + key] = "%s, ours %s" % (_short(w_values), _short(g_values))
+    return out

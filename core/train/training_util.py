@@ -8,6 +8,7 @@ from ..framework import dtypes
 from ..framework.graph import GraphKeys, get_default_graph, name_scope
 from ..initializers import zeros_initializer
 from ..variable_scope import get_variable
+from ..variables import VariableAggregation
 from tfevents.summaries import write_graph as _write_graph
 
 
@@ -37,7 +38,8 @@ def create_global_step(graph: Any = None) -> Any:
         raise ValueError("\"global_step\" already exists.")
     with graph.as_default(), name_scope(None):
         return get_variable(GraphKeys.GLOBAL_STEP, shape=[], dtype=dtypes.int64, initializer=zeros_initializer(),
-                            trainable=False, collections=[GraphKeys.GLOBAL_VARIABLES, GraphKeys.GLOBAL_STEP])
+                            trainable=False, collections=[GraphKeys.GLOBAL_VARIABLES, GraphKeys.GLOBAL_STEP],
+                            aggregation=VariableAggregation.ONLY_FIRST_REPLICA)
 
 
 def get_or_create_global_step(graph: Any = None) -> Any:

@@ -1,14 +1,9 @@
 """``tf.train.import_meta_graph`` and ``tf.train.init_from_checkpoint`` (TF1 semantics); the latter's
 initializers read one tensor of a checkpoint when they run (``RestoreV2``, registered in ``saver.py``).
 
-``import_meta_graph`` imports the MetaGraphDef's GraphDef (``graph_import.import_graph_def``), rebuilds the
-collections it carries -- the variable collections as ``Variable`` objects from their ``VariableDef``
-(``variable_name``, ``initializer_name``, ``snapshot_name``, ``initial_value_name``; one object per variable
-shared by all its collections), ``node_list`` collections as the Tensors/Operations they name, ``int64_list`` /
-``float_list`` as numbers and other ``bytes_list`` collections as the raw bytes -- and returns our ``Saver`` over
-the imported global variables. A TF Saver's own ops (the ``save/`` scope named by ``saver_def``: SaveV2,
-RestoreV2, ...) are not imported; our Saver does that work. Proto-valued collections we have no model of
-(``while_context``, ``cond_context``, ``savers``, ``queue_runners``) are skipped.
+``import_meta_graph`` imports the MetaGraphDef's GraphDef and collections (``meta_graph.import_scoped_meta_graph``)
+and returns our ``Saver`` over the imported global variables. A TF Saver's own ops (the ``save/`` scope named by
+``saver_def``: SaveV2, RestoreV2, ...) are not imported; our Saver does that work.
 """
 from __future__ import annotations
 
@@ -18,55 +13,11 @@ from typing import Any, Optional
 from ...framework.graph import get_default_graph, name_scope
 from ...ops.state_ops import assign
 from ...variables import Variable, global_variables
+from ...framework.meta_graph import import_scoped_meta_graph, read_meta_graph
 from .saver import Saver, _resolve, load_checkpoint, restore_v2
-from tfevents.proto import meta_graph_pb2, variable_pb2
-from ...framework.graph_import import import_graph_def
-
-_VARIABLE_KEYS = ("variables", "trainable_variables", "local_variables", "model_variables",
-                  "moving_average_variables", "metric_variables", "global_step")
-_SKIPPED_KEYS = ("while_context", "cond_context", "savers", "queue_runners")
-
 
 # ---------------------------------------------------------------------------------------------------------
 # import_meta_graph
-
-
-def _read_meta_graph(meta_graph_or_file: Any):
-    if isinstance(meta_graph_or_file, meta_graph_pb2.MetaGraphDef):
-        return meta_graph_or_file
-    if hasattr(meta_graph_or_file, "SerializeToString") and hasattr(meta_graph_or_file, "graph_def"):
-        return meta_graph_pb2.MetaGraphDef.FromString(meta_graph_or_file.SerializeToString())
-    path = os.fspath(meta_graph_or_file)
-    if not os.path.isfile(path):
-        raise IOError("File %s does not exist." % path)
-    data = open(path, "rb").read()
-    meta = meta_graph_pb2.MetaGraphDef()
-    try:
-        meta.ParseFromString(data)
-    except Exception:  # noqa: BLE001 - not binary: TF's text format
-        from google.protobuf import text_format
-        try:
-            text_format.Merge(data.decode("utf-8"), meta)
-        except Exception as e:  # noqa: BLE001
-            raise IOError("Cannot parse file %s: neither a binary nor a text MetaGraphDef (%s)" % (path, e)) from None
-    return meta
-
-
-def _variable_from_def(graph: Any, vdef: Any, prefixed) -> Variable:
-    """A Variable over existing graph ops named by a VariableDef (TF's ``RefVariable(variable_def=...)``)."""
-    v = Variable.__new__(Variable)
-    v._variable = graph.as_graph_element(prefixed(vdef.variable_name))
-    if v._variable.op.type != "VariableV2":
-        raise ValueError("VariableDef %s names a %s op; only VariableV2 (ref) variables can be imported"
-                         % (vdef.variable_name, v._variable.op.type))
-    v._initializer_op = graph.as_graph_element(prefixed(vdef.initializer_name))
-    v._snapshot = graph.as_graph_element(prefixed(vdef.snapshot_name))
-    v._initial_value = (graph.as_graph_element(prefixed(vdef.initial_value_name))
-                        if vdef.initial_value_name else None)
-    v._trainable = vdef.trainable
-    v.constraint = None
-    v._save_slice_info = None
-    return v
 
 
 def import_meta_graph(meta_graph_or_file: Any, clear_devices: bool = False, import_scope: Optional[str] = None,
@@ -78,51 +29,13 @@ def import_meta_graph(meta_graph_or_file: Any, clear_devices: bool = False, impo
     collections restored (default: all). See the module docstring for what is restored."""
     if kwargs:
         raise TypeError("import_meta_graph got unsupported arguments: %s" % ", ".join(sorted(kwargs)))
-    meta = _read_meta_graph(meta_graph_or_file)
-    graph = get_default_graph()
-    skip = set()
+    meta = read_meta_graph(meta_graph_or_file)
+    skip = frozenset()
     if meta.HasField("saver_def") and meta.saver_def.filename_tensor_name:
         scope = meta.saver_def.filename_tensor_name.split("/")[0] + "/"
-        skip = {n.name for n in meta.graph_def.node if n.name.startswith(scope)}
-    graph_def = meta.graph_def
-    if clear_devices:
-        graph_def = type(graph_def).FromString(graph_def.SerializeToString())
-        for node in graph_def.node:
-            node.device = ""
-    import_graph_def(graph_def, input_map=input_map, name=import_scope or "", _skip=skip)
-    prefix = (import_scope.rstrip("/") + "/") if import_scope else ""
-
-    def prefixed(name: str) -> str:
-        return prefix + name
-
-    variables: dict = {}
-    for key in sorted(meta.collection_def):
-        if key in _SKIPPED_KEYS or (restore_collections_predicate is not None
-                                    and not restore_collections_predicate(key)):
-            continue
-        col = meta.collection_def[key]
-        kind = col.WhichOneof("kind")
-        if kind == "node_list":
-            for name in col.node_list.value:
-                if name.split(":")[0] in skip:
-                    continue
-                graph.add_to_collection(key, graph.as_graph_element(prefixed(name)))
-        elif kind == "bytes_list" and key in _VARIABLE_KEYS:
-            for data in col.bytes_list.value:
-                vdef = variable_pb2.VariableDef.FromString(data)
-                v = variables.get(vdef.variable_name)
-                if v is None:
-                    v = variables[vdef.variable_name] = _variable_from_def(graph, vdef, prefixed)
-                graph.add_to_collection(key, v)
-        elif kind == "bytes_list":
-            for data in col.bytes_list.value:
-                graph.add_to_collection(key, data)
-        elif kind == "int64_list":
-            for value in col.int64_list.value:
-                graph.add_to_collection(key, int(value))
-        elif kind == "float_list":
-            for value in col.float_list.value:
-                graph.add_to_collection(key, float(value))
+        skip = frozenset(n.name for n in meta.graph_def.node if n.name.startswith(scope))
+    prefix = import_scoped_meta_graph(meta, import_scope, input_map, clear_devices, restore_collections_predicate,
+                                      skip)
     scoped = [v for v in global_variables() if v.op.name.startswith(prefix)]
     if not scoped:
         return None

@@ -53,7 +53,10 @@ from ...ops import array_ops, math_ops
 from ...ops.state_ops import assign, placeholder_with_default
 from ...variables import Variable, global_variables
 from . import tensor_bundle
-from tfevents.proto import meta_graph_pb2, variable_pb2
+from google.protobuf import text_format
+
+from tfevents.proto import meta_graph_pb2
+from ...framework.meta_graph import create_meta_graph_def, register_proto_function
 from ...framework.dtypes import as_dtype
 from ..training_util import global_step as read_step
 
@@ -315,35 +318,22 @@ def latest_checkpoint(checkpoint_dir: str, latest_filename: Optional[str] = None
 
 
 # ---------------------------------------------------------------------------------------------------------
-# MetaGraphDef
-
-_VARIABLE_COLLECTIONS = ("variables", "trainable_variables", "local_variables", "model_variables",
-                         "moving_average_variables", "metric_variables", "global_step")
+# MetaGraphDef files
 
 
-def export_meta_graph(filename: Optional[str] = None, graph: Any = None, as_text: bool = False) -> Any:
-    """``tf.train.export_meta_graph``: a MetaGraphDef of ``graph`` (default: the default graph) as TF1 writes
-    ``<prefix>.meta``: the GraphDef and the variable collections as ``VariableDef`` lists, so TF's
-    ``import_meta_graph`` rebuilds the variables and a Saver for them. Also written to ``filename`` if given."""
-    graph = graph or get_default_graph()
-    meta = meta_graph_pb2.MetaGraphDef()
-    meta.meta_info_def.meta_graph_version = "v1"
-    meta.graph_def.CopyFrom(graph.as_graph_def())
-    for key in _VARIABLE_COLLECTIONS:
-        items = [v for v in graph.get_collection(key) if isinstance(v, Variable)]
-        if not items:
-            continue
-        values = meta.collection_def[key].bytes_list.value
-        for v in items:
-            values.append(variable_pb2.VariableDef(
-                variable_name=v.name, initial_value_name=v.initial_value.name, initializer_name=v.initializer.name,
-                snapshot_name=v.value().name, trainable=v.trainable).SerializeToString())
+def export_meta_graph(filename: Optional[str] = None, graph_def: Any = None, saver_def: Any = None,
+                      collection_list: Any = None, as_text: bool = False, graph: Any = None,
+                      **kwargs: Any) -> Any:
+    """``tf.train.export_meta_graph``: ``create_meta_graph_def(...)`` (the GraphDef, the SaverDef if given,
+    the graph's collections), also written to ``filename`` if given (binary, or text format with
+    ``as_text``). ``import_meta_graph`` (TF's or core's) rebuilds the graph, the variables and a Saver."""
+    ignored = {"meta_info_def", "clear_extraneous_savers", "strip_default_attrs", "save_debug_info"}
+    unsupported = sorted(k for k, v in kwargs.items() if k not in ignored and v)
+    if unsupported:
+        raise TypeError("export_meta_graph got unsupported arguments: %s" % ", ".join(unsupported))
+    meta = create_meta_graph_def(graph_def, saver_def, collection_list, graph)
     if filename:
-        if as_text:
-            from google.protobuf import text_format
-            data = text_format.MessageToString(meta).encode("utf-8")
-        else:
-            data = meta.SerializeToString()
+        data = text_format.MessageToString(meta).encode("utf-8") if as_text else meta.SerializeToString()
         atomic_write(filename, data)
     return meta
 
@@ -669,12 +659,14 @@ class Saver:
         for name, v in self._vars.items():
             sess.variable_slot(v.op).value = np.array(values[name], copy=True)
 
+    def export_meta_graph(self, filename: Optional[str] = None, collection_list: Any = None,
+                          as_text: bool = False, **kwargs: Any) -> Any:
+        """TF's ``Saver.export_meta_graph``: the default graph's MetaGraphDef with this Saver's SaverDef."""
+        return export_meta_graph(filename, saver_def=self.saver_def, collection_list=collection_list,
+                                 as_text=as_text, **kwargs)
+
     def _write_meta_graph(self, sess: Any, path: str) -> None:
-        meta = export_meta_graph(graph=sess.graph)
-        if self.saver_def is not None:
-            meta.saver_def.CopyFrom(self.saver_def)
-        data = meta.SerializeToString()
-        atomic_write(path, lambda f: f.write(data))
+        export_meta_graph(path, saver_def=self.saver_def, graph=sess.graph)
 
     def _record(self, prefix: str) -> list:
         """Track ``prefix`` as the newest checkpoint; return the oldest beyond ``max_to_keep`` (except one
@@ -691,3 +683,6 @@ class Saver:
                 continue
             stale.append(old)
         return stale
+
+
+register_proto_function("savers", meta_graph_pb2.SaverDef, to_proto=lambda saver: getattr(saver, "saver_def", None))

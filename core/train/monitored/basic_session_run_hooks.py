@@ -15,9 +15,12 @@ from typing import Any, Callable, Optional
 import numpy as np
 
 from ...framework.graph import GraphKeys, get_default_graph, name_scope
+from ...control_flow import cond
+from ...variables import Variable, is_variable_initialized
 from .session_run_hook import SessionRunArgs, SessionRunContext, SessionRunHook, SessionRunValues
 from ..training_util import get_global_step, write_graph
-from tfevents.proto import config_pb2, event_pb2, meta_graph_pb2, summary_pb2
+from tfevents.proto import config_pb2, event_pb2, summary_pb2
+from ...framework.meta_graph import create_meta_graph_def
 from ...summary import SummaryWriterCache
 from .timeline import chrome_trace
 
@@ -86,7 +89,8 @@ GLOBAL_STEP_READ_KEY = "global_step_read_op_cache"
 
 def _get_or_create_global_step_read(graph: Any = None) -> Optional[Any]:
     """The tensor ``global_step/add:0`` (the global step + 0, collection ``global_step_read_op_cache``) that the
-    hooks fetch, as TF1's; None without a global step. Created before the train op and made its control input,
+    hooks fetch, as TF1's (of ``global_step/cond``: the step once initialized, else its initial value); None
+    without a global step. Created before the train op and made its control input,
     it reads the step before the update in every run."""
     graph = graph or get_default_graph()
     found = graph.get_collection(GLOBAL_STEP_READ_KEY)
@@ -99,6 +103,8 @@ def _get_or_create_global_step_read(graph: Any = None) -> Optional[Any]:
     if step is None:
         return None
     with graph.as_default(), name_scope(None), name_scope(step.op.name + "/"):
+        if isinstance(step, Variable):      # TF: read only once initialized, else the initial value
+            step = cond(is_variable_initialized(step), step.read_value, lambda: step.initial_value)
         read = step + 0
     graph.add_to_collection(GLOBAL_STEP_READ_KEY, read)
     return read
@@ -209,14 +215,14 @@ class CheckpointSaverHook(SessionRunHook):
 
     def after_create_session(self, session: Any, coord: Any) -> None:
         global_step = int(session.run(self._global_step_tensor))
-        graph = get_default_graph()
         if self._save_graph_def:
+            # as TF: written once the graph is final (other hooks' begin may still add to it)
+            graph = get_default_graph()
             write_graph(graph, self._checkpoint_dir, "graph.pbtxt")
-        # TF's meta graph also holds the SaverDef; ours holds the GraphDef only
-        meta = meta_graph_pb2.MetaGraphDef()
-        meta.graph_def.CopyFrom(graph.as_graph_def(add_shapes=True))
-        self._summary_writer.add_graph(graph)
-        self._summary_writer.add_meta_graph(meta)
+            saver = self._get_saver()
+            self._summary_writer.add_graph(graph)
+            self._summary_writer.add_meta_graph(
+                create_meta_graph_def(saver_def=saver.saver_def if saver is not None else None))
         self._save(session, global_step)     # the state at step `global_step`
         self._timer.update_last_triggered_step(global_step)
 

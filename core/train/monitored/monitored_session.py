@@ -17,8 +17,11 @@ import logging
 import time
 from typing import Any, Optional
 
-from ...framework import errors
-from ...framework.graph import GraphKeys, get_default_graph
+from ...control_flow import group, no_op
+from ...framework import dtypes, errors
+from ...framework.graph import GraphKeys, get_default_graph, name_scope
+from ...framework.registry import constant
+from ...ops.array_ops import concat
 from .basic_session_run_hooks import CheckpointSaverHook, StepCounterHook, SummarySaverHook
 from ..input.coordinator import Coordinator
 from .session_run_hook import SessionRunArgs, SessionRunContext, SessionRunHook, SessionRunValues
@@ -27,7 +30,8 @@ from ..checkpoints.saver import get_checkpoint_state, Saver
 from ...runtime.session import Session
 from ..input.queue_runner import start_queue_runners
 from tfevents.proto import config_pb2
-from ...variables import global_variables_initializer, local_variables_initializer, report_uninitialized_variables
+from ...variables import (global_variables, global_variables_initializer, local_variables_initializer,
+                          report_uninitialized_variables)
 
 logger = logging.getLogger("tfevents.core.train")
 
@@ -64,18 +68,26 @@ class Scaffold:
         self._summary_op, self._saver = summary_op, saver
 
     def finalize(self) -> "Scaffold":
-        """Create the missing ops and the saver, then finalize the default graph."""
+        """Create the missing ops and the saver as TF1's ``Scaffold.finalize`` does (each from its graph
+        collection, else made and added to it, in TF's order), then finalize the default graph."""
         graph = get_default_graph()
         if graph.finalized:
             return self
         if self._init_op is None:
-            self._init_op = _get_or_make(GraphKeys.INIT_OP, global_variables_initializer)
+            self._init_op = _get_or_make(GraphKeys.INIT_OP, lambda: group(
+                global_variables_initializer(), _initialize_resources(),
+                graph.get_collection("saved_model_initializers")))
         if self._ready_op is None:
-            self._ready_op = _get_or_make("ready_op", report_uninitialized_variables)
+            self._ready_op = _get_or_make(GraphKeys.READY_OP, lambda: concat(
+                [report_uninitialized_variables(), _report_uninitialized_resources()], 0))
+        if self._ready_for_local_init_op is None:
+            self._ready_for_local_init_op = _get_or_make(GraphKeys.READY_FOR_LOCAL_INIT_OP, lambda: concat(
+                [report_uninitialized_variables(global_variables()), _report_uninitialized_resources()], 0))
         if self._local_init_op is None:
-            self._local_init_op = _get_or_make(GraphKeys.LOCAL_INIT_OP, local_variables_initializer)
+            self._local_init_op = _get_or_make(GraphKeys.LOCAL_INIT_OP, lambda: group(
+                local_variables_initializer(), tables_initializer(), _initialize_resources()))
         if self._summary_op is None:
-            self._summary_op = _get_or_make("summary_op", merge_all)
+            self._summary_op = _get_or_make(GraphKeys.SUMMARY_OP, merge_all)
         if self._saver is None:
             self._saver = _get_or_make(GraphKeys.SAVERS, lambda: Saver(sharded=True, allow_empty=True))
         graph.finalize()
@@ -90,6 +102,25 @@ class Scaffold:
     summary_op = property(lambda self: self._summary_op)
     saver = property(lambda self: self._saver)
     init_feed_dict = property(lambda self: self._init_feed_dict)
+
+
+def tables_initializer(name: str = "init_all_tables") -> Any:
+    """TF1's ``tf.tables_initializer``: a group of the graph's ``table_initializer`` collection (core has no
+    lookup tables, so a NoOp unless something was added there)."""
+    initializers = get_default_graph().get_collection(GraphKeys.TABLE_INITIALIZERS)
+    return group(*initializers, name=name) if initializers else no_op(name=name)
+
+
+def _initialize_resources(name: str = "init") -> Any:
+    """TF's ``resources.initialize_resources`` of the graph's shared or local resources: core has none, so
+    TF's NoOp."""
+    return no_op(name=name)
+
+
+def _report_uninitialized_resources(name: str = "report_uninitialized_resources") -> Any:
+    """TF's ``resources.report_uninitialized_resources`` with no resources: an empty string Const."""
+    with name_scope(name):
+        return constant([], dtype=dtypes.string)
 
 
 def _get_or_make(key: str, make: Any) -> Any:
@@ -150,8 +181,12 @@ class ChiefSessionCreator(SessionCreator):
             if s.init_fn:
                 s.init_fn(sess)
         if s.local_init_op is not None:
+            msg = _not_ready(sess, s.ready_for_local_init_op)
+            if msg is not None:
+                raise RuntimeError("Init operations did not make model ready for local_init.  Init op: %s, init "
+                                   "fn: %s, error: Variables not initialized: %s" % (_name(s.init_op), s.init_fn, msg))
             sess.run(s.local_init_op, feed_dict=s.local_init_feed_dict)
-        _check_ready(sess, s.ready_op)
+        _check_ready(sess, s)
         return sess
 
 
@@ -188,11 +223,16 @@ def _not_ready(sess: Any, ready_op: Any) -> Optional[str]:
     return ", ".join(n.decode() if isinstance(n, bytes) else str(n) for n in list(names.reshape(-1)))
 
 
-def _check_ready(sess: Any, ready_op: Any) -> None:
-    msg = _not_ready(sess, ready_op)
+def _name(op: Any) -> Optional[str]:
+    return None if op is None else getattr(op, "name", "<no name for %s>" % type(op).__name__)
+
+
+def _check_ready(sess: Any, scaffold: Scaffold) -> None:
+    msg = _not_ready(sess, scaffold.ready_op)
     if msg is not None:
-        raise RuntimeError("Init operations did not make model ready. Init op: init, init fn: None, error: "
-                           "Variables not initialized: %s" % msg)
+        raise RuntimeError("Init operations did not make model ready.  Init op: %s, init fn: %s, local_init_op: "
+                           "%s, error: Variables not initialized: %s"
+                           % (_name(scaffold.init_op), scaffold.init_fn, _name(scaffold.local_init_op), msg))
 
 
 # ---------------------------------------------------------------------------------------------------------

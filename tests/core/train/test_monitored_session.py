@@ -9,9 +9,11 @@ import numpy as np
 import pytest
 
 from _events import event_files, read_events
-from _oracle import tf1_and_core
+from _graph_compare import meta_graph_differences, node_differences
+from _oracle import as_tf1_built_graphs, tf1_and_core
 from _tolerance import assert_float32_close
 from tfevents import core
+from tfevents.proto import graph_pb2, meta_graph_pb2
 
 RNG = np.random.RandomState(7)
 X = RNG.randn(8, 3).astype(np.float32)
@@ -414,3 +416,69 @@ def test_two_monitored_sessions_on_one_directory_write_as_tf1(tf1, tmp_path):
     want, got = tf1_and_core(tf1, lambda tf: two_sessions(tf, str(tmp_path / ("tf" if tf is tf1 else "core"))))
     assert len(want) == 1 and [k for k, _ in want[0]].count("G") == 3      # the writer's graph, then the hook's
     assert got == want
+
+
+# TF serializes its cond contexts (CondContextDef, for gradients through imported control flow); core does not
+# (framework/meta_graph.py says why): the one known difference of a monitored session's meta graphs
+KNOWN_META_DIFFERENCES = {"collection cond_context": "only in TF"}
+
+
+def _graphs_and_meta_graphs(logdir):
+    """Every graph and meta graph event of ``logdir`` in order, then the newest checkpoint's ``.meta`` file."""
+    out = []
+    for path in event_files(logdir):
+        for e in read_events(path):
+            if e.HasField("graph_def"):
+                out.append(("graph", graph_pb2.GraphDef.FromString(e.graph_def)))
+            elif e.HasField("meta_graph_def"):
+                out.append(("meta", meta_graph_pb2.MetaGraphDef.FromString(e.meta_graph_def)))
+    meta_file = meta_graph_pb2.MetaGraphDef.FromString(open(sorted(glob.glob(logdir + "/*.meta"))[-1], "rb").read())
+    return out + [("meta", meta_file)]
+
+
+def test_graph_and_meta_graph_events_are_tf1s(tf1, tmp_path):
+    """The graph and meta graph events a MonitoredTrainingSession writes (the cached writer's at creation, the
+    CheckpointSaverHook's once the Scaffold made its ops) and the checkpoint's ``.meta`` file are TF1's: the
+    graphs node for node (Scaffold's init/ready ops, the global step's read through a cond, the Saver), the
+    SaverDef, and every collection (VariableDefs, node lists, ``savers``), but ``cond_context``."""
+    def program(tf, logdir):
+        with tf.Graph().as_default():
+            _, _, _, train = _model(tf)
+            with tf.train.MonitoredTrainingSession(checkpoint_dir=logdir, save_checkpoint_steps=5,
+                                                   save_checkpoint_secs=None, save_summaries_steps=5,
+                                                   log_step_count_steps=None) as sess:
+                for _ in range(3):
+                    sess.run(train)
+        _flush_writers(tf)
+        return _graphs_and_meta_graphs(logdir)
+    with as_tf1_built_graphs(tf1):
+        want, got = tf1_and_core(tf1, lambda tf: program(tf, str(tmp_path / ("tf" if tf is tf1 else "core"))))
+    assert [kind for kind, _ in got] == [kind for kind, _ in want] == ["graph", "meta", "graph", "meta", "meta"]
+    for i, ((kind, w), (_, g)) in enumerate(zip(want, got)):
+        if kind == "graph":
+            assert node_differences(w, g) == {}, i
+        else:
+            assert len(g.graph_def.node) == len(w.graph_def.node), i
+            expected = KNOWN_META_DIFFERENCES if "cond_context" in w.collection_def else {}
+            assert meta_graph_differences(w, g) == expected, i
+    assert want[-1][1].HasField("saver_def") and "train_op" in want[-1][1].collection_def
+
+
+def test_export_meta_graph_is_tf1s(tf1, tmp_path):
+    """``tf.train.export_meta_graph`` and ``Saver.export_meta_graph`` of a training graph are TF1's: graph,
+    SaverDef and collections (incl. the train op, summaries and variables), also read back from the file."""
+    def program(tf, path):
+        with tf.Graph().as_default():
+            _model(tf)
+            saver = tf.train.Saver()
+            plain = tf.train.export_meta_graph()
+            with_saver = saver.export_meta_graph(path)
+            return plain, with_saver, open(path, "rb").read()
+    with as_tf1_built_graphs(tf1):
+        want, got = tf1_and_core(tf1, lambda tf: program(tf, str(tmp_path / ("tf" if tf is tf1 else "core"))))
+    for w, g in zip(want[:2], got[:2]):
+        assert meta_graph_differences(w, g) == KNOWN_META_DIFFERENCES     # _model reads the step in a cond
+    assert not want[0].HasField("saver_def") and not got[0].HasField("saver_def")
+    assert got[1].saver_def.restore_op_name == "save/restore_all"
+    assert meta_graph_differences(meta_graph_pb2.MetaGraphDef.FromString(want[2]),
+                                  meta_graph_pb2.MetaGraphDef.FromString(got[2])) == KNOWN_META_DIFFERENCES
