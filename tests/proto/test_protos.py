@@ -27,8 +27,10 @@ TENSORBOARD = [
      "tensorboard.plugins.hparams.api_pb2", "tensorboard.plugins.hparams.plugin_data_pb2",
      "tensorboard.plugins.custom_scalar.layout_pb2", "tensorboard.plugins.mesh.plugin_data_pb2",
      "tensorboard.plugins.projector.projector_config_pb2"]
-# Mirrored protos TensorBoard has no copy of: compared with TensorFlow's own (the V2 checkpoint index's messages).
-TENSORFLOW = ["tensorflow.core.protobuf.tensor_bundle_pb2", "tensorflow.core.framework.tensor_slice_pb2"]
+# Mirrored protos TensorBoard has no copy of: compared with TensorFlow's own (the V2 checkpoint index's messages,
+# the control-flow contexts of a MetaGraphDef's collections).
+TENSORFLOW = ["tensorflow.core.protobuf.tensor_bundle_pb2", "tensorflow.core.framework.tensor_slice_pb2",
+              "tensorflow.core.protobuf.control_flow_pb2"]
 # The transitive comparison starts here: (TensorBoard module, message), and every message of the plugin modules.
 ROOTS = [("tensorboard.compat.proto.event_pb2", "Event"), ("tensorboard.compat.proto.graph_pb2", "GraphDef"),
          ("tensorboard.compat.proto.meta_graph_pb2", "MetaGraphDef"),
