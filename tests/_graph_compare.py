@@ -4,7 +4,7 @@ the op, the data inputs in order, the control inputs as a set and the attrs (TF'
 of core's training graphs and of the example programs, and by the meta-graph tests."""
 from __future__ import annotations
 
-from tfevents.proto import meta_graph_pb2, variable_pb2
+from tfevents.proto import control_flow_pb2, meta_graph_pb2, variable_pb2
 
 IGNORED_ATTRS = ("_class", "_output_shapes")
 VARIABLE_COLLECTIONS = ("variables", "trainable_variables", "local_variables", "model_variables",
@@ -68,13 +68,14 @@ def assert_only_known_differences(name: str, want, got, known: dict) -> None:
 def meta_graph_differences(want, got) -> dict:
     """``{what: how}`` between two MetaGraphDefs (TF's and ours, as protos of either library): the GraphDefs node
     for node (``node_differences``), the SaverDef, and each collection's kind and values (``VariableDef`` and
-    ``SaverDef`` values compared as messages)."""
+    ``SaverDef`` and control-flow context values compared as messages)."""
     want = meta_graph_pb2.MetaGraphDef.FromString(want.SerializeToString())
     got = meta_graph_pb2.MetaGraphDef.FromString(got.SerializeToString())
     out = {"node " + k: v for k, v in node_differences(want.graph_def, got.graph_def).items()}
     if want.saver_def != got.saver_def:
         out["saver_def"] = "%s, ours %s" % (_short(want.saver_def), _short(got.saver_def))
-    parse = {"savers": meta_graph_pb2.SaverDef}
+    parse = {"savers": meta_graph_pb2.SaverDef, "cond_context": control_flow_pb2.CondContextDef,
+             "while_context": control_flow_pb2.WhileContextDef}
     parse.update((key, variable_pb2.VariableDef) for key in VARIABLE_COLLECTIONS)
     for key in sorted(want.collection_def.keys() | got.collection_def.keys()):
         if key not in got.collection_def:

@@ -47,6 +47,7 @@ def _build_branch(context: CondContext, fn: Callable[[], Any]):
                 flat.append(with_dependencies([v], context.pivot))
             else:
                 flat.append(context.process_output(convert_to_tensor(to_flow(v))))
+        context.exit_result(flat)
         return original, flat
     finally:
         context.exit()

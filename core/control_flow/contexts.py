@@ -17,7 +17,9 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, Optional, Set
 
+from tfevents.proto import control_flow_pb2
 from ..framework.graph import Operation, Tensor, control_dependencies, get_default_graph
+from ..framework.meta_graph import register_proto_function
 from .flow_ops import enter, switch
 from ..ops import array_ops
 
@@ -49,9 +51,30 @@ class ControlFlowContext:
     def __init__(self):
         self.graph = get_default_graph()
         self.outer_context: Optional[ControlFlowContext] = self.graph._get_control_flow_context()
+        self.nested_contexts: List[ControlFlowContext] = []
+        if self.outer_context is not None:
+            self.outer_context.nested_contexts.append(self)
         self.values: Set[Tensor] = set()
         self.external_values: Dict[Tensor, Tensor] = {}
         self._saved: List[Optional[ControlFlowContext]] = []
+
+    # ---- as a MetaGraphDef collection carries it (TF's to_proto)
+    def to_proto(self) -> Any:
+        raise NotImplementedError
+
+    def _values_def(self) -> Any:
+        out = control_flow_pb2.ValuesDef(values=sorted(t.name for t in self.values))
+        for inside, outside in self.external_values.items():
+            out.external_values[inside.name] = outside.name
+        return out
+
+    def _nested_defs(self) -> list:
+        out = []
+        for nested in self.nested_contexts:
+            proto = nested.to_proto()
+            kind = "cond_ctxt" if isinstance(proto, control_flow_pb2.CondContextDef) else "while_ctxt"
+            out.append(control_flow_pb2.ControlFlowContextDef(**{kind: proto}))
+        return out
 
     def enter(self) -> None:
         self._saved.append(self.graph._get_control_flow_context())
@@ -62,6 +85,12 @@ class ControlFlowContext:
 
     def get_while_context(self) -> Optional["WhileContext"]:
         return self.outer_context.get_while_context() if self.outer_context is not None else None
+
+    def exit_result(self, tensors) -> None:
+        """TF's ``ExitResult``: results leaving this context (a branch's, a loop's Exits) become values of the
+        outer context."""
+        if self.outer_context is not None:
+            self.outer_context.values.update(tensors)
 
     def get_control_pivot(self) -> Optional[Tensor]:
         return None
@@ -96,10 +125,19 @@ class CondContext(ControlFlowContext):
     """One branch of a ``tf.cond``: ``pred`` (the ``pred_id`` Identity), ``pivot`` (``switch_t``/``switch_f``)
     and ``branch`` (1 for true, 0 for false)."""
 
-    def __init__(self, pred: Tensor, pivot: Tensor, branch: int):
+    def __init__(self, pred: Tensor, pivot: Tensor, branch: int, name: str = "cond_text"):
         super().__init__()
+        self.name = self.graph.unique_name(name)
         self.pred, self.pivot, self.branch = pred, pivot, branch
         self.values.update([pred, pivot])
+        self.external_values[pred] = pred
+        pivot.op._set_control_flow_context(self)
+
+    def to_proto(self) -> Any:
+        """TF's ``CondContextDef``: name, predicate, pivot, branch, values and nested contexts."""
+        return control_flow_pb2.CondContextDef(
+            context_name=self.name, pred_name=self.pred.name, pivot_name=self.pivot.name, branch=self.branch,
+            values_def=self._values_def(), nested_contexts=self._nested_defs())
 
     def get_control_pivot(self) -> Tensor:
         return self.pivot
@@ -178,6 +216,19 @@ class WhileContext(ControlFlowContext):
     def get_while_context(self) -> "WhileContext":
         return self
 
+    def to_proto(self) -> Any:
+        """TF's ``WhileContextDef``: name, settings, pivots, the loop's Enter and Exit tensors, values and nested
+        contexts."""
+        out = control_flow_pb2.WhileContextDef(
+            context_name=self.name, parallel_iterations=self.parallel_iterations, back_prop=self.back_prop,
+            swap_memory=self.swap_memory, pivot_name=self.pivot.name, pivot_for_pred_name=self.pivot_for_pred.name,
+            pivot_for_body_name=self.pivot_for_body.name, loop_exit_names=[t.name for t in self.loop_exits],
+            loop_enter_names=[t.name for t in self.loop_enters], values_def=self._values_def(),
+            nested_contexts=self._nested_defs())
+        if isinstance(self.maximum_iterations, Tensor):
+            out.maximum_iterations_name = self.maximum_iterations.name
+        return out
+
     def get_control_pivot(self) -> Optional[Tensor]:
         return self.pivot_for_body if self.pivot_for_body is not None else self.pivot_for_pred
 
@@ -253,10 +304,6 @@ class WhileContext(ControlFlowContext):
         if self.outer_context is not None:
             self.outer_context.add_inner_op(op)
 
-    def add_inner_op(self, op: Operation) -> None:
-        self.values.update(op.outputs)
-        super().add_inner_op(op)
-
 
 def zeros_like_outside_loop(op: Any, index: int) -> Any:
     """Zeros for output ``index`` of ``op`` that has no gradient; for a Switch in a cond, made under a Switch of
@@ -270,3 +317,7 @@ def zeros_like_outside_loop(op: Any, index: int) -> Any:
     shape = array_ops.shape(switched, optimize=False)
     with control_dependencies([pivot]):
         return array_ops.zeros(shape, dtype=value.dtype)
+
+
+register_proto_function("cond_context", control_flow_pb2.CondContextDef, to_proto=CondContext.to_proto)
+register_proto_function("while_context", control_flow_pb2.WhileContextDef, to_proto=WhileContext.to_proto)

@@ -222,6 +222,7 @@ def _add_forward_loop_counter(ctx: WhileContext, outer: Optional[GradLoopState])
         m.op._update_input(1, nxt)
         total = exit_(s[0], name="f_count")
         ctx.loop_exits.append(total)
+        ctx.exit_result([total])
     finally:
         ctx.exit()
     return total, nxt
@@ -247,6 +248,7 @@ def _add_backprop_loop_counter(ctx: WhileContext, count: Tensor, outer: Optional
         m.op._update_input(1, nxt)
         final = exit_(s[0], name="b_count")
         ctx.loop_exits.append(final)
+        ctx.exit_result([final])
         if outer is not None:
             outer.grad_sync._add_control_input(final.op)
     finally:
@@ -295,6 +297,7 @@ def _add_backprop_accumulator(ctx: WhileContext, op, grad: Tensor) -> Tensor:
     m.op._update_input(1, next_iteration(total))
     result = exit_(s_false, name="b_acc")
     ctx.loop_exits.append(result)
+    ctx.exit_result([result])
     return result
 
 
@@ -516,6 +519,7 @@ def _enter_grad(op: Any, grad: Any) -> list:
         return [_add_backprop_accumulator(grad_ctx, op, grad)]
     result = exit_(grad)
     grad_ctx.loop_exits.append(result)
+    grad_ctx.exit_result([result])
     return [result]
 
 

@@ -124,11 +124,9 @@ def _build_loop(context: WhileContext, cond: Callable, body: Callable, loop_vars
         for x, shape in zip(exits, invariants):
             x._shape = shape
         context.loop_exits = exits
+        context.exit_result(exits)
     finally:
         context.exit()
-    if context.outer_context is not None:
-        for x in exits:
-            context.outer_context.values.add(x)
     return result, exits
 
 

@@ -11,7 +11,9 @@ collection items                  kind             each value
 ================================  ===============  ============================================================
 of a key with a proto function    ``bytes_list``   ``to_proto(item)`` serialized: ``VariableDef`` for the
 (``register_proto_function``)                      variable keys (``variables.py``), ``SaverDef`` for
-                                                   ``savers`` (``saver.py``)
+                                                   ``savers`` (``saver.py``), ``CondContextDef``/
+                                                   ``WhileContextDef`` for ``cond_context``/``while_context``
+                                                   (``control_flow/contexts.py``)
 Tensors, Operations               ``node_list``    their names
 str / bytes                       ``bytes_list``   the bytes
 int, float                        ``int64_list``,  the numbers
@@ -19,10 +21,10 @@ int, float                        ``int64_list``,  the numbers
 ================================  ===============  ============================================================
 
 A collection whose items have none of these forms is left out, as TF leaves out one it cannot serialize. Not
-written, and why: ``cond_context``/``while_context`` (TF's ``CondContextDef``/``WhileContextDef``: TF rebuilds
-them on import to take gradients through imported control flow; core's contexts are not serialized),
-``queue_runners`` (``QueueRunnerDef``), and ``meta_info_def.stripped_op_list`` (the ``OpDef`` of every op used:
-core keeps no OpDefs; TF reads a MetaGraphDef without it) and ``tensorflow_version`` (not a TF build).
+written, and why: ``queue_runners`` (TF's ``QueueRunnerDef``, with its error-code enum, is not mirrored in
+``tfevents.proto``), ``meta_info_def.stripped_op_list`` (the ``OpDef`` of every op used: core keeps no OpDefs; TF
+reads a MetaGraphDef without it) and ``tensorflow_version`` (not a TF build). On import, the control-flow
+contexts are not read back: ``graph_import`` rebuilds a while loop's from the GraphDef.
 """
 from __future__ import annotations
 
@@ -35,7 +37,7 @@ from tfevents.proto import meta_graph_pb2
 from .graph import Operation, Tensor, get_default_graph
 from .graph_import import import_graph_def
 
-NOT_SERIALIZED = ("cond_context", "while_context", "queue_runners")     # see the module docstring
+NOT_SERIALIZED = ("queue_runners",)     # see the module docstring
 
 
 class ProtoFunctions(NamedTuple):

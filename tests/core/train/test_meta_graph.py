@@ -6,6 +6,8 @@ import os
 import numpy as np
 import pytest
 
+from _graph_compare import meta_graph_differences
+from _oracle import as_tf1_built_graphs, tf1_and_core
 from _tolerance import assert_float32_close
 from tfevents import core
 
@@ -212,3 +214,20 @@ def test_checkpoint_initializer_graph_runs_in_tensorflow(tf1, tmp_path):
         with tf1.Session() as sess:
             sess.run(w.initializer.name)
             np.testing.assert_array_equal(sess.run("w:0"), saved["dense/kernel"])
+
+
+def test_control_flow_contexts_are_tf1s(tf1):
+    """The ``while_context`` and ``cond_context`` collections of an exported meta graph (a while loop with a cond
+    in its body, its gradient loop, a cond outside) are TF1's: names, pivots, Enter/Exit tensors, values, external
+    values and nested contexts, along with the graph node for node."""
+    def program(tf):
+        x = tf.Variable(np.float32(1.5), name="x")
+        _, y = tf.while_loop(lambda i, v: i < 3,
+                             lambda i, v: (i + 1, tf.cond(v > 2.0, lambda: v * 0.5, lambda: v * x)), [0, x])
+        z = tf.cond(y > 1.0, lambda: tf.square(y), lambda: y + x)
+        tf.gradients(z, [x])
+        return tf.train.export_meta_graph()
+    with as_tf1_built_graphs(tf1):
+        want, got = tf1_and_core(tf1, program)
+    assert {"while_context", "cond_context"} <= set(want.collection_def)
+    assert meta_graph_differences(want, got) == {}

@@ -418,11 +418,6 @@ def test_two_monitored_sessions_on_one_directory_write_as_tf1(tf1, tmp_path):
     assert got == want
 
 
-# TF serializes its cond contexts (CondContextDef, for gradients through imported control flow); core does not
-# (framework/meta_graph.py says why): the one known difference of a monitored session's meta graphs
-KNOWN_META_DIFFERENCES = {"collection cond_context": "only in TF"}
-
-
 def _graphs_and_meta_graphs(logdir):
     """Every graph and meta graph event of ``logdir`` in order, then the newest checkpoint's ``.meta`` file."""
     out = []
@@ -440,7 +435,7 @@ def test_graph_and_meta_graph_events_are_tf1s(tf1, tmp_path):
     """The graph and meta graph events a MonitoredTrainingSession writes (the cached writer's at creation, the
     CheckpointSaverHook's once the Scaffold made its ops) and the checkpoint's ``.meta`` file are TF1's: the
     graphs node for node (Scaffold's init/ready ops, the global step's read through a cond, the Saver), the
-    SaverDef, and every collection (VariableDefs, node lists, ``savers``), but ``cond_context``."""
+    SaverDef, and every collection (VariableDefs, node lists, ``savers``, the global step's ``cond_context``)."""
     def program(tf, logdir):
         with tf.Graph().as_default():
             _, _, _, train = _model(tf)
@@ -459,9 +454,8 @@ def test_graph_and_meta_graph_events_are_tf1s(tf1, tmp_path):
             assert node_differences(w, g) == {}, i
         else:
             assert len(g.graph_def.node) == len(w.graph_def.node), i
-            expected = KNOWN_META_DIFFERENCES if "cond_context" in w.collection_def else {}
-            assert meta_graph_differences(w, g) == expected, i
-    assert want[-1][1].HasField("saver_def") and "train_op" in want[-1][1].collection_def
+            assert meta_graph_differences(w, g) == {}, i
+    assert want[-1][1].HasField("saver_def") and {"train_op", "cond_context"} <= set(want[-1][1].collection_def)
 
 
 def test_export_meta_graph_is_tf1s(tf1, tmp_path):
@@ -477,8 +471,8 @@ def test_export_meta_graph_is_tf1s(tf1, tmp_path):
     with as_tf1_built_graphs(tf1):
         want, got = tf1_and_core(tf1, lambda tf: program(tf, str(tmp_path / ("tf" if tf is tf1 else "core"))))
     for w, g in zip(want[:2], got[:2]):
-        assert meta_graph_differences(w, g) == KNOWN_META_DIFFERENCES     # _model reads the step in a cond
+        assert meta_graph_differences(w, g) == {}
     assert not want[0].HasField("saver_def") and not got[0].HasField("saver_def")
     assert got[1].saver_def.restore_op_name == "save/restore_all"
     assert meta_graph_differences(meta_graph_pb2.MetaGraphDef.FromString(want[2]),
-                                  meta_graph_pb2.MetaGraphDef.FromString(got[2])) == KNOWN_META_DIFFERENCES
+                                  meta_graph_pb2.MetaGraphDef.FromString(got[2])) == {}
