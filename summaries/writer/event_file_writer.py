@@ -193,6 +193,11 @@ class EventFileWriter:
         return self._sink.path
 
     @property
+    def storage(self) -> Optional[tuple]:
+        """``(fsspec filesystem, run folder on it)`` for a URL logdir, None for a local folder."""
+        return None if self._fs is None else (self._fs, self._root)
+
+    @property
     def closed(self) -> bool:
         return self._closed
 
