@@ -162,6 +162,7 @@ class EventFileWriter:
                 self._logdir = local
             else:
                 self._fs, self._root = open_filesystem(url, storage_options)
+                _flush_before_threads_stop()
                 _flush_on_sigterm()
         self._io_lock = threading.RLock()
         self._open()
@@ -354,6 +355,23 @@ def _close_all_at_exit() -> None:
 
 
 _sigterm_hooked = False
+_exit_hooked = False
+
+
+def _flush_before_threads_stop() -> None:
+    """Once a writer to a URL exists: flush every writer when the interpreter starts to exit, before
+    ``concurrent.futures`` stops taking work (``threading._register_atexit`` hooks run in reverse order of
+    registration, before ``atexit``'s; the filesystems' clients, e.g. aiobotocore, resolve hosts in an
+    executor that refuses work once its own hook has run). The ``atexit`` hook then closes them."""
+    global _exit_hooked
+    register = getattr(threading, "_register_atexit", None)
+    if _exit_hooked or register is None:
+        return
+    try:
+        register(_flush_all, "interpreter exit")
+    except RuntimeError:   # the interpreter is already exiting
+        return
+    _exit_hooked = True
 
 
 def _flush_on_sigterm() -> None:
