@@ -230,14 +230,16 @@ def test_tensorboard_reads_the_s3_run_as_the_local_run(runs, s3, s3_endpoint, tm
     with TensorBoardServer(spec, logdir_spec=True, command=tensorboard_without_tensorflow_command(), env=env,
                            timeout=90) as python_loader, \
             TensorBoardServer(str(tmp_path / "copy"), load_fast=True, timeout=90) as rust_server:
-        for server in (python_loader, rust_server):
+        # --logdir_spec names the runs "<name>/<run>"
+        for server, runs in ((python_loader, ("local/.", "s3/.")), (rust_server, ("local", "s3"))):
             server.wait_for("both runs", lambda: server.json("/data/plugin/scalars/tags"),
-                            done=lambda tags: {"local", "s3"} <= set(tags))
-            answers = {run: server.wait_for(run, lambda: _answers(server, run),
-                                            done=lambda a: len(a["scalars"]) == 3 and all(a["tags"].values()))
-                       for run in ("local", "s3")}
-            assert answers["s3"] == answers["local"]
-            assert answers["s3"]["scalars"] == [[s, float(np.float32(1.0 / (s + 1)))] for s in range(3)]
+                            done=lambda tags: set(runs) <= set(tags))
+            local_answer, s3_answer = (
+                server.wait_for(run, lambda: _answers(server, run),
+                                done=lambda a: len(a["scalars"]) == 3 and all(a["tags"].values()))
+                for run in runs)
+            assert s3_answer == local_answer
+            assert s3_answer["scalars"] == [[s, float(np.float32(1.0 / (s + 1)))] for s in range(3)]
 
 
 # ------------------------------------------------------------------------------------------- object count
