@@ -112,7 +112,7 @@ class LocalFileSink:
         self._close_fd()
 
     def forget_parent(self) -> None:
-        """In a forked child: drop the parent's unwritten bytes and file; the next write starts a file of the child's."""
+        """In a forked child: drop the parent's unwritten bytes and file; the next write starts the child's file."""
         self._unwritten = b""
         fd, self._fd, self.path = self._fd, None, ""
         if fd is not None:

@@ -17,8 +17,8 @@ def is_torch_module(obj: Any) -> bool:
 
 
 class MediaMethods:
-    """Mixed into ``SummaryWriter`` (which provides ``_add_summary_proto``, ``_step_of``, ``_logdir``, ``_file_writer`` and
-    ``_scalar_records``)."""
+    """Mixed into ``SummaryWriter`` (which provides ``_add_summary_proto``, ``_step_of``, ``_logdir``,
+    ``_file_writer`` and ``_scalar_records``)."""
 
     def add_video(self, tag: str, vid_tensor: Any, global_step: Optional[int] = None, fps: float = 4,
                   walltime: Optional[float] = None, dataformats: str = "NTCHW") -> None:
