@@ -22,7 +22,8 @@ When an object is stored (see ``ObjectStoreSink.write``):
 * otherwise, when the records held reach ``object_bytes`` or the oldest of them has waited
   ``max_secs`` (the writer's ``flush_secs``). A long run thus makes at most
   ``1 + bytes / object_bytes + duration / max_secs + explicit flushes`` objects. A failed upload is
-  retried by the writer thread after a backoff (doubling up to ``RETRY_MAX_DELAY``), the records kept;
+  retried by the writer thread after a backoff (doubling up to ``RETRY_MAX_DELAY``), the records kept
+  (with those added meanwhile);
   after ``RAISE_AFTER`` failures in a row the caller hears of it on its next call.
 
 A retry reuses the name of the object that failed (with the records added since), so an upload that
@@ -152,7 +153,7 @@ class ObjectStoreSink:
             return
         if force:
             self._upload_retrying()
-        elif due or self._size >= self._object_bytes or now >= self._since + self._max_secs:
+        elif due or self._failures or self._size >= self._object_bytes or now >= self._since + self._max_secs:
             if now >= self._retry_at:
                 self._upload_in_background(now)
         else:

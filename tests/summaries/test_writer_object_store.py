@@ -381,6 +381,12 @@ def test_what_is_held_is_stored_on_sigterm_and_at_exit(s3, mode):
 
 # ------------------------------------------------------------------------------------------- bad URLs
 
+def test_a_missing_bucket_is_an_error_when_the_writer_is_made(s3):
+    from tfevents.summaries import SummaryWriter
+    with pytest.raises(OSError, match=r"s3://tfevents-no-such-bucket/exp/events\.out\.tfevents\..*after 1 attempt"):
+        SummaryWriter("s3://tfevents-no-such-bucket/exp", storage_options=s3[0])
+
+
 def test_gs_without_gcsfs_is_an_error_naming_gcsfs(tmp_path, monkeypatch):
     import importlib.util
     from tfevents.summaries import SummaryWriter
