@@ -36,6 +36,15 @@ def tensorboard_command() -> list[str]:
     return [exe] if os.path.exists(exe) else [sys.executable, "-m", "tensorboard.main"]
 
 
+def tensorboard_without_tensorflow_command() -> list[str]:
+    """TensorBoard as ``pip install tensorboard`` alone runs it: ``import tensorflow`` fails (a None in
+    ``sys.modules``), so it reads files through its own ``tensorflow_stub`` gfile, whose ``s3://`` support
+    (boto3, the endpoint in ``S3_ENDPOINT``) TensorFlow itself no longer has."""
+    code = ("import sys; sys.modules['tensorflow'] = None; sys.argv[0] = 'tensorboard'; "
+            "from tensorboard.main import run_main; run_main()")
+    return [sys.executable, "-c", code]
+
+
 def stop_process_group(proc: subprocess.Popen) -> None:
     """SIGTERM a process started with ``start_new_session=True`` (so its pgid is its pid), SIGKILL if it lingers."""
     if proc.poll() is not None:
@@ -51,14 +60,19 @@ def stop_process_group(proc: subprocess.Popen) -> None:
 
 
 class TensorBoardServer:
-    """``tensorboard --logdir LOGDIR --load_fast=... --reload_interval 1`` on 127.0.0.1 and a free port.
+    """``tensorboard --logdir LOGDIR --load_fast=... --reload_interval 1`` on 127.0.0.1 and a free port
+    (``command`` in place of ``tensorboard``, ``env`` added to the environment; with ``logdir_spec`` LOGDIR is
+    ``name:path,...`` for ``--logdir_spec``).
 
     ``timeout`` bounds :meth:`wait_for`; ``request_timeout`` each HTTP request. The server's output goes to
     ``log_path`` (a temporary file when not given) and is shown when a wait fails."""
 
     def __init__(self, logdir: str, *, load_fast: bool = False, log_path: str | None = None,
-                 extra_args: tuple = (), timeout: float = 60.0, request_timeout: float = 30.0):
+                 extra_args: tuple = (), timeout: float = 60.0, request_timeout: float = 30.0,
+                 command: list | None = None, env: dict | None = None, logdir_spec: bool = False):
         self.logdir, self.load_fast, self.extra_args = logdir, load_fast, list(extra_args)
+        self.command, self.env = command, env or {}
+        self.logdir_flag = "--logdir_spec" if logdir_spec else "--logdir"
         self.timeout, self.request_timeout = timeout, request_timeout
         self.log_path, self._own_log = log_path, log_path is None
         self.port: int | None = None
@@ -71,11 +85,12 @@ class TensorBoardServer:
         self.port = free_port()
         with open(self.log_path, "wb") as log:
             self.proc = subprocess.Popen(
-                tensorboard_command() + ["--logdir", self.logdir, "--host", "127.0.0.1", "--port", str(self.port),
-                                         "--load_fast=%s" % ("true" if self.load_fast else "false"),
-                                         "--reload_interval", "1"] + self.extra_args,
+                (self.command or tensorboard_command())
+                + [self.logdir_flag, self.logdir, "--host", "127.0.0.1", "--port", str(self.port),
+                   "--load_fast=%s" % ("true" if self.load_fast else "false"), "--reload_interval", "1"]
+                + self.extra_args,
                 stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
-                env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", CUDA_VISIBLE_DEVICES=""))
+                env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", CUDA_VISIBLE_DEVICES="", **self.env))
         return self
 
     def stop(self) -> None:

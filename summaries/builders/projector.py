@@ -192,15 +192,19 @@ def _sprite_png(label_img: Any, num_points: int) -> Tuple[bytes, int, int]:
 
 # ------------------------------------------------------------------------------------------- config
 
-def _add_to_config(logdir: str, entry: plugin_projector_pb2.EmbeddingInfo) -> None:
+def _add_to_config(logdir: str, entry: plugin_projector_pb2.EmbeddingInfo, fs: Any = None) -> None:
     """Put ``entry`` in ``<logdir>/projector_config.pbtxt``: in place of the entries with its
-    tensor_path (the first of them), else at the end; other entries and fields kept."""
-    path = os.path.join(logdir, PROJECTOR_FILENAME)
+    tensor_path (the first of them), else at the end; other entries and fields kept. (``fs``: the
+    fsspec filesystem ``logdir`` is on, None for a local folder.)"""
+    path = posixpath.join(logdir, PROJECTOR_FILENAME) if fs is not None else os.path.join(logdir, PROJECTOR_FILENAME)
     with _CONFIG_LOCK:
         config = plugin_projector_pb2.ProjectorConfig()
         try:
-            with open(path, "r", encoding="utf-8") as f:
-                text_format.Parse(f.read(), config)
+            if fs is not None:
+                text_format.Parse(fs.cat_file(path).decode("utf-8"), config)
+            else:
+                with open(path, "r", encoding="utf-8") as f:
+                    text_format.Parse(f.read(), config)
         except FileNotFoundError:
             pass
         except (text_format.ParseError, UnicodeDecodeError) as err:
@@ -215,14 +219,23 @@ def _add_to_config(logdir: str, entry: plugin_projector_pb2.EmbeddingInfo) -> No
             entries.append(entry)
         del config.embeddings[:]
         config.embeddings.extend(entries)
-        atomic_write(path, text_format.MessageToString(config).encode("utf-8"))
+        _write_file(path, text_format.MessageToString(config).encode("utf-8"), fs)
+
+
+def _write_file(path: str, content: bytes, fs: Any = None) -> None:
+    """Replace the file ``path`` atomically (on ``fs``, an fsspec filesystem: one upload, atomic in an object store)."""
+    if fs is None:
+        atomic_write(path, content)
+    else:
+        fs.pipe_file(path, content)
 
 
 def write_embedding(logdir: Union[str, "os.PathLike[str]"], mat: Any, metadata: Any = None, label_img: Any = None,
                     global_step: Optional[int] = None, tag: str = "default",
-                    metadata_header: Optional[Sequence[Any]] = None) -> str:
+                    metadata_header: Optional[Sequence[Any]] = None, fs: Any = None) -> str:
     """Write one embedding for TensorBoard's Projector under ``logdir`` (tensorboardX ``add_embedding``);
-    return its directory ``<logdir>/<step:05>/<escaped tag>`` (see :func:`embedding_subdir`).
+    return its directory ``<logdir>/<step:05>/<escaped tag>`` (see :func:`embedding_subdir`). With ``fs``
+    (an fsspec filesystem), ``logdir`` is a path on it and the directory is returned as a URL.
 
     ``mat``: ``[N, D]`` real numbers, one row a point (written as ``str(x.item())``, so float32
     values print as their exact float64 value). ``metadata``: N labels (str, numbers, numpy
@@ -270,12 +283,18 @@ def write_embedding(logdir: Union[str, "os.PathLike[str]"], mat: Any, metadata: 
         entry.sprite.single_image_dim.extend([width, height])
     files.append(("tensors.tsv", tensors))
 
-    directory = os.path.join(logdir, *subdir.split("/"))
-    if os.path.isdir(directory):
+    if fs is not None:
+        directory = posixpath.join(logdir, subdir)
+        exists, join = fs.isdir(directory), posixpath.join
+    else:
+        directory = os.path.join(logdir, *subdir.split("/"))
+        exists, join = os.path.isdir(directory), os.path.join
+    if exists:
         warnings.warn("embedding directory %s exists (same tag and global_step as before?): its files are "
                       "replaced" % directory, UserWarning, stacklevel=2)
-    os.makedirs(directory, exist_ok=True)
+    if fs is None:
+        os.makedirs(directory, exist_ok=True)
     for name, content in files:
-        atomic_write(os.path.join(directory, name), content)
-    _add_to_config(logdir, entry)
-    return directory
+        _write_file(join(directory, name), content, fs)
+    _add_to_config(logdir, entry, fs)
+    return directory if fs is None else fs.unstrip_protocol(directory)

@@ -1,25 +1,32 @@
-"""EventFileWriter: appends serialized Events to one ``events.out.tfevents.*`` file from a background thread.
+"""EventFileWriter: stores serialized Events from a background thread, in a local event file or an object store.
 
 The writer only queues and frames (``record.encode_records``); what goes in an Event is the
-builders' business. Its contract:
+builders' business, and where the framed bytes go is its *sink*'s: ``file_sink.LocalFileSink``
+appends to one ``events.out.tfevents.*`` file of a local logdir; ``object_sink.ObjectStoreSink``
+stores new immutable objects in a run folder given as an fsspec URL (``s3://``, ``gs://``,
+``memory://``, ...; ``storage_options`` as the reader takes them). Its contract:
 
 * The file ``events.out.tfevents.<%010d secs>.<hostname>.<pid>.<n>[suffix]`` is created (with
   its first event, ``file_version="brain.Event:2"``) when the writer is; ``n`` is a per-process
   counter and the file is opened with ``O_EXCL``, so two writers never share a name, even in the
-  same second.
+  same second. (In an object store: the first object, see ``object_sink``.)
 * ``add_*`` only appends to an in-memory queue. One background thread per process (shared by
   every writer) appends the queued events to the file and hands them to the OS when
   ``max_queue`` events are pending (like TensorFlow's ``tf.summary.create_file_writer``; at
   most one such write per 0.1 s per writer, so a tight logging loop hands work to the thread
   10 times a second, not every max_queue events) or ``flush_secs`` have passed since the last
   write. If the thread falls far behind, the caller writes itself (bounded memory).
-* ``flush()`` returns once every event queued before it is written and flushed to the OS.
+* ``flush()`` returns once every event queued before it is written and flushed to the OS (in an
+  object store: stored as an object).
 * An I/O error in the background thread is raised to the caller by its next call on the
   writer. The bytes that could not be written are kept and retried, so a disk that was full and
   gets space back loses nothing.
 * ``close()`` writes everything and is idempotent; adding after ``close()`` raises ValueError
   (``flush()`` is then a no-op);
   ``reopen()`` starts a new file. Writers still open at interpreter exit are flushed and closed.
+  Once a writer to a URL exists, SIGTERM (whose default handler would end the process without
+  running ``atexit``) first flushes every writer, then does what it did before (see
+  ``_flush_on_sigterm``).
 * If the file is deleted while the writer runs, the next write starts a new file (as
   TensorFlow's EventsWriter does) instead of writing into an unlinked inode.
 * In a forked child, inherited writers leave the parent's queued events to the parent and
@@ -29,7 +36,6 @@ from __future__ import annotations
 
 import atexit
 import collections
-import itertools
 import math
 import os
 import threading
@@ -38,23 +44,14 @@ import weakref
 from typing import Iterable, Optional
 
 from .. import record
-from .event_bytes import file_version_event
+from .file_sink import LocalFileSink, event_file_name
+from .object_sink import DEFAULT_OBJECT_BYTES, ObjectStoreSink, local_path_of, logdir_url, open_filesystem
 
 __all__ = ["EventFileWriter", "event_file_name"]
 
-_counter = itertools.count()          # per-process file counter (next() is atomic under the GIL)
 _live_writers: "weakref.WeakSet[EventFileWriter]" = weakref.WeakSet()
 _CALLER_WRITES_AT = 65536             # pending events beyond which add_* writes in the caller's thread
 _MIN_INTERVAL = 0.1                   # seconds between two max_queue-triggered writes of a writer
-
-
-def event_file_name(filename_suffix: str = "", now: Optional[float] = None) -> str:
-    """``events.out.tfevents.<%010d secs>.<hostname>.<pid>.<counter><suffix>`` (counter per process)."""
-    import socket   # (not at module import: keeps ``import tfevents.summaries`` light)
-
-    secs = int(time.time() if now is None else now)
-    return "events.out.tfevents.%010d.%s.%d.%d%s" % (
-        secs, socket.gethostname(), os.getpid(), next(_counter), filename_suffix)
 
 
 class _Worker(threading.Thread):
@@ -125,21 +122,26 @@ if hasattr(os, "register_at_fork"):
 
 
 class EventFileWriter:
-    """Writes serialized Events to a new event file in ``logdir`` (created if missing).
+    """Writes serialized Events to a new event file in ``logdir`` (created if missing), or to new objects in
+    the run folder ``logdir`` names as an fsspec URL.
 
     Args:
-        logdir: directory of the run.
+        logdir: directory of the run: a local path, or a URL (``s3://bucket/exp1``; ``file://`` is local).
         max_queue: events pending in memory before they are written and flushed to the OS
             (``max_queue_size``, TensorBoard's name for it, is accepted too).
         flush_secs: at most this many seconds between a queued event and its write.
         filename_suffix: appended to the file name.
         keep_open: hold the file descriptor between writes (False reopens the file in append
             mode for each batch: many writers, e.g. ``add_scalars`` sub-runs, hold no descriptors).
+        storage_options: for a URL, the fsspec filesystem's options (credentials, endpoint, ...).
+        object_bytes: for a URL, the bytes of records held before an object is stored whatever
+            the time (else every ``flush_secs``, at ``flush()`` and at ``close()``).
     """
 
     def __init__(self, logdir: str, max_queue: int = 10, flush_secs: float = 120,
                  filename_suffix: str = "", keep_open: bool = True, *,
-                 max_queue_size: Optional[int] = None) -> None:
+                 max_queue_size: Optional[int] = None, storage_options: Optional[dict] = None,
+                 object_bytes: int = DEFAULT_OBJECT_BYTES) -> None:
         if max_queue_size is not None:   # TensorBoard's / tensorboardX's name
             max_queue = max_queue_size
         if int(max_queue) < 1:
@@ -151,23 +153,35 @@ class EventFileWriter:
         self._flush_secs = float(flush_secs)
         self._suffix = filename_suffix or ""
         self._keep_open = keep_open
+        self._object_bytes = int(object_bytes)
+        self._fs = None                  # the fsspec filesystem of a URL logdir
+        url = logdir_url(self._logdir)
+        if url is not None:
+            local = local_path_of(url)
+            if local is not None:
+                self._logdir = local
+            else:
+                self._fs, self._root = open_filesystem(url, storage_options)
+                _flush_before_threads_stop()
+                _flush_on_sigterm()
         self._io_lock = threading.RLock()
         self._open()
 
     # ---------------------------------------------------------------- lifecycle
     def _open(self) -> None:
         self._pending: "collections.deque[bytes]" = collections.deque()
-        self._unwritten = b""          # framed bytes a failed write left behind, retried first
         self._error: Optional[BaseException] = None
         self._write_requested = False
         self._wake_at = self._max_queue   # pending count at which add_* calls _request_write
         self._last_write = -math.inf
-        self._fd: Optional[int] = None
-        self._path = ""
         self._closed = False
         self._next_write = time.monotonic() + self._flush_secs
-        with self._io_lock:
-            self._write(b"")            # creates the file with its file_version event
+        with self._io_lock:             # creates the file (the first object) with its file_version event
+            if self._fs is None:
+                self._sink = LocalFileSink(self._logdir, self._suffix, self._keep_open)
+            else:
+                self._sink = ObjectStoreSink(self._fs, self._root, self._logdir, self._suffix, self._flush_secs,
+                                             self._object_bytes)
         self._worker: Optional[_Worker] = _get_worker()
         self._worker.register(self)
         _live_writers.add(self)
@@ -176,8 +190,13 @@ class EventFileWriter:
         return self._logdir
 
     def get_filename(self) -> str:
-        """Path of the file being written."""
-        return self._path
+        """Path of the file being written (for a URL logdir: the URL of the last object stored)."""
+        return self._sink.path
+
+    @property
+    def storage(self) -> Optional[tuple]:
+        """``(fsspec filesystem, run folder on it)`` for a URL logdir, None for a local folder."""
+        return None if self._fs is None else (self._fs, self._root)
 
     @property
     def closed(self) -> bool:
@@ -189,7 +208,7 @@ class EventFileWriter:
             self._open()
 
     def flush(self) -> None:
-        """Write every queued event and hand it to the OS; returns when that is done.
+        """Write every queued event and hand it to the OS (store it as an object); returns when that is done.
 
         A no-op after ``close()`` (which wrote everything), as in TF1 and torch.
         """
@@ -197,7 +216,7 @@ class EventFileWriter:
             return
         self._check()
         with self._io_lock:
-            self._write_pending()
+            self._write_pending(force=True)
 
     def close(self) -> None:
         """Flush and close the file. Idempotent. Raises OSError if queued events could not be written."""
@@ -209,9 +228,9 @@ class EventFileWriter:
         _live_writers.discard(self)
         with self._io_lock:
             try:
-                self._write_pending()
+                self._write_pending(force=True)
             finally:
-                self._close_fd()
+                self._sink.close()
                 self._pending.clear()
 
     def __enter__(self) -> "EventFileWriter":
@@ -221,7 +240,7 @@ class EventFileWriter:
         self.close()
 
     def __repr__(self) -> str:
-        return "EventFileWriter(%r%s)" % (self._path or self._logdir, ", closed" if self._closed else "")
+        return "EventFileWriter(%r%s)" % (self._sink.path or self._logdir, ", closed" if self._closed else "")
 
     # ---------------------------------------------------------------- adding
     def add_event(self, event) -> None:
@@ -249,7 +268,7 @@ class EventFileWriter:
         """Raise what the caller must hear about: a closed writer or a background I/O error."""
         if self._closed:
             raise ValueError("cannot write to a closed event writer (%s); call reopen() first"
-                             % (self._path or self._logdir))
+                             % (self._sink.path or self._logdir))
         error, self._error = self._error, None
         if error is not None:
             raise error
@@ -272,30 +291,29 @@ class EventFileWriter:
                 self._write_pending()
 
     def _next_look(self, now: float) -> float:
-        """When the thread must look at this writer next: the flush_secs deadline; for a
-        requested write, ``_MIN_INTERVAL`` after the previous write (at once if that is past);
-        and once ``_MIN_INTERVAL`` after each write, so that requests within it need no wake-up.
-        A loop adding events as fast as it can so costs one thread hand-off per interval,
-        not one per max_queue events."""
+        """When the thread must look at this writer next: the flush_secs deadline or the
+        sink's (an object store's upload or retry); for a requested write, ``_MIN_INTERVAL``
+        after the previous write (at once if that is past); and once ``_MIN_INTERVAL`` after
+        each write, so that requests within it need no wake-up. A loop adding events as fast
+        as it can so costs one thread hand-off per interval, not one per max_queue events."""
+        due = min(self._next_write, self._sink.due_at)
         follow_up = self._last_write + _MIN_INTERVAL
         if self._write_requested or now < follow_up:
-            return min(self._next_write, follow_up)
-        return self._next_write
+            return min(due, follow_up)
+        return due
 
     def _is_due(self, now: float) -> bool:
-        return now >= self._next_write or (self._write_requested and now >= self._last_write + _MIN_INTERVAL)
+        return (now >= self._next_write or now >= self._sink.due_at
+                or (self._write_requested and now >= self._last_write + _MIN_INTERVAL))
 
     def _forget_parent(self) -> None:
         """In a forked child: see ``_after_fork_in_child``."""
         self._io_lock = threading.RLock()     # the parent's may have been held at the fork
         self._pending.clear()
-        self._unwritten = b""
         self._error = None
         self._write_requested, self._wake_at = False, self._max_queue
         self._worker = None
-        fd, self._fd, self._path = self._fd, None, ""
-        if fd is not None:
-            os.close(fd)
+        self._sink.forget_parent()
 
     # ---------------------------------------------------------------- writing (under _io_lock)
     def _background_write(self) -> None:
@@ -304,68 +322,25 @@ class EventFileWriter:
             if self._closed:
                 return
             try:
-                self._write_pending()
+                self._write_pending(deadline=time.monotonic() >= self._next_write)
             except Exception as e:  # noqa: BLE001 - surfaced to the caller
                 self._error = e
 
-    def _write_pending(self) -> None:
+    def _write_pending(self, force: bool = False, deadline: bool = False) -> None:
+        """Frame the queued events and hand them to the sink: ``force`` (flush, close) to be stored
+        when this returns; ``deadline``: flush_secs passed without a write (an object store stores what
+        it holds then)."""
         self._write_requested = False
         self._wake_at = self._max_queue
         self._next_write = time.monotonic() + self._flush_secs
         pending = self._pending
         n = len(pending)
-        if n == 0 and not self._unwritten:
+        sink = self._sink
+        if n == 0 and not sink.holding:
             return
         self._last_write = time.monotonic()
         popleft = pending.popleft
-        self._write(record.encode_records([popleft() for _ in range(n)]))
-
-    def _write(self, data: bytes) -> None:
-        """Append framed bytes (after any left over from a failed write) and hand them to the OS."""
-        data = self._unwritten + data if self._unwritten else data
-        self._unwritten = data
-        header = self._ensure_file()
-        if header:
-            data = self._unwritten = header + data
-        fd = self._fd
-        try:
-            view, done = memoryview(data), 0
-            while done < len(data):
-                done += os.write(fd, view[done:])
-            self._unwritten = b""
-        except OSError as e:
-            self._unwritten = data[done:]
-            raise OSError(e.errno, "%s: could not write %d bytes of events (kept for a retry)"
-                          % (e.strerror, len(self._unwritten)), self._path) from e
-        finally:
-            if not self._keep_open:
-                self._close_fd()
-
-    def _ensure_file(self) -> bytes:
-        """Open the event file, starting a new one if none exists yet or it was deleted.
-
-        Returns the file_version record to write first when the file is new, else b"".
-        """
-        if self._path and os.path.exists(self._path):
-            if self._fd is None:
-                self._fd = os.open(self._path, os.O_WRONLY | os.O_APPEND)
-            return b""
-        self._close_fd()
-        os.makedirs(self._logdir, exist_ok=True)
-        while True:
-            path = os.path.join(self._logdir, event_file_name(self._suffix))
-            try:
-                self._fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_EXCL, 0o666)
-                break
-            except FileExistsError:   # same name from another process (pid reuse): next counter
-                continue
-        self._path = path
-        return record.encode_record(file_version_event(time.time()))
-
-    def _close_fd(self) -> None:
-        fd, self._fd = self._fd, None
-        if fd is not None:
-            os.close(fd)
+        sink.write(record.encode_records([popleft() for _ in range(n)]) if n else b"", force, deadline)
 
 
 @atexit.register
@@ -377,3 +352,60 @@ def _close_all_at_exit() -> None:
         except Exception as e:  # noqa: BLE001 - nothing to raise to at exit; say what was lost
             import sys
             print("tfevents: could not write events at exit: %s" % (e,), file=sys.stderr)
+
+
+_sigterm_hooked = False
+_exit_hooked = False
+
+
+def _flush_before_threads_stop() -> None:
+    """Once a writer to a URL exists: flush every writer when the interpreter starts to exit, before
+    ``concurrent.futures`` stops taking work (``threading._register_atexit`` hooks run in reverse order of
+    registration, before ``atexit``'s; the filesystems' clients, e.g. aiobotocore, resolve hosts in an
+    executor that refuses work once its own hook has run). The ``atexit`` hook then closes them."""
+    global _exit_hooked
+    register = getattr(threading, "_register_atexit", None)
+    if _exit_hooked or register is None:
+        return
+    try:
+        register(_flush_all, "interpreter exit")
+    except RuntimeError:   # the interpreter is already exiting
+        return
+    _exit_hooked = True
+
+
+def _flush_on_sigterm() -> None:
+    """Once a writer to a URL exists: on SIGTERM, flush every writer first (an object store holds
+    records in memory between uploads, and SIGTERM's default action ends the process without
+    ``atexit``), then do what SIGTERM did before: end the process by SIGTERM (same exit status),
+    or call the handler that was installed. Only from the main thread (Python's signal rule),
+    and not when SIGTERM is ignored; a handler installed later replaces this one."""
+    global _sigterm_hooked
+    if _sigterm_hooked or threading.current_thread() is not threading.main_thread():
+        return
+    import signal   # (not at module import: keeps ``import tfevents.summaries`` light)
+
+    previous = signal.getsignal(signal.SIGTERM)
+    if previous is signal.SIG_IGN or previous is None:   # ignored, or a handler not installed from Python
+        return
+
+    def on_sigterm(signum, frame):
+        _flush_all("SIGTERM")
+        if callable(previous):
+            previous(signum, frame)
+            return
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        os.kill(os.getpid(), signal.SIGTERM)
+
+    signal.signal(signal.SIGTERM, on_sigterm)
+    _sigterm_hooked = True
+
+
+def _flush_all(why: str) -> None:
+    """Flush every open writer; say on stderr what could not be stored."""
+    for writer in list(_live_writers):
+        try:
+            writer.flush()
+        except Exception as e:  # noqa: BLE001 - nothing to raise to in a signal handler; say what was lost
+            import sys
+            print("tfevents: could not write events at %s: %s" % (why, e), file=sys.stderr)

@@ -17,8 +17,8 @@ def is_torch_module(obj: Any) -> bool:
 
 
 class MediaMethods:
-    """Mixed into ``SummaryWriter`` (which provides ``_add_summary_proto``, ``_step_of``, ``_logdir`` and
-    ``_scalar_records``)."""
+    """Mixed into ``SummaryWriter`` (which provides ``_add_summary_proto``, ``_step_of``, ``_logdir``,
+    ``_file_writer`` and ``_scalar_records``)."""
 
     def add_video(self, tag: str, vid_tensor: Any, global_step: Optional[int] = None, fps: float = 4,
                   walltime: Optional[float] = None, dataformats: str = "NTCHW") -> None:
@@ -53,8 +53,9 @@ class MediaMethods:
         from ..builders.projector import write_embedding  # lazy: numpy, Pillow
 
         step = 0 if global_step is None else self._step_of(global_step)
-        return write_embedding(self._logdir, mat, metadata=metadata, label_img=label_img, global_step=step, tag=tag,
-                               metadata_header=metadata_header)
+        fs, root = self._file_writer.storage or (None, self._logdir)
+        return write_embedding(root, mat, metadata=metadata, label_img=label_img, global_step=step, tag=tag,
+                               metadata_header=metadata_header, fs=fs)
 
     def add_onnx_graph(self, onnx_model_file: Any) -> None:
         """The graph of an ONNX model (a path or an ``onnx.ModelProto``; needs the ``onnx`` package)."""

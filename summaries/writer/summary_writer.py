@@ -14,6 +14,10 @@ semantics). Builders (numpy) are imported on first use, so importing this module
 
 Where things go:
 
+* ``logdir`` is a local folder or an fsspec URL (``s3://bucket/exp1``, with ``storage_options``): in
+  an object store, new immutable objects, never an append (``object_sink``); a path that only
+  looks like a URL (``s3:/bucket``) is a ValueError, a URL whose filesystem is not installed an
+  ImportError naming its package.
 * everything is written to ``logdir`` (one run), except
 * ``add_scalars(main_tag, {key: v})``: sub-run ``<logdir>/<main_tag with "/" -> "_">_<key>``,
   tag ``main_tag`` (torch's layout). The sub-runs share the one writer thread and hold no open
@@ -39,6 +43,7 @@ from . import event_bytes as _event_bytes
 from .media_methods import MediaMethods, is_torch_module
 from ..tags import check_tag as _check_tag, clean_tag as _clean_tag
 from .event_file_writer import EventFileWriter
+from .object_sink import DEFAULT_OBJECT_BYTES
 
 __all__ = ["SummaryWriter", "FileWriter"]
 
@@ -135,12 +140,19 @@ class SummaryWriter(MediaMethods):
         purge_step: as torch/tensorboardX: write ``Event(step=purge_step, file_version)`` and a
             ``SessionLog.START`` at that step, so TensorBoard drops earlier points with step >=
             purge_step (a resumed run).
+        storage_options: for a logdir given as an fsspec URL (``s3://bucket/exp1``, ``gs://``, ``az://``,
+            ``memory://``, ...), the filesystem's options, as the reader takes them (credentials, endpoint).
+            Each upload is a new object in the run's folder (see ``object_sink``); ``flush()`` and
+            ``close()`` return once the records are stored.
+        object_bytes: for a URL logdir, the bytes of records held before they are stored whatever the
+            time; otherwise they are stored every ``flush_secs``.
     """
 
     def __init__(self, logdir: Optional[str] = None, graph: Any = None, max_queue: int = 10,
                  flush_secs: float = 120, graph_def: Any = None, filename_suffix: str = "", *,
                  log_dir: Optional[str] = None, comment: str = "", purge_step: Optional[int] = None,
-                 session: Any = None) -> None:
+                 session: Any = None,
+                 storage_options: Optional[Dict[str, Any]] = None, object_bytes: int = DEFAULT_OBJECT_BYTES) -> None:
         if session is not None:
             raise ValueError("session-based writers are not supported; pass logdir")
         if logdir is None:
@@ -151,6 +163,7 @@ class SummaryWriter(MediaMethods):
         self._max_queue = max_queue
         self._flush_secs = flush_secs
         self._suffix = filename_suffix or ""
+        self._store = {"storage_options": storage_options, "object_bytes": object_bytes}   # URL logdirs
         self._scalar_packers: Dict[str, _event_bytes.ScalarPacker] = {}
         self._max_step = 0   # highest step logged in this run: where add_hparams puts its metrics
         self._sub_writers: Dict[str, EventFileWriter] = {}
@@ -161,7 +174,7 @@ class SummaryWriter(MediaMethods):
         graph_bytes = None
         if graph is not None or graph_def is not None:
             graph_bytes = self._graph_def_bytes(graph if graph is not None else graph_def)
-        self._file_writer = EventFileWriter(self._logdir, max_queue, flush_secs, self._suffix)
+        self._file_writer = EventFileWriter(self._logdir, max_queue, flush_secs, self._suffix, **self._store)
         if purge_step is not None:
             self._purge(purge_step)
         if graph_bytes is not None:
@@ -342,7 +355,8 @@ class SummaryWriter(MediaMethods):
                 raise ValueError("sub-run %r would be written outside the logdir %s" % (run, self._logdir))
             if self._file_writer.closed:
                 raise ValueError("cannot write to a closed SummaryWriter (%s); call reopen() first" % self._logdir)
-            writer = EventFileWriter(path, self._max_queue, self._flush_secs, self._suffix, keep_open=False)
+            writer = EventFileWriter(path, self._max_queue, self._flush_secs, self._suffix, keep_open=False,
+                                     **self._store)
             self._sub_writers[path] = writer
         return writer
 

@@ -185,13 +185,13 @@ def _add_until_error(w, steps):
 def test_background_io_error_surfaces_and_nothing_is_lost_once_space_returns(logdir):
     w = EventFileWriter(logdir, max_queue=1, flush_secs=1000)
     path = w.get_filename()
-    _redirect_fd(w._fd, "/dev/full")                     # the disk is full from now on
+    _redirect_fd(w._sink._fd, "/dev/full")                     # the disk is full from now on
     accepted, error = _add_until_error(w, range(100))
     assert error.errno == errno.ENOSPC and error.filename == path
     assert "No space left" in str(error)
     # the error was raised once; the writer keeps the unwritten events and goes on queueing
     w.add_event(_event(100))
-    _redirect_fd(w._fd, path, os.O_WRONLY | os.O_APPEND)  # space is back
+    _redirect_fd(w._sink._fd, path, os.O_WRONLY | os.O_APPEND)  # space is back
     w.close()
     assert _steps(path) == accepted + [100]
 
@@ -199,7 +199,7 @@ def test_background_io_error_surfaces_and_nothing_is_lost_once_space_returns(log
 @pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full")
 def test_flush_and_close_raise_when_the_disk_stays_full(logdir):
     w = EventFileWriter(logdir, max_queue=1000)
-    _redirect_fd(w._fd, "/dev/full")
+    _redirect_fd(w._sink._fd, "/dev/full")
     w.add_event(_event(1))
     with pytest.raises(OSError) as info:
         w.flush()

@@ -115,7 +115,7 @@ def test_dev_full_error_reaches_add_scalar_flush_and_close(logdir):
     w = SummaryWriter(logdir, max_queue=1, flush_secs=0.01)
     w.add_scalar("a", 1.0, 0)
     w.flush()
-    fd = w.file_writer._fd
+    fd = w.file_writer._sink._fd
     full = os.open("/dev/full", os.O_WRONLY)
     os.dup2(full, fd)
     os.close(full)
