@@ -35,7 +35,7 @@ import os
 import time
 from typing import Any, Dict, Mapping, Optional, Sequence, Union
 
-from . import event_bytes as _event_bytes
+from . import event_bytes as _event_bytes, ranks as _ranks
 from .media_methods import MediaMethods, is_torch_module
 from ..tags import check_tag as _check_tag, clean_tag as _clean_tag
 from .event_file_writer import EventFileWriter
@@ -135,12 +135,26 @@ class SummaryWriter(MediaMethods):
         purge_step: as torch/tensorboardX: write ``Event(step=purge_step, file_version)`` and a
             ``SessionLog.START`` at that step, so TensorBoard drops earlier points with step >=
             purge_step (a resumed run).
+        rank, ranks: which processes of a distributed job write (``writer/ranks.py``). ``rank``: this
+            process's rank, None = found in torch.distributed or the launcher's environment (RANK,
+            SLURM_PROCID, OMPI_COMM_WORLD_RANK, PMI_RANK; jax.process_index() if jax is imported).
+            ``ranks="zero"`` (default): rank 0 writes ``logdir``, other ranks get a writer whose every
+            method returns at once and writes nothing; ``"all"``: rank N writes ``<logdir>/rank_<N>``;
+            a list of ranks: those write ``<logdir>/rank_<N>``, the others nothing.
     """
+
+    def __new__(cls, *args: Any, **kwargs: Any) -> "SummaryWriter":
+        subdir = _ranks.rank_subdir(kwargs.get("ranks", "zero"), kwargs.get("rank"))
+        if subdir is None:
+            return object.__new__(_silent_class(cls))
+        writer = object.__new__(cls)
+        writer._rank_subdir = subdir
+        return writer
 
     def __init__(self, logdir: Optional[str] = None, graph: Any = None, max_queue: int = 10,
                  flush_secs: float = 120, graph_def: Any = None, filename_suffix: str = "", *,
                  log_dir: Optional[str] = None, comment: str = "", purge_step: Optional[int] = None,
-                 session: Any = None) -> None:
+                 session: Any = None, rank: Optional[int] = None, ranks: _ranks.Ranks = "zero") -> None:
         if session is not None:
             raise ValueError("session-based writers are not supported; pass logdir")
         if logdir is None:
@@ -148,6 +162,11 @@ class SummaryWriter(MediaMethods):
         if not isinstance(logdir, (str, os.PathLike)):
             raise TypeError("logdir must be a path, got %s" % type(logdir).__name__)
         self._logdir = os.fspath(logdir)
+        subdir = getattr(self, "_rank_subdir", None)
+        if subdir is None:                  # not made by __new__ (a subclass overriding it)
+            subdir = _ranks.rank_subdir(ranks, rank)
+        if subdir:
+            self._logdir = os.path.join(self._logdir, subdir)
         self._max_queue = max_queue
         self._flush_secs = flush_secs
         self._suffix = filename_suffix or ""
@@ -499,6 +518,17 @@ class SummaryWriter(MediaMethods):
         meta = meta_graph_pb2.MetaGraphDef()
         meta.graph_def.CopyFrom(graph_pb2.GraphDef.FromString(graph_def))
         return meta
+
+
+_silent_classes: Dict[type, type] = {}
+
+
+def _silent_class(cls: type) -> type:
+    """The silent subclass of ``cls`` that ranks which do not write get (made once per class)."""
+    silent = _silent_classes.get(cls)
+    if silent is None:
+        silent = _silent_classes[cls] = _ranks.silent_subclass(cls)
+    return silent
 
 
 FileWriter = SummaryWriter
