@@ -38,12 +38,19 @@ def library_of(value: Any) -> str:
 
 
 def _torch_to_host(value: Any, copy: bool) -> np.ndarray:
-    """A torch tensor on any device as numpy: detached, on the CPU, bfloat16 as float32 (numpy has no
-    bfloat16); with ``copy`` always a new buffer, else possibly the tensor's own memory."""
+    """A torch tensor on any device as numpy: detached, on the CPU, bfloat16 widened to float32 (numpy has no
+    bfloat16; exact: its 16 bits are a float32's upper half); with ``copy`` always a new buffer, else possibly
+    the tensor's own memory. The host copies are numpy's: torch's own (``clone``, ``to``) wake its intra-op
+    thread pool, which costs milliseconds on a busy machine."""
     torch = sys.modules["torch"]      # imported: value is one of its tensors
     tensor = value.detach()
-    dtype = torch.float32 if tensor.dtype == torch.bfloat16 else tensor.dtype
-    return tensor.to(device="cpu", dtype=dtype, copy=copy).resolve_conj().resolve_neg().numpy()
+    if tensor.device.type != "cpu":
+        tensor, copy = tensor.cpu(), False          # the device-to-host copy is a new buffer
+    if tensor.dtype == torch.bfloat16:
+        bits = tensor.view(torch.int16).numpy().view(np.uint16)
+        return (bits.astype(np.uint32) << 16).view(np.float32)
+    array = tensor.resolve_conj().resolve_neg().numpy()
+    return array.copy() if copy else array
 
 
 def _without_bfloat16(array: np.ndarray) -> np.ndarray:

@@ -17,7 +17,7 @@ from tfevents.proto import summary_pb2
 
 from .common import as_numeric_array, check_int, clean_tag, require_finite, single_value
 
-__all__ = ["histogram", "histogram_raw", "default_bucket_edges", "make_histogram_proto"]
+__all__ = ["histogram", "histogram_raw", "default_bucket_edges", "make_histogram_proto", "counts_in_edges"]
 
 Bins = Union[str, int, Sequence[float], np.ndarray]
 
@@ -70,13 +70,27 @@ def _trim_to_support(counts: np.ndarray, limits: np.ndarray):
     return kept, limits[first: last + 2]
 
 
+def counts_in_edges(values: np.ndarray, edges: np.ndarray) -> np.ndarray:
+    """``np.histogram(values, bins=edges)[0]`` for increasing ``edges``, in O(n log m) without sorting ``values``:
+
+        i(x) = #{edges <= x}  (``searchsorted(side="right")``),  x == edges[-1] counted in the last bucket,
+        counts[k] = #{x : i(x) = k + 1},  k = 0 .. m-2
+
+    i.e. bucket k holds ``edges[k] <= x < edges[k+1]``, the last one also ``x == edges[-1]``, as numpy's.
+    numpy sorts the values for uneven edges (TensorFlow's are); this is several times faster on 1M values.
+    """
+    index = np.searchsorted(edges, values, side="right")
+    index[values == edges[-1]] = edges.size - 1
+    return np.bincount(index, minlength=edges.size + 1)[1:edges.size]
+
+
 def make_histogram_proto(values: np.ndarray, bins: Bins = "tensorflow",
                          max_bins: Optional[int] = None, name: str = "values") -> summary_pb2.HistogramProto:
     """HistogramProto of finite float64 ``values`` (any shape; flattened)."""
     flat = values.reshape(-1)
     if isinstance(bins, str) and bins == "tensorflow":
-        edges = default_bucket_edges()
-        counts, limits = np.histogram(flat, bins=edges)
+        limits = default_bucket_edges()
+        counts = counts_in_edges(flat, limits)
     elif isinstance(bins, str):  # numpy's estimators: 'auto', 'fd', 'sturges', ...
         try:
             counts, limits = np.histogram(flat, bins=bins)
@@ -92,7 +106,7 @@ def make_histogram_proto(values: np.ndarray, bins: Bins = "tensorflow",
         require_finite(edges, "bins")
         if np.any(np.diff(edges) <= 0):
             raise ValueError("bins edges must be strictly increasing")
-        counts, limits = np.histogram(flat, bins=edges)
+        counts, limits = counts_in_edges(flat, edges), edges
     if max_bins is not None:
         max_bins = check_int(max_bins, "max_bins", minimum=1)
         if counts.size > max_bins:
