@@ -27,7 +27,7 @@ _EXPORTS = {
     "summary_iterator": "iterator",
     "write_graph": "writer.graph_io",
     # the offline reader (reader/)
-    "read_scalars": "reader.load", "load_logdir": "reader.load",
+    "read_scalars": "reader.load", "load_logdir": "reader.load", "fold_ranks": "reader.ranks",
     **{name: "reader.load" for name in ("Logdir", "ScalarSeries", "HistogramSeries", "ImageRecord", "AudioRecord",
                                    "TextRecord", "PrCurveRecord", "TensorRecord", "HParamsRecord", "VideoRecord",
                                    "MeshRecord", "EmbeddingRecord", "ReadWarning")},

@@ -5,6 +5,8 @@ the argument's name in it, whichever builder it was passed to.
 """
 from __future__ import annotations
 
+import copy
+import sys
 from typing import Any, Iterable, Optional
 
 import numpy as np
@@ -14,7 +16,7 @@ from tfevents.proto import summary_pb2, tensor_pb2, tensor_shape_pb2, types_pb2
 from ..tags import check_tag, clean_tag
 
 __all__ = [
-    "check_tag", "clean_tag", "check_int", "as_array", "as_numeric_array", "require_finite",
+    "check_tag", "clean_tag", "check_int", "as_array", "host_copy", "library_of", "as_numeric_array", "require_finite",
     "plugin_metadata", "string_tensor", "float32_tensor", "single_value",
 ]
 
@@ -29,22 +31,70 @@ def check_int(value: Any, name: str, minimum: Optional[int] = None) -> int:
     return value
 
 
-def as_array(value: Any, name: str) -> np.ndarray:
+def library_of(value: Any) -> str:
+    """The top-level package that defines ``value``'s type (``"torch"``, ``"jaxlib"``, ``"cupy"``, ``"numpy"``, ...):
+    how an array is recognized without importing its library."""
+    return (type(value).__module__ or "").partition(".")[0]
+
+
+def _torch_to_host(value: Any, copy: bool) -> np.ndarray:
+    """A torch tensor on any device as numpy: detached, on the CPU, bfloat16 widened to float32 (numpy has no
+    bfloat16; exact: its 16 bits are a float32's upper half); with ``copy`` always a new buffer, else possibly
+    the tensor's own memory. The host copies are numpy's: torch's own (``clone``, ``to``) wake its intra-op
+    thread pool, which costs milliseconds on a busy machine."""
+    torch = sys.modules["torch"]      # imported: value is one of its tensors
+    tensor = value.detach()
+    if tensor.device.type != "cpu":
+        tensor, copy = tensor.cpu(), False          # the device-to-host copy is a new buffer
+    if tensor.dtype == torch.bfloat16:
+        bits = tensor.view(torch.int16).numpy().view(np.uint16)
+        return (bits.astype(np.uint32) << 16).view(np.float32)
+    array = tensor.resolve_conj().resolve_neg().numpy()
+    return array.copy() if copy else array
+
+
+def _without_bfloat16(array: np.ndarray) -> np.ndarray:
+    """ml_dtypes' bfloat16 (what JAX's bfloat16 arrays become in numpy) as float32."""
+    return array.astype(np.float32) if array.dtype.name == "bfloat16" else array
+
+
+def as_array(value: Any, name: str, keep_bfloat16: bool = False) -> np.ndarray:
     """A numpy view of ``value``: numpy arrays and scalars, Python numbers and (nested) lists,
-    torch tensors (detached, moved to CPU), and anything with ``__array__`` (JAX, TF eager)."""
-    module = type(value).__module__ or ""
-    if module.startswith("torch") and hasattr(value, "detach"):
-        value = value.detach().cpu()
-        if str(value.dtype) == "torch.bfloat16":  # numpy has no bfloat16
-            value = value.float()
-        value = value.numpy()
-    elif hasattr(value, "numpy") and not isinstance(value, np.ndarray) and module.startswith("tensorflow"):
+    torch tensors (detached, moved to CPU, bfloat16 as float32), CuPy arrays (copied to the host),
+    JAX arrays and anything with ``__array__`` (TF eager). ml_dtypes' bfloat16 (JAX's, TF's) becomes
+    float32 unless ``keep_bfloat16`` (``add_tensor`` writes it as it is)."""
+    library = library_of(value)
+    if library == "torch" and hasattr(value, "detach"):
+        value = _torch_to_host(value, copy=False)
+    elif library == "cupy" and hasattr(value, "get"):
+        value = value.get()
+    elif hasattr(value, "numpy") and not isinstance(value, np.ndarray) and library == "tensorflow":
         value = value.numpy()
     try:
         array = np.asarray(value)
     except (ValueError, TypeError) as err:  # ragged nested lists and the like
         raise ValueError("%s could not be converted to an array: %s" % (name, err)) from None
-    return array
+    return array if keep_bfloat16 else _without_bfloat16(array)
+
+
+def host_copy(value: Any) -> Any:
+    """What a writer keeps of an argument to encode it later on its own thread: a copy that nothing the
+    caller does next (writing into the array, freeing a device buffer) can change.
+
+    torch tensors (any device; bfloat16 as float32) and CuPy arrays are copied to the host; JAX and
+    numpy arrays are copied (bfloat16 as float32); other values (numbers, strings, lists, None) are
+    deep-copied. Each library is recognized by its type's module, never imported here.
+    """
+    library = library_of(value)
+    if library == "torch" and hasattr(value, "detach"):
+        return _torch_to_host(value, copy=True)
+    if library == "cupy" and hasattr(value, "get"):
+        return value.get()
+    if isinstance(value, np.ndarray) or library in ("jax", "jaxlib", "tensorflow"):
+        return _without_bfloat16(np.array(value, copy=True))
+    if value is None or isinstance(value, (str, bytes, int, float, bool, np.generic)):
+        return value
+    return copy.deepcopy(value)
 
 
 def as_numeric_array(value: Any, name: str) -> np.ndarray:

@@ -17,11 +17,12 @@ from tfevents.proto import summary_pb2
 
 from .common import as_numeric_array, check_int, clean_tag, require_finite, single_value
 
-__all__ = ["histogram", "histogram_raw", "default_bucket_edges", "make_histogram_proto"]
+__all__ = ["histogram", "histogram_raw", "default_bucket_edges", "make_histogram_proto", "counts_in_edges"]
 
 Bins = Union[str, int, Sequence[float], np.ndarray]
 
 _DBL_MAX = sys.float_info.max
+_CHUNK = 1 << 16        # values bucketed at a time
 
 
 @functools.lru_cache(maxsize=1)
@@ -70,13 +71,65 @@ def _trim_to_support(counts: np.ndarray, limits: np.ndarray):
     return kept, limits[first: last + 2]
 
 
+def _tensorflow_edge_index(values: np.ndarray) -> np.ndarray:
+    """``#{edges <= x}`` for TensorFlow's default edges ``[-p_{K-1}..-p_0, 0, p_0..p_{K-1}]``, from logarithms.
+
+    With ``a = |x|`` and ``g`` such that ``p_g <= a < p_{g+1}`` (``p_{-1} = 0``, ``p_K = inf``):
+    ``#{p_j <= a} = g + 1``, ``#{p_j < a} = g + 1 - [a == p_g]``, so the index is ``K + 1 + g + 1`` for
+    ``x >= 0`` and ``K - #{p_j < a}`` for ``x < 0``. ``g`` is first guessed as
+    ``floor(log(a / 1e-12) / log(1.1))``, then moved until the inequality holds against the edges themselves
+    (the guess is off by at most one: the edges are ``1e-12 * 1.1**k`` to a few ulps), so the buckets are
+    exactly numpy's. Elementwise numpy work that releases the GIL, unlike a binary search per value.
+    """
+    edges = default_bucket_edges()
+    k = edges.size // 2
+    positive = edges[k + 1:]
+    bounds = np.concatenate([[0.0], positive, [np.inf]])     # bounds[g + 1] = p_g, bounds[g + 2] = p_{g+1}
+    a = np.abs(values)
+    with np.errstate(divide="ignore"):
+        guess = np.floor((np.log(a) - np.log(positive[0])) / np.log(1.1))
+    g = np.clip(guess, -1, k - 1).astype(np.intp)
+    for _ in range(4):
+        lower, upper = bounds[g + 1], bounds[g + 2]
+        too_high, too_low = a < lower, a >= upper
+        if not (too_high.any() or too_low.any()):
+            break
+        g -= too_high
+        g += too_low
+    else:
+        raise AssertionError("histogram bucketing did not settle")   # never: the guess is within one bucket
+    at_edge = (g >= 0) & (a == bounds[g + 1])
+    return np.where(values >= 0, k + 2 + g, k - 1 - g + at_edge)
+
+
+def counts_in_edges(values: np.ndarray, edges: np.ndarray) -> np.ndarray:
+    """``np.histogram(values, bins=edges)[0]`` for increasing ``edges``, without sorting ``values``:
+
+        i(x) = #{edges <= x},  x == edges[-1] counted in the last bucket,
+        counts[k] = #{x : i(x) = k + 1},  k = 0 .. m-2
+
+    i.e. bucket k holds ``edges[k] <= x < edges[k+1]``, the last one also ``x == edges[-1]``, as numpy's.
+    ``i`` comes from logarithms for TensorFlow's default edges (``_tensorflow_edge_index``), else from
+    ``searchsorted``. numpy sorts the values for uneven edges; this is several times faster on 1M values.
+    """
+    edge_index = _tensorflow_edge_index if edges is default_bucket_edges() else (
+        lambda chunk: np.searchsorted(edges, chunk, side="right"))
+    counts = np.zeros(edges.size + 1, np.int64)
+    for start in range(0, values.size, _CHUNK):      # chunks stay in cache and let other threads take the GIL
+        chunk = values[start:start + _CHUNK]
+        index = edge_index(chunk)
+        index[chunk == edges[-1]] = edges.size - 1
+        counts += np.bincount(index, minlength=edges.size + 1)
+    return counts[1:edges.size]
+
+
 def make_histogram_proto(values: np.ndarray, bins: Bins = "tensorflow",
                          max_bins: Optional[int] = None, name: str = "values") -> summary_pb2.HistogramProto:
     """HistogramProto of finite float64 ``values`` (any shape; flattened)."""
     flat = values.reshape(-1)
     if isinstance(bins, str) and bins == "tensorflow":
-        edges = default_bucket_edges()
-        counts, limits = np.histogram(flat, bins=edges)
+        limits = default_bucket_edges()
+        counts = counts_in_edges(flat, limits)
     elif isinstance(bins, str):  # numpy's estimators: 'auto', 'fd', 'sturges', ...
         try:
             counts, limits = np.histogram(flat, bins=bins)
@@ -92,7 +145,7 @@ def make_histogram_proto(values: np.ndarray, bins: Bins = "tensorflow",
         require_finite(edges, "bins")
         if np.any(np.diff(edges) <= 0):
             raise ValueError("bins edges must be strictly increasing")
-        counts, limits = np.histogram(flat, bins=edges)
+        counts, limits = counts_in_edges(flat, edges), edges
     if max_bins is not None:
         max_bins = check_int(max_bins, "max_bins", minimum=1)
         if counts.size > max_bins:

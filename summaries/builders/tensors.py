@@ -75,7 +75,7 @@ def _as_tensor_array(value: Any) -> np.ndarray:
         if dtype in ("torch.complex32", "torch.chalf") or "qint" in dtype or "quint" in dtype or "float8" in dtype:
             raise TypeError("tensor of dtype %s is not supported (convert it to a float or complex64 tensor)"
                             % dtype)
-    return as_array(value, "tensor")
+    return as_array(value, "tensor", keep_bfloat16=True)
 
 
 def tensor_proto(value: Any) -> tensor_pb2.TensorProto:

@@ -5,7 +5,8 @@
 - ``scan.py``: one file -> rows (framing, checksums, corruption recovery; ``_fastscan.c`` in bulk);
 - ``decode.py``: Event protos -> rows (the general path); ``types.py``: the result types;
 - ``merge.py``: a run's files -> series (kinds by first metadata, records); ``restarts.py``: TensorBoard's rules;
-- ``projector.py``: ``projector_config.pbtxt`` -> embeddings; ``export.py``: pandas, CSV, Parquet.
+- ``projector.py``: ``projector_config.pbtxt`` -> embeddings; ``export.py``: pandas, CSV, Parquet;
+- ``ranks.py``: ``fold_ranks``, the ``<run>/rank_<N>`` runs of a distributed job -> mean/min/max series.
 
 A logdir still being written, read pass by pass in bounded memory, is ``summaries/live``.
 """
@@ -17,6 +18,7 @@ _EXPORTS = {name: "load" for name in (
     "load_logdir", "read_scalars", "Logdir", "Problem", "ReadWarning", "ScalarSeries", "HistogramSeries",
     "ImageRecord", "AudioRecord", "TextRecord", "PrCurveRecord", "TensorRecord", "HParamsRecord", "VideoRecord",
     "MeshRecord", "EmbeddingRecord", "KINDS", "list_runs")}
+_EXPORTS["fold_ranks"] = "ranks"
 __all__ = sorted(_EXPORTS)
 
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, globals())

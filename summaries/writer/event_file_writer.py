@@ -16,6 +16,12 @@ stores new immutable objects in a run folder given as an fsspec URL (``s3://``, 
   most one such write per 0.1 s per writer, so a tight logging loop hands work to the thread
   10 times a second, not every max_queue events) or ``flush_secs`` have passed since the last
   write. If the thread falls far behind, the caller writes itself (bounded memory).
+* ``add_deferred_event(make)`` queues an Event whose bytes ``make()`` builds later, on the thread
+  that writes (the background thread, or the caller in ``flush``/``close``), in its place among
+  the other events: image and histogram encoding leave the training thread this way. An error
+  in ``make()`` drops that one event and is raised like an I/O error (below), the events around
+  it are written. Deferred events hold their inputs: past ``max_deferred_bytes`` of them
+  pending, the caller builds them itself (bounded memory).
 * ``flush()`` returns once every event queued before it is written and flushed to the OS (in an
   object store: stored as an object).
 * An I/O error in the background thread is raised to the caller by its next call on the
@@ -41,17 +47,29 @@ import os
 import threading
 import time
 import weakref
-from typing import Iterable, Optional
+from typing import Callable, Iterable, List, Optional, Tuple
 
 from .. import record
 from .file_sink import LocalFileSink, event_file_name
 from .object_sink import DEFAULT_OBJECT_BYTES, ObjectStoreSink, local_path_of, logdir_url, open_filesystem
 
-__all__ = ["EventFileWriter", "event_file_name"]
+__all__ = ["EventFileWriter", "DeferredEvent", "event_file_name"]
 
 _live_writers: "weakref.WeakSet[EventFileWriter]" = weakref.WeakSet()
 _CALLER_WRITES_AT = 65536             # pending events beyond which add_* writes in the caller's thread
 _MIN_INTERVAL = 0.1                   # seconds between two max_queue-triggered writes of a writer
+MAX_DEFERRED_BYTES = 256 << 20        # inputs of deferred events pending beyond which the caller builds them
+
+
+class DeferredEvent:
+    """A queued Event whose bytes are built when it is written: ``make()`` returns them (None: nothing to
+    write); ``nbytes`` is what it holds in memory until then."""
+
+    __slots__ = ("make", "nbytes")
+
+    def __init__(self, make: Callable[[], Optional[bytes]], nbytes: int = 0) -> None:
+        self.make = make
+        self.nbytes = nbytes
 
 
 class _Worker(threading.Thread):
@@ -141,7 +159,7 @@ class EventFileWriter:
     def __init__(self, logdir: str, max_queue: int = 10, flush_secs: float = 120,
                  filename_suffix: str = "", keep_open: bool = True, *,
                  max_queue_size: Optional[int] = None, storage_options: Optional[dict] = None,
-                 object_bytes: int = DEFAULT_OBJECT_BYTES) -> None:
+                 object_bytes: int = DEFAULT_OBJECT_BYTES, max_deferred_bytes: int = MAX_DEFERRED_BYTES) -> None:
         if max_queue_size is not None:   # TensorBoard's / tensorboardX's name
             max_queue = max_queue_size
         if int(max_queue) < 1:
@@ -164,6 +182,7 @@ class EventFileWriter:
                 self._fs, self._root = open_filesystem(url, storage_options)
                 _flush_before_threads_stop()
                 _flush_on_sigterm()
+        self._max_deferred_bytes = max_deferred_bytes
         self._io_lock = threading.RLock()
         self._open()
 
@@ -171,6 +190,9 @@ class EventFileWriter:
     def _open(self) -> None:
         self._pending: "collections.deque[bytes]" = collections.deque()
         self._error: Optional[BaseException] = None
+        self._deferred_lock = threading.Lock()
+        self._deferred_pending = 0        # DeferredEvents queued and not yet built ...
+        self._deferred_bytes = 0          # ... and the bytes they hold
         self._write_requested = False
         self._wake_at = self._max_queue   # pending count at which add_* calls _request_write
         self._last_write = -math.inf
@@ -264,6 +286,22 @@ class EventFileWriter:
         if len(pending) >= self._wake_at:
             self._request_write(len(pending))
 
+    def add_deferred_event(self, make: Callable[[], Optional[bytes]], nbytes: int = 0) -> None:
+        """Queue an Event that ``make()`` builds when it is written (see the module docstring); the thread
+        is asked to write soon, so that what ``make`` holds (``nbytes``) is freed soon."""
+        if self._error is not None or self._closed:
+            self._check()
+        with self._deferred_lock:
+            self._deferred_pending += 1
+            self._deferred_bytes += nbytes
+            over = self._deferred_bytes > self._max_deferred_bytes
+        self._pending.append(DeferredEvent(make, nbytes))
+        if over:                               # the thread is far behind: build here
+            with self._io_lock:
+                self._write_pending()
+        else:
+            self._request_write(len(self._pending))
+
     def _check(self) -> None:
         """Raise what the caller must hear about: a closed writer or a background I/O error."""
         if self._closed:
@@ -311,6 +349,8 @@ class EventFileWriter:
         self._io_lock = threading.RLock()     # the parent's may have been held at the fork
         self._pending.clear()
         self._error = None
+        self._deferred_lock = threading.Lock()
+        self._deferred_pending = self._deferred_bytes = 0
         self._write_requested, self._wake_at = False, self._max_queue
         self._worker = None
         self._sink.forget_parent()
@@ -340,7 +380,33 @@ class EventFileWriter:
             return
         self._last_write = time.monotonic()
         popleft = pending.popleft
-        sink.write(record.encode_records([popleft() for _ in range(n)]) if n else b"", force, deadline)
+        payloads = [popleft() for _ in range(n)]
+        error = None
+        if self._deferred_pending:
+            payloads, error = self._build_deferred(payloads)
+        sink.write(record.encode_records(payloads) if payloads else b"", force, deadline)
+        if error is not None:
+            raise error
+
+    def _build_deferred(self, items: List) -> Tuple[List[bytes], Optional[Exception]]:
+        """The queued items with each DeferredEvent replaced by the bytes it builds (dropped if it fails or
+        builds None), and the first error."""
+        payloads, error = [], None
+        for item in items:
+            if type(item) is not DeferredEvent:
+                payloads.append(item)
+                continue
+            try:
+                payload = item.make()
+            except Exception as e:  # noqa: BLE001 - raised once the other events are written
+                payload, error = None, error or e
+            finally:
+                with self._deferred_lock:
+                    self._deferred_pending -= 1
+                    self._deferred_bytes -= item.nbytes
+            if payload is not None:
+                payloads.append(payload)
+        return payloads, error
 
 
 @atexit.register

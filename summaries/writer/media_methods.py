@@ -2,9 +2,13 @@
 audio, text, PR curves and hparams: video, boxes, meshes, embeddings, custom-scalar charts, tensors, scalar JSON
 export, torch and ONNX graphs. Each method checks nothing itself: it calls a pure builder (``_video``, ``_boxes``,
 ``_mesh``, ``_plugins``, ``_tensors``, ``_torch_graph``) or the projector file writer (``_projector``) and queues the
-result, as the other ``add_*`` methods do. The builders are imported on first use."""
+result, as the other ``add_*`` methods do; video, boxes, mesh and embedding through ``_add_encoded`` /
+``_add_deferred``, on the writer's thread (see ``summary_writer``'s docstring). The builders are imported on first
+use."""
 from __future__ import annotations
 
+import os
+import posixpath
 import sys
 import time
 from typing import Any, Optional, Sequence
@@ -17,15 +21,16 @@ def is_torch_module(obj: Any) -> bool:
 
 
 class MediaMethods:
-    """Mixed into ``SummaryWriter`` (which provides ``_add_summary_proto``, ``_step_of``, ``_logdir``,
-    ``_file_writer`` and ``_scalar_records``)."""
+    """Mixed into ``SummaryWriter`` (which provides ``_add_summary_proto``, ``_add_encoded``, ``_add_deferred``,
+    ``_encode_in_background``, ``_step_of``, ``_logdir``, ``_file_writer`` and ``_scalar_records``)."""
 
     def add_video(self, tag: str, vid_tensor: Any, global_step: Optional[int] = None, fps: float = 4,
                   walltime: Optional[float] = None, dataformats: str = "NTCHW") -> None:
         """Videos ``vid_tensor`` (N, T, C, H, W; uint8, or float in [0, 1]) tiled into one animated GIF."""
         from ..builders.videos import video  # lazy: numpy, Pillow
 
-        self._add_summary_proto(video(tag, vid_tensor, fps=fps, dataformats=dataformats), global_step, walltime)
+        self._add_encoded("add_video", video, tag, (vid_tensor,), dict(fps=fps, dataformats=dataformats),
+                          global_step, walltime)
 
     def add_image_with_boxes(self, tag: str, img_tensor: Any, box_tensor: Any, global_step: Optional[int] = None,
                              walltime: Optional[float] = None, rescale: float = 1, dataformats: str = "CHW",
@@ -41,21 +46,34 @@ class MediaMethods:
             warnings.warn("add_image_with_boxes(%r): %d labels for %d boxes; labels dropped"
                           % (tag, len(labels), len(box_tensor)), stacklevel=2)
             labels = None
-        summary = image_with_boxes(tag, img_tensor, box_tensor, labels=labels, dataformats=dataformats,
-                                   rescale=rescale)
-        self._add_summary_proto(summary, global_step, walltime)
+        self._add_encoded("add_image_with_boxes", image_with_boxes, tag, (img_tensor, box_tensor),
+                          dict(labels=labels, dataformats=dataformats, rescale=rescale), global_step, walltime)
 
     def add_embedding(self, mat: Any, metadata: Any = None, label_img: Any = None, global_step: Optional[int] = None,
                       tag: str = "default", metadata_header: Any = None) -> str:
         """An embedding for the Projector: ``mat`` [N, D], ``metadata`` N labels (or rows of columns named by
         ``metadata_header``), ``label_img`` N sprite images; files under ``<logdir>/<step>/<tag>/`` and an entry in
         ``<logdir>/projector_config.pbtxt``. Returns the embedding's directory."""
-        from ..builders.projector import write_embedding  # lazy: numpy, Pillow
+        from ..builders.common import check_tag, host_copy  # lazy: numpy
+        from ..builders.projector import embedding_subdir, write_embedding  # lazy: numpy, Pillow
 
         step = 0 if global_step is None else self._step_of(global_step)
         fs, root = self._file_writer.storage or (None, self._logdir)
-        return write_embedding(root, mat, metadata=metadata, label_img=label_img, global_step=step, tag=tag,
-                               metadata_header=metadata_header, fs=fs)
+        if not self._encode_in_background:
+            return write_embedding(root, mat, metadata=metadata, label_img=label_img, global_step=step, tag=tag,
+                                   metadata_header=metadata_header, fs=fs)
+        subdir = embedding_subdir(check_tag(tag), step)
+        directory = (fs.unstrip_protocol(posixpath.join(root, subdir)) if fs is not None
+                     else os.path.join(root, *subdir.split("/")))
+        copies = [host_copy(a) for a in (mat, metadata, label_img, metadata_header)]
+
+        def make() -> None:
+            write_embedding(root, copies[0], metadata=copies[1], label_img=copies[2], global_step=step, tag=tag,
+                            metadata_header=copies[3], fs=fs)
+
+        self._add_deferred("add_embedding(%r) at step %d" % (tag, step), make,
+                           sum(getattr(a, "nbytes", 0) for a in copies))
+        return directory
 
     def add_onnx_graph(self, onnx_model_file: Any) -> None:
         """The graph of an ONNX model (a path or an ``onnx.ModelProto``; needs the ``onnx`` package)."""
@@ -85,8 +103,8 @@ class MediaMethods:
         [0, 255], ``faces`` [B, F, 3] vertex indices, ``config_dict`` the three.js scene options."""
         from ..builders.meshes import mesh  # lazy: numpy, Pillow
 
-        summary = mesh(tag, vertices, colors=colors, faces=faces, config_dict=config_dict)
-        self._add_summary_proto(summary, global_step, walltime)
+        self._add_encoded("add_mesh", mesh, tag, (vertices,), dict(colors=colors, faces=faces, config_dict=config_dict),
+                          global_step, walltime)
 
     def add_custom_scalars_multilinechart(self, tags: Sequence[str], category: str = "default",
                                           title: str = "untitled") -> None:

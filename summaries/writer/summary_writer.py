@@ -28,6 +28,15 @@ Where things go:
 * A sub-run never leaves ``logdir``: a key or ``run_name`` that is absolute or climbs out with
   ``..`` is a ValueError (torch would write wherever the path leads).
 
+Images, image grids, images with boxes, audio, video, histograms, meshes, PR curves and embeddings
+are encoded on the writer's background thread (``encode_in_background=True``, the default): the
+call checks the tag, copies its array arguments (``builders.host_copy``: a device tensor is copied
+to the host, so the caller may change or free it at once) and queues a deferred event
+(``EventFileWriter.add_deferred_event``) in its place among the others; the thread runs the same
+builder the synchronous path runs, so the file is the same event for event. An error found while
+encoding (NaN pixels, a wrong shape...) is raised by the caller's next call on the writer, or by
+``flush()``/``close()``, naming the method, tag and step; the events around it are written.
+
 Tags are cleaned as TensorFlow's summary ops and tensorboardX clean them (``_tags.clean_tag``:
 characters outside ``[-/\\w.]`` become ``_``, leading ``/`` are dropped, with a UserWarning).
 """
@@ -37,9 +46,9 @@ import math
 import operator
 import os
 import time
-from typing import Any, Dict, Mapping, Optional, Sequence, Union
+from typing import Any, Callable, Dict, Mapping, Optional, Sequence, Union
 
-from . import event_bytes as _event_bytes
+from . import event_bytes as _event_bytes, ranks as _ranks
 from .media_methods import MediaMethods, is_torch_module
 from ..tags import check_tag as _check_tag, clean_tag as _clean_tag
 from .event_file_writer import EventFileWriter
@@ -146,13 +155,31 @@ class SummaryWriter(MediaMethods):
             ``close()`` return once the records are stored.
         object_bytes: for a URL logdir, the bytes of records held before they are stored whatever the
             time; otherwise they are stored every ``flush_secs``.
+        rank, ranks: which processes of a distributed job write (``writer/ranks.py``). ``rank``: this
+            process's rank, None = found in torch.distributed or the launcher's environment (RANK,
+            SLURM_PROCID, OMPI_COMM_WORLD_RANK, PMI_RANK; jax.process_index() if jax is imported).
+            ``ranks="zero"`` (default): rank 0 writes ``logdir``, other ranks get a writer whose every
+            method returns at once and writes nothing; ``"all"``: rank N writes ``<logdir>/rank_<N>``;
+            a list of ranks: those write ``<logdir>/rank_<N>``, the others nothing.
+        encode_in_background: encode images, audio, video, histograms, meshes, PR curves and
+            embeddings on the writer's thread (see the module docstring); False encodes them in the
+            call, as torch and tensorboardX do (the same file).
     """
+
+    def __new__(cls, *args: Any, **kwargs: Any) -> "SummaryWriter":
+        subdir = _ranks.rank_subdir(kwargs.get("ranks", "zero"), kwargs.get("rank"))
+        if subdir is None:
+            return object.__new__(_silent_class(cls))
+        writer = object.__new__(cls)
+        writer._rank_subdir = subdir
+        return writer
 
     def __init__(self, logdir: Optional[str] = None, graph: Any = None, max_queue: int = 10,
                  flush_secs: float = 120, graph_def: Any = None, filename_suffix: str = "", *,
                  log_dir: Optional[str] = None, comment: str = "", purge_step: Optional[int] = None,
                  session: Any = None,
-                 storage_options: Optional[Dict[str, Any]] = None, object_bytes: int = DEFAULT_OBJECT_BYTES) -> None:
+                 storage_options: Optional[Dict[str, Any]] = None, object_bytes: int = DEFAULT_OBJECT_BYTES,
+                 rank: Optional[int] = None, ranks: _ranks.Ranks = "zero", encode_in_background: bool = True) -> None:
         if session is not None:
             raise ValueError("session-based writers are not supported; pass logdir")
         if logdir is None:
@@ -160,8 +187,14 @@ class SummaryWriter(MediaMethods):
         if not isinstance(logdir, (str, os.PathLike)):
             raise TypeError("logdir must be a path, got %s" % type(logdir).__name__)
         self._logdir = os.fspath(logdir)
+        subdir = getattr(self, "_rank_subdir", None)
+        if subdir is None:                  # not made by __new__ (a subclass overriding it)
+            subdir = _ranks.rank_subdir(ranks, rank)
+        if subdir:
+            self._logdir = os.path.join(self._logdir, subdir)
         self._max_queue = max_queue
         self._flush_secs = flush_secs
+        self._encode_in_background = bool(encode_in_background)
         self._suffix = filename_suffix or ""
         self._store = {"storage_options": storage_options, "object_bytes": object_bytes}   # URL logdirs
         self._scalar_packers: Dict[str, _event_bytes.ScalarPacker] = {}
@@ -262,7 +295,7 @@ class SummaryWriter(MediaMethods):
         for writer in list(self._sub_writers.values()) + [self._file_writer]:
             try:
                 writer.close()
-            except OSError as e:
+            except Exception as e:  # noqa: BLE001 - every file is closed, then the first error raised
                 errors.append(e)
         self._sub_writers.clear()
         if errors:
@@ -366,7 +399,8 @@ class SummaryWriter(MediaMethods):
         """Histogram of ``values`` (see ``builders.histogram`` for ``bins``)."""
         from .. import builders  # lazy: numpy
 
-        self._add_summary_proto(builders.histogram(tag, values, bins=bins, max_bins=max_bins), global_step, walltime)
+        self._add_encoded("add_histogram", builders.histogram, tag, (values,), dict(bins=bins, max_bins=max_bins),
+                          global_step, walltime)
 
     def add_histogram_raw(self, tag: str, min: float, max: float, num: float, sum: float, sum_squares: float,
                           bucket_limits: Sequence[float], bucket_counts: Sequence[float],
@@ -382,14 +416,16 @@ class SummaryWriter(MediaMethods):
         """One image (PNG); ``dataformats`` CHW, HWC, HW (float in [0, 1] or uint8)."""
         from .. import builders  # lazy: numpy
 
-        self._add_summary_proto(builders.image(tag, img_tensor, dataformats=dataformats), global_step, walltime)
+        self._add_encoded("add_image", builders.image, tag, (img_tensor,), dict(dataformats=dataformats),
+                          global_step, walltime)
 
     def add_images(self, tag: str, img_tensor: Any, global_step: Optional[int] = None,
                    walltime: Optional[float] = None, dataformats: str = "NCHW") -> None:
         """A batch of images tiled into one grid image."""
         from .. import builders  # lazy: numpy
 
-        self._add_summary_proto(builders.images(tag, img_tensor, dataformats=dataformats), global_step, walltime)
+        self._add_encoded("add_images", builders.images, tag, (img_tensor,), dict(dataformats=dataformats),
+                          global_step, walltime)
 
     def add_figure(self, tag: str, figure: Any, global_step: Optional[int] = None, close: bool = True,
                    walltime: Optional[float] = None) -> None:
@@ -410,15 +446,16 @@ class SummaryWriter(MediaMethods):
         """Audio samples in [-1, 1] (16-bit WAV)."""
         from .. import builders  # lazy: numpy
 
-        self._add_summary_proto(builders.audio(tag, snd_tensor, sample_rate=sample_rate), global_step, walltime)
+        self._add_encoded("add_audio", builders.audio, tag, (snd_tensor,), dict(sample_rate=sample_rate),
+                          global_step, walltime)
 
     def add_pr_curve(self, tag: str, labels: Any, predictions: Any, global_step: Optional[int] = None,
                      num_thresholds: int = 127, weights: Any = None, walltime: Optional[float] = None) -> None:
         """Precision-recall curve of ``predictions`` in [0, 1] against boolean ``labels``."""
         from .. import builders  # lazy: numpy
 
-        summary = builders.pr_curve(tag, labels, predictions, num_thresholds=num_thresholds, weights=weights)
-        self._add_summary_proto(summary, global_step, walltime)
+        self._add_encoded("add_pr_curve", builders.pr_curve, tag, (labels, predictions),
+                          dict(num_thresholds=num_thresholds, weights=weights), global_step, walltime)
 
     def add_pr_curve_raw(self, tag: str, true_positive_counts: Any, false_positive_counts: Any,
                          true_negative_counts: Any, false_negative_counts: Any, precision: Any, recall: Any,
@@ -474,6 +511,40 @@ class SummaryWriter(MediaMethods):
     def _step_of(global_step: Any) -> int:
         return _as_step(global_step)
 
+    def _add_encoded(self, method: str, build: Callable[..., Any], tag: str, arrays: tuple, options: dict,
+                     global_step: Any, walltime: Any) -> None:
+        """Queue the Summary ``build(tag, *arrays, **options)``, built on the writer's thread from copies of the
+        arguments (``encode_in_background``), else here. Tag, step and wall time are taken now."""
+        from ..builders import common  # lazy: numpy
+
+        tag = common.clean_tag(tag)        # its warning is the caller's
+        step, wall = _as_step(global_step), _as_walltime(walltime)
+        if step > self._max_step:
+            self._max_step = step
+        if not self._encode_in_background:
+            summary = build(tag, *arrays, **options)
+            self._file_writer.add_serialized_event(_event_bytes.summary_event(wall, step, summary.SerializeToString()))
+            return
+        copies = tuple(common.host_copy(a) for a in arrays)
+        options = {name: common.host_copy(value) for name, value in options.items()}
+
+        def make() -> bytes:
+            summary = build(tag, *copies, **options)
+            return _event_bytes.summary_event(wall, step, summary.SerializeToString())
+
+        self._add_deferred("%s(%r) at step %d" % (method, tag, step), make,
+                           sum(getattr(a, "nbytes", 0) for a in copies + tuple(options.values())))
+
+    def _add_deferred(self, where: str, make: Callable[[], Optional[bytes]], nbytes: int) -> None:
+        """Queue ``make()`` (Event bytes, or None) to run on the writer's thread; its error is retyped with ``where``."""
+        def make_or_say_where() -> Optional[bytes]:
+            try:
+                return make()
+            except Exception as e:
+                raise _encoding_error(e, where) from e
+
+        self._file_writer.add_deferred_event(make_or_say_where, nbytes)
+
     def _add_summary_proto(self, summary: Any, global_step: Optional[int], walltime: Optional[float]) -> None:
         self._add_summary_bytes(summary.SerializeToString(), global_step, walltime)
 
@@ -513,6 +584,26 @@ class SummaryWriter(MediaMethods):
         meta = meta_graph_pb2.MetaGraphDef()
         meta.graph_def.CopyFrom(graph_pb2.GraphDef.FromString(graph_def))
         return meta
+
+
+def _encoding_error(error: Exception, where: str) -> Exception:
+    """``error`` of a background encoding, retyped with ``where`` (method, tag, step) in front of its message."""
+    message = "%s, encoded on the writer's thread: %s" % (where, error)
+    try:
+        return type(error)(message)
+    except Exception:  # noqa: BLE001 - an exception type that takes other arguments
+        return RuntimeError(message)
+
+
+_silent_classes: Dict[type, type] = {}
+
+
+def _silent_class(cls: type) -> type:
+    """The silent subclass of ``cls`` that ranks which do not write get (made once per class)."""
+    silent = _silent_classes.get(cls)
+    if silent is None:
+        silent = _silent_classes[cls] = _ranks.silent_subclass(cls)
+    return silent
 
 
 FileWriter = SummaryWriter

@@ -669,3 +669,17 @@ def test_custom_scalars_layout_equals_tensorboardx():
 def test_custom_scalars_rejects_bad_input(layout, error, match):
     with pytest.raises(error, match=match):
         b.custom_scalars(layout)
+
+
+def test_counts_in_edges_equals_numpy_histogram():
+    """The unsorted bucketing of histograms (counts_in_edges) against np.histogram, edges included."""
+    from tfevents.summaries.builders.histograms import counts_in_edges, default_bucket_edges
+
+    rng = np.random.default_rng(3)
+    edges = default_bucket_edges()
+    for values in (rng.standard_normal(100_000) * 10.0 ** rng.integers(-14, 22, 100_000),
+                   np.concatenate([edges, np.nextafter(edges, np.inf), np.nextafter(edges, -np.inf), [0.0, -0.0]])):
+        np.testing.assert_array_equal(counts_in_edges(values, edges), np.histogram(values, bins=edges)[0])
+    few = np.array([-1.0, 0.0, 0.5, 2.0])
+    values = np.array([-2, -1, -0.5, 0, 0.5, 1.99, 2.0, 2.5])
+    np.testing.assert_array_equal(counts_in_edges(values, few), np.histogram(values, bins=few)[0])
