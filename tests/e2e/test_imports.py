@@ -23,7 +23,7 @@ PARTS = {
     "tfevents.core.framework": {"tfevents.proto"},
     "tfevents.core.runtime": {"tfevents.core.framework", "tfevents.proto"},
     "tfevents.core.ops": {"tfevents.core.framework", "tfevents.core.runtime", "tfevents.proto"},
-    "tfevents.core.control_flow": {"tfevents.core.framework", "tfevents.core.ops"},
+    "tfevents.core.control_flow": {"tfevents.core.framework", "tfevents.core.ops", "tfevents.proto"},
     "tfevents.core.api": {"tfevents.core.framework", "tfevents.core.runtime", "tfevents.core.ops",
                           "tfevents.core.control_flow", "tfevents.core.layers", "tfevents.core.rnn",
                           "tfevents.proto", "tfevents.summaries"},
