@@ -5,7 +5,8 @@
 - ``scan.py``: one file -> rows (framing, checksums, corruption recovery; ``_fastscan.c`` in bulk);
 - ``decode.py``: Event protos -> rows (the general path); ``types.py``: the result types;
 - ``merge.py``: a run's files -> series (kinds by first metadata, records); ``restarts.py``: TensorBoard's rules;
-- ``projector.py``: ``projector_config.pbtxt`` -> embeddings; ``export.py``: pandas, CSV, Parquet.
+- ``projector.py``: ``projector_config.pbtxt`` -> embeddings; ``export.py``: pandas, CSV, Parquet;
+- ``summary.py``: the last, minimum and maximum of every (run, scalar tag) with their steps (``Logdir.summary()``).
 
 A logdir still being written, read pass by pass in bounded memory, is ``summaries/live``.
 """
