@@ -75,6 +75,8 @@ def write_aggregate(table, out, *, overwrite: bool = False) -> List[str]:
     """Write ``table`` (an :class:`~.aggregate.AggregateTable`) under the directory ``out``; the run directories
     written. A run directory that already holds event files is an error unless ``overwrite``."""
     out = os.fspath(out)
+    if "://" in out:
+        raise ValueError("write= is a local directory (the event-file writer writes local files), got %r" % out)
     runs = output_runs(table.stats)
     plan = []
     for group, series in _groups(table):

@@ -225,6 +225,12 @@ def test_bad_options_are_named(seeds):
         aggregate(seeds, by="seed(")
     with pytest.raises(TypeError, match="by must be"):
         aggregate(seeds, by=3)
+    with pytest.raises(ValueError, match="cannot name a run directory"):
+        aggregate(seeds, by=lambda run: "../outside", tags="^acc$", write=str(seeds) + "-out")
+    with pytest.raises(ValueError, match="local directory"):
+        aggregate(seeds, by="seed", tags="^acc$", write="s3://bucket/reduced")
+    empty = aggregate(seeds, by="seed", tags="^no such tag$")
+    assert list(empty.columns) == ["group", "tag", "step", *STATS] and len(empty) == 0
 
 
 # ---------------------------------------------------------------- write=
