@@ -25,6 +25,8 @@ _EXPORTS = {
     "SummaryWriter": "writer.summary_writer", "FileWriter": "writer.summary_writer",
     # reading one file (iterator.py) and writing graphs (writer/graph_io.py)
     "summary_iterator": "iterator",
+    # comparing runs (compare/)
+    "aggregate": "compare.aggregate",
     "write_graph": "writer.graph_io",
     # the offline reader (reader/)
     "read_scalars": "reader.load", "load_logdir": "reader.load", "fold_ranks": "reader.ranks",

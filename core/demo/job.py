@@ -204,22 +204,31 @@ def sweep_learning_rates(config: DemoConfig, factors: Sequence[float] = SWEEP_FA
     return [config.initial_learning_rate() * f for f in factors]
 
 
-def trial_dir(logdir: str, learning_rate: float) -> str:
-    """Where a sweep's trial goes: ``<logdir>/lr_<rate>``."""
-    return os.path.join(logdir, "lr_%g" % learning_rate)
+def trial_dir(logdir: str, learning_rate: float, seed: Optional[int] = None) -> str:
+    """Where a sweep's trial goes: ``<logdir>/lr_<rate>``, or ``<logdir>/lr_<rate>/seed_<seed>`` in a sweep with
+    seeds."""
+    path = os.path.join(logdir, "lr_%g" % learning_rate)
+    return path if seed is None else os.path.join(path, "seed_%d" % seed)
 
 
 def run_sweep(config: DemoConfig, learning_rates: Sequence[float], progress: Optional[TextIO] = sys.stderr,
-              **kwargs: Any) -> List[DemoResult]:
+              seeds: int = 1, **kwargs: Any) -> List[DemoResult]:
     """One trial per learning rate, each a whole demo in ``<logdir>/lr_<rate>`` (its own ``train`` and ``test``
-    runs and HParams session), so TensorBoard's HParams dashboard shows them as rows of one table."""
+    runs and HParams session), so TensorBoard's HParams dashboard shows them as rows of one table. With
+    ``seeds`` > 1, ``seeds`` trials per learning rate, ``<logdir>/lr_<rate>/seed_<s>`` for the seeds
+    ``config.seed``, ``config.seed + 1``, ...: ``aggregate(logdir, by=r"/seed_\\d+")`` makes them bands."""
     rates = [float(r) for r in learning_rates]
     if not rates or len(set(rates)) != len(rates) or not all(r > 0 for r in rates):
         raise ValueError("the sweep's learning rates must be distinct positive numbers, got %r" % (list(rates),))
+    if isinstance(seeds, bool) or not isinstance(seeds, int) or seeds < 1:
+        raise ValueError("seeds must be a positive integer, got %r" % (seeds,))
     results = []
     for rate in rates:
-        if progress is not None:
-            progress.write("trial: learning rate %g\n" % rate)
-        trial = replace(config, logdir=trial_dir(config.logdir, rate), learning_rate=rate)
-        results.append(run_demo(trial, progress, learning_rates=rates, **kwargs))
+        for k in range(seeds):
+            seed = config.seed + k
+            if progress is not None:
+                progress.write("trial: learning rate %g%s\n" % (rate, "" if seeds == 1 else ", seed %d" % seed))
+            trial = replace(config, logdir=trial_dir(config.logdir, rate, None if seeds == 1 else seed),
+                            learning_rate=rate, seed=seed)
+            results.append(run_demo(trial, progress, learning_rates=rates, **kwargs))
     return results

@@ -7,6 +7,7 @@
 - ``merge.py``: a run's files -> series (kinds by first metadata, records); ``restarts.py``: TensorBoard's rules;
 - ``projector.py``: ``projector_config.pbtxt`` -> embeddings; ``export.py``: pandas, CSV, Parquet;
 - ``ranks.py``: ``fold_ranks``, the ``<run>/rank_<N>`` runs of a distributed job -> mean/min/max series.
+- ``summary.py``: the last, minimum and maximum of every (run, scalar tag) with their steps (``Logdir.summary()``).
 
 A logdir still being written, read pass by pass in bounded memory, is ``summaries/live``.
 """

@@ -15,7 +15,8 @@ import numpy as np
 
 from .types import ScalarSeries
 
-__all__ = ["scalars_to_pandas", "write_csv", "write_tensorboard_csv", "write_parquet", "export_scalars"]
+__all__ = ["scalars_to_pandas", "write_csv", "write_tensorboard_csv", "write_parquet", "export_scalars",
+           "write_table"]
 
 Scalars = Dict[Tuple[str, str], ScalarSeries]
 COLUMNS = ("run", "tag", "step", "wall_time", "value")
@@ -140,3 +141,30 @@ def export_scalars(scalars: Scalars, out: str, fmt: Optional[str] = None) -> int
     raise ValueError("unknown export format %r (csv, parquet, tensorboard-csv)" % fmt)
 
 
+
+
+def write_table(columns: Dict[str, np.ndarray], out, fmt: Optional[str] = None) -> int:
+    """Any table of named columns (strings as object arrays, numbers as numpy arrays; e.g. a summary or an
+    aggregation) to CSV (floats as their shortest exact text, NaN as ``nan``) or Parquet, by ``fmt`` or ``out``'s
+    extension; returns the number of rows."""
+    names = list(columns)
+    n = len(columns[names[0]]) if names else 0
+    if fmt is None:
+        fmt = "parquet" if str(out).lower().endswith((".parquet", ".pq")) else "csv"
+    if fmt == "parquet":
+        try:
+            import pyarrow as pa
+            import pyarrow.parquet as pq
+        except ImportError:
+            raise ImportError("Parquet export needs pyarrow: pip install pyarrow") from None
+        pq.write_table(pa.table({name: pa.array(col.tolist(), type=pa.string()) if col.dtype == object
+                                 else pa.array(col) for name, col in columns.items()}), out)
+        return n
+    if fmt != "csv":
+        raise ValueError("unknown table format %r (csv, parquet)" % fmt)
+    cells = [col.tolist() if col.dtype != np.float64 else list(map(_fmt, col.tolist())) for col in columns.values()]
+    with open(out, "w", newline="") as f:
+        w = csv.writer(f, lineterminator="\n")
+        w.writerow(names)
+        w.writerows(zip(*cells))
+    return n

@@ -9,6 +9,7 @@
     logdir.meshes[("train", "cloud")][0].vertices      # MeshRecord: vertices, faces, colors, config
     logdir.embeddings[("train", "emb:00003")].matrix() # EmbeddingRecord: matrix, metadata, sprite
     df = logdir.to_pandas()                        # run, tag, step, wall_time, value
+    logdir.summary()                               # run, tag, last, min, max and their steps
     read_scalars("s3://bucket/runs", tags="loss")  # {(run, tag): ScalarSeries}
 
 A run is each directory holding files whose name contains ``tfevents`` (its path relative to
@@ -46,6 +47,7 @@ from .export import scalars_to_pandas
 from .merge import RunData, merge_run
 from .projector import load_embeddings
 from .scan import ReadWarning, report, scan_file
+from .summary import SUMMARY_COLUMNS, summary_columns
 from .walk import discover
 from .types import (AudioRecord, EmbeddingRecord, HistogramSeries, HParamsRecord, ImageRecord, MeshRecord,
                     PrCurveRecord, ScalarSeries, TensorRecord, TextRecord, VideoRecord)
@@ -99,6 +101,12 @@ class Logdir:
         """Scalars as a long DataFrame (run, tag, step, wall_time, value), or with ``pivot=True``
         one column per (run, tag) indexed by step (the last value written for a step)."""
         return scalars_to_pandas(self.scalars, pivot=pivot)
+
+    def summary(self):
+        """Per (run, scalar tag): count, first and last step, the last value and the minimum and maximum with their
+        steps, as a DataFrame (:mod:`tfevents.summaries.reader.summary`)."""
+        import pandas as pd
+        return pd.DataFrame(summary_columns(self.scalars), columns=list(SUMMARY_COLUMNS))
 
     def _add_run(self, data: RunData) -> None:
         run = data.run

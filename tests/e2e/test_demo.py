@@ -294,6 +294,33 @@ def test_cli_sweep_writes_one_hparams_session_per_learning_rate(tmp_path):
         assert read.scalars[(run, "hparam/test_accuracy")].value[-1] == read.scalars[(run + "/test", "accuracy")].value[-1]
 
 
+def test_cli_sweep_with_seeds_aggregates_into_bands(tmp_path):
+    """``--sweep R1,R2 --seeds 2``: two trials per rate under lr_<rate>/seed_<s>; grouping by the seed folds them
+    into one band per rate and run, its mean the mean of the two trials' curves."""
+    from tfevents.summaries import aggregate, load_logdir
+    logdir = tmp_path / "seeds"
+    proc = subprocess.run([sys.executable, "-m", "tfevents.viewer.cli", "demo", "--logdir", str(logdir), "--sweep",
+                           "0.02,0.2", "--seeds", "2", "--seed", "5", "--epochs", "1", "--train-size", "128",
+                           "--test-size", "64", "--no-report", "-q"],
+                          capture_output=True, text=True, timeout=300, cwd=str(tmp_path))
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert sorted(os.listdir(logdir / "lr_0.2")) == ["seed_5", "seed_6"]
+    assert "learning rate 0.2 seed 6: test accuracy" in proc.stdout
+    read = load_logdir(str(logdir))
+    df = aggregate(read, by=r"/seed_\d+", tags="^loss$")
+    assert df.attrs["groups"]["lr_0.2/train"] == ["lr_0.2/seed_5/train", "lr_0.2/seed_6/train"]
+    assert sorted(df.attrs["groups"]) == ["lr_0.02/test", "lr_0.02/train", "lr_0.2/test", "lr_0.2/train"]
+    band = df[df.group == "lr_0.2/train"]
+    a, b = (read.scalars[("lr_0.2/seed_%d/train" % s, "loss")] for s in (5, 6))
+    np.testing.assert_array_equal(a.step, b.step)
+    assert not np.array_equal(a.value, b.value)            # two seeds, two curves
+    np.testing.assert_allclose(band["mean"], (a.value + b.value) / 2, rtol=1e-12)
+    assert set(band["count"]) == {2}
+    bad = subprocess.run([sys.executable, "-m", "tfevents.viewer.cli", "demo", "--logdir", str(tmp_path / "x"),
+                          "--seeds", "2"], capture_output=True, text=True, timeout=120)
+    assert bad.returncode == 2 and "--seeds goes with --sweep" in bad.stderr
+
+
 def test_wilson_interval_equals_scipys():
     from scipy.stats import binomtest
     from tfevents.core.demo import wilson_interval

@@ -68,6 +68,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="train one trial per learning rate, each under LOGDIR/lr_<rate>, for TensorBoard's "
                              "HParams table: RATES is a comma-separated list (default: the initial learning rate "
                              "times %s)" % ", ".join("%g" % f for f in SWEEP_FACTORS))
+    parser.add_argument("--seeds", type=_positive_int, default=1, metavar="N",
+                        help="with --sweep: N trials per learning rate, LOGDIR/lr_<rate>/seed_<s> for the seeds "
+                             "--seed, --seed + 1, ... (tfevents plot --aggregate '/seed_\\d+' draws them as bands)")
     parser.add_argument("--no-report", action="store_true", help="do not write LOGDIR/report.html")
     parser.add_argument("-q", "--quiet", action="store_true", help="no progress bars")
 
@@ -107,6 +110,8 @@ def run(args) -> int:
     try:
         config.check()
         rates = None if args.sweep is None else _learning_rates(args.sweep, config)
+        if args.seeds != 1 and rates is None:
+            raise ValueError("--seeds goes with --sweep")
     except (ValueError, argparse.ArgumentTypeError) as e:
         print("tfevents demo: %s" % e, file=sys.stderr)
         return 2
@@ -119,10 +124,12 @@ def run(args) -> int:
              "" if rates is None else " (learning rates %s)" % ", ".join("%g" % r for r in rates)),
           file=sys.stderr, flush=True)
     progress = None if args.quiet else sys.stderr
-    results = [run_demo(config, progress)] if rates is None else run_sweep(config, rates, progress)
+    results = [run_demo(config, progress)] if rates is None else run_sweep(config, rates, progress, seeds=args.seeds)
     for result in results:
+        trial = "" if rates is None else "learning rate %g%s: " % (
+            result.config.initial_learning_rate(), "" if args.seeds == 1 else " seed %d" % result.config.seed)
         print("%stest accuracy %.4f (moving-average weights %.4f) after %d steps in %.1f s; checkpoint %s"
-              % ("" if rates is None else "learning rate %g: " % result.config.initial_learning_rate(),
+              % (trial,
                  result.metrics["hparam/test_accuracy"], result.metrics["hparam/test_accuracy_ema"], result.steps,
                  result.seconds, result.checkpoint_path))
     logdir = os.path.abspath(config.logdir)

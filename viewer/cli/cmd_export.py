@@ -1,6 +1,12 @@
 """``tfevents export PATH -o out.csv|out.parquet``: scalars in long format (run, tag, step, wall_time,
 value), or ``--format tensorboard-csv -o DIR`` for TensorBoard's ``Wall time,Step,Value`` file per series.
 
+``--summary`` writes instead one row per run and scalar tag: count, first and last step, the last value and the
+minimum and maximum with their steps (``Logdir.summary()``). ``--aggregate REGEX`` writes the runs grouped by the
+regex (its first group, or the run name with the match removed: ``/seed_\\d+$`` folds seeds, ``/rank_\\d+$`` ranks)
+reduced per tag and step to mean, std, min, max, median and count (``tfevents.summaries.aggregate``; ``--align``,
+``--bins``, ``--stats``). Both write CSV or Parquet by the output's extension.
+
 ``--dask SCHEDULER -o OUT_DIR`` reads the runs on a Dask cluster (``local``, ``local:N`` for a LocalCluster of
 N worker processes, or a scheduler address such as ``tcp://host:8786``) and has the workers write
 hive-partitioned Parquet, ``OUT_DIR/run=<escaped run>/part-NNNNN.parquet`` (run names percent-encoded: see
@@ -27,7 +33,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--format", choices=FORMATS, default=None,
                         help="default: parquet with --dask, else from the output's extension "
                              "(.parquet/.pq -> parquet, else csv)")
-    parser.add_argument("--dask", metavar="SCHEDULER", default=None,
+    what = parser.add_mutually_exclusive_group()
+    what.add_argument("--summary", action="store_true",
+                      help="one row per run and scalar tag: last, min and max values with their steps")
+    what.add_argument("--aggregate", metavar="REGEX", default=None,
+                      help="runs grouped by REGEX (its first group names the group, else the run name with the "
+                           "match removed), reduced per tag and step: group, tag, step, mean, std, min, max, median, "
+                           "count")
+    parser.add_argument("--align", choices=("auto", "exact", "interp", "bins"), default="auto",
+                        help="with --aggregate: how runs of different steps are aligned (default: the same steps "
+                             "as they are, else linear interpolation inside each run's range)")
+    parser.add_argument("--bins", type=int, default=None, help="with --align bins: the number of step bins")
+    parser.add_argument("--stats", default=None, metavar="LIST",
+                        help="with --aggregate: comma-separated statistics (default: mean,std,min,max,median,count)")
+    what.add_argument("--dask", metavar="SCHEDULER", default=None,
                         help="read on a Dask cluster and write partitioned Parquet to the directory -o: "
                              "'local', 'local:N' (a LocalCluster of N worker processes) or a scheduler "
                              "address (tcp://host:8786); needs the dask extra")
@@ -36,6 +55,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args) -> int:
     if args.dask is not None:
         return run_dask(args)
+    if args.summary or args.aggregate is not None:
+        return run_table(args)
+    if args.align != "auto" or args.bins is not None or args.stats is not None:
+        print("%s: --align, --bins and --stats go with --aggregate" % PROG, file=sys.stderr)
+        return 2
     from tfevents.summaries.reader.export import export_scalars  # lazy: numpy (CLI start-up)
     logdir, status = load(args, PROG, kinds=("scalars",))
     if logdir is None:
@@ -53,6 +77,44 @@ def run(args) -> int:
         print("%s: cannot write %s: %s" % (PROG, args.output, err), file=sys.stderr)
         return 2
     print("%s: wrote %d rows of %d series to %s" % (PROG, n, len(logdir.scalars), args.output), file=sys.stderr)
+    return 0
+
+
+def run_table(args) -> int:
+    """``--summary`` and ``--aggregate``: a table of the scalars to CSV or Parquet."""
+    from tfevents.summaries.compare import aggregate_columns  # lazy: numpy (CLI start-up)
+    from tfevents.summaries.compare.stats import STATS  # lazy: numpy (CLI start-up)
+    from tfevents.summaries.reader.export import write_table  # lazy: numpy (CLI start-up)
+    from tfevents.summaries.reader.summary import summary_columns  # lazy: numpy (CLI start-up)
+    if args.format == "tensorboard-csv":
+        print("%s: --summary and --aggregate write one table: csv or parquet" % PROG, file=sys.stderr)
+        return 2
+    logdir, status = load(args, PROG, kinds=("scalars",))
+    if logdir is None:
+        return status
+    if not logdir.scalars:
+        print("%s: no scalars in %s match --tags %r --runs %r" % (PROG, args.path, args.tags, args.runs),
+              file=sys.stderr)
+        return 1
+    if args.summary:
+        columns, what = summary_columns(logdir.scalars), "series"
+    else:
+        stats = tuple(args.stats.split(",")) if args.stats else STATS
+        try:
+            table = aggregate_columns(logdir, args.aggregate, stats=stats, align=args.align, bins=args.bins)
+        except (ValueError, TypeError) as err:
+            print("%s: %s" % (PROG, err), file=sys.stderr)
+            return 2
+        columns, what = table.columns, "groups (%s)" % ", ".join(printable(g) for g in table.groups)
+    try:
+        n = write_table(columns, args.output, args.format)
+    except ImportError as err:
+        print("%s: %s" % (PROG, err), file=sys.stderr)
+        return 2
+    except OSError as err:
+        print("%s: cannot write %s: %s" % (PROG, args.output, err), file=sys.stderr)
+        return 2
+    print("%s: wrote %d rows of %s to %s" % (PROG, n, what, args.output), file=sys.stderr)
     return 0
 
 

@@ -1,6 +1,8 @@
 """``tfevents inspect PATH``: per run and tag, the kind, count, step and wall-time ranges, steps
 that go back, points dropped by restarts, and every corrupted or truncated record with its offset.
-Tensors, videos, meshes and embeddings also show their shapes (of the last step).
+Tensors, videos, meshes and embeddings also show their shapes (of the last step). ``--values`` adds, per run and
+scalar tag, the last, minimum and maximum values with their steps (``Logdir.summary()``: NaN skipped, the first
+point of a tie) and a unicode sparkline of the series.
 
 Corrupt records are reported on stderr (file, offset) and reading goes on (``--on-error``).
 Long loads show a progress bar on stderr when it is a terminal (``--progress`` forces it).
@@ -48,6 +50,9 @@ def add_load_arguments(parser: argparse.ArgumentParser) -> None:
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_load_arguments(parser)
     parser.add_argument("--json", action="store_true", help="print one JSON document instead of a table")
+    parser.add_argument("--values", action="store_true",
+                        help="also print, per run and scalar tag, the last, minimum and maximum values with their "
+                             "steps and a sparkline of the series")
 
 
 class ProgressBar:
@@ -181,11 +186,46 @@ def series_rows(logdir):
     return rows
 
 
+def _number(x: float) -> str:
+    return "%.6g" % x
+
+
+def value_rows(logdir, width: int = 24):
+    """One dict per (run, scalar tag): ``Logdir.summary()``'s columns (NaN as None) and ``sparkline``."""
+    from tfevents.summaries.reader.summary import summary_columns  # lazy: numpy (CLI start-up)
+    from tfevents.viewer.sparkline import sparkline  # lazy: numpy (CLI start-up)
+    columns = summary_columns(logdir.scalars)
+    rows = []
+    for i in range(len(columns["run"])):
+        row = {name: col[i].item() if hasattr(col[i], "item") else col[i] for name, col in columns.items()}
+        for name in ("last", "min", "max"):
+            if row[name] != row[name]:
+                row[name] = None
+        row["sparkline"] = sparkline(logdir.scalars[(row["run"], row["tag"])].value, width)
+        rows.append(row)
+    return rows
+
+
+def _print_values(rows, out) -> None:
+    """The ``--values`` table of one run's scalar tags."""
+    width = max(len(printable(r["tag"])) for r in rows)
+    print("  %-*s %14s %8s  %14s %8s  %14s %8s  %s" % (width, "scalar", "last", "@step", "min", "@step", "max",
+                                                       "@step", "trend"), file=out)
+    for r in rows:
+        cells = []
+        for name, at in (("last", "last_value_step"), ("min", "min_step"), ("max", "max_step")):
+            value = r[name]
+            cells += ["-", "-"] if value is None else [_number(value), str(r[at])]
+        print("  %-*s %14s %8s  %14s %8s  %14s %8s  %s" % ((width, printable(r["tag"])) + tuple(cells)
+                                                           + (r["sparkline"],)), file=out)
+
+
 def run(args) -> int:
     logdir, status = load(args, "tfevents inspect")
     if logdir is None:
         return status
     rows = series_rows(logdir)
+    values = value_rows(logdir) if getattr(args, "values", False) else None
     if args.json:
         doc = {"path": logdir.path, "restarts": args.restarts, "runs": logdir.runs, "series": rows,
                "files": logdir.files, "graphs": sorted(logdir.graphs), "hparams": {
@@ -193,7 +233,9 @@ def run(args) -> int:
                "session_logs": logdir.session_logs,
                "problems": [{"path": p.path, "offset": p.offset, "kind": p.kind, "detail": p.detail}
                             for p in logdir.problems]}
-        json.dump(doc, sys.stdout, indent=1, default=str)
+        if values is not None:
+            doc["values"] = values
+        json.dump(doc, sys.stdout, indent=1, default=str, ensure_ascii=False)
         sys.stdout.write("\n")
         return 0
     out = sys.stdout
@@ -222,6 +264,9 @@ def run(args) -> int:
                     notes.append("%d purged by restarts" % r["purged"])
                 print("  %-10s %-*s %8d  %-21s %-41s %s" % (r["kind"], width, printable(r["tag"]), r["count"], steps,
                                                            walls, ", ".join(notes)), file=out)
+        run_values = [r for r in values or () if r["run"] == run_name]
+        if run_values:
+            _print_values(run_values, out)
         extras = []
         if run_name in logdir.graphs:
             extras.append("graph (%d bytes)" % len(logdir.graphs[run_name]))

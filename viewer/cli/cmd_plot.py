@@ -1,4 +1,5 @@
-"""``tfevents plot LOGDIR -o out.png|svg|pdf``: scalar charts of every run, TensorBoard-smoothed."""
+"""``tfevents plot LOGDIR -o out.png|svg|pdf``: scalar charts of every run, TensorBoard-smoothed; with
+``--aggregate REGEX``, of every group of runs (seeds): its mean or median line over a std or min–max band."""
 from __future__ import annotations
 
 import argparse
@@ -25,6 +26,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--group", metavar="REGEX",
                         help="one chart per value of this regex's first group (e.g. '^([^/]*)/')")
     parser.add_argument("--ncols", type=int, default=None, help="charts per row")
+    parser.add_argument("--aggregate", metavar="REGEX",
+                        help="draw groups of runs instead of runs: REGEX's first group (else the run name with the "
+                             "match removed) names a run's group, e.g. '/seed_\\d+$'; each group is its mean line "
+                             "over a shaded band (--center, --band)")
+    parser.add_argument("--center", choices=("mean", "median"), default="mean", help="with --aggregate: the line")
+    parser.add_argument("--band", choices=("std", "minmax", "none"), default="std",
+                        help="with --aggregate: the band, mean ± std (default) or min–max")
+    parser.add_argument("--align", choices=("auto", "exact", "interp", "bins"), default="auto",
+                        help="with --aggregate: how runs of different steps are aligned")
+    parser.add_argument("--bins", type=int, default=None, help="with --align bins: the number of step bins")
     parser.add_argument("--watch", action="store_true",
                         help="keep running; re-draw whenever event files change (Ctrl-C stops)")
     parser.add_argument("--interval", type=float, default=2.0, help="--watch polling interval in seconds")
@@ -67,8 +78,14 @@ def _draw(args) -> int:
             print("tfevents plot: no scalars in %s match --tags %r --runs %r"
                   % (args.logdir, args.tags, args.runs), file=sys.stderr)
             return 1
-        fig = plot_scalars(logdir, args.tags, args.runs, smoothing=args.smoothing, x=args.x, logy=args.logy,
-                           group=args.group, ncols=args.ncols)
+        if getattr(args, "aggregate", None) is not None:
+            from ..plots.bands import plot_aggregate  # lazy: numpy (CLI start-up)
+            fig = plot_aggregate(logdir, args.aggregate, args.tags, args.runs, center=args.center, band=args.band,
+                                 align=args.align, bins=args.bins, smoothing=args.smoothing, logy=args.logy,
+                                 ncols=args.ncols)
+        else:
+            fig = plot_scalars(logdir, args.tags, args.runs, smoothing=args.smoothing, x=args.x, logy=args.logy,
+                               group=args.group, ncols=args.ncols)
     except ValueError as e:  # a bad regex and the like
         print("tfevents plot: %s" % e, file=sys.stderr)
         return 2
