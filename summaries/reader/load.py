@@ -100,6 +100,11 @@ class Logdir:
         one column per (run, tag) indexed by step (the last value written for a step)."""
         return scalars_to_pandas(self.scalars, pivot=pivot)
 
+    def _repr_html_(self) -> str:
+        """A notebook shows a Logdir as its interactive report, inline (``tfevents.viewer.notebook``)."""
+        from tfevents.viewer.notebook import logdir_html  # lazy: the viewer sits above the reader; notebooks only
+        return logdir_html(self)
+
     def _add_run(self, data: RunData) -> None:
         run = data.run
         self.files[run] = data.files
