@@ -24,6 +24,21 @@ def exists(path: str, storage_options: Optional[dict] = None) -> bool:
     return fs.exists(root)
 
 
+def check_logdir(path: str, watching: bool = False) -> Optional[str]:
+    """Why the command line cannot read ``path`` (None when it can): a local directory, or an fsspec URL that
+    exists (``watching``, the ``--watch`` re-rendering, polls local files only)."""
+    if not is_url(path):
+        return None if os.path.isdir(path) else "no such directory: %s" % path
+    if watching:
+        return "--watch follows a local directory; for %s use `tfevents watch` or `tfevents serve`" % path
+    try:
+        return None if exists(path) else "no such logdir: %s" % path
+    except ImportError:
+        return "reading %s needs fsspec (pip install 'tfevents[remote]')" % path
+    except Exception as e:  # credentials, network: say what fsspec said
+        return "cannot read %s: %s: %s" % (path, type(e).__name__, e)
+
+
 def load(source: Any, **kwargs) -> Any:
     """A Logdir for ``source``: a path or fsspec URL is read with ``load_logdir`` (``kwargs`` go to it, such as
     ``storage_options``); anything else is returned as is."""

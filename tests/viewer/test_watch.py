@@ -8,16 +8,16 @@ two refresh intervals; ``s`` changes the smoothing and beta's smoothed last valu
 row; the status line names the corrupt record with the offset the reader reports; nothing touches the right edge
 cut; ``q`` exits 0 and leaves the alternate screen.
 """
-import os
 import re
 import shutil
 import subprocess
 import sys
 import time
-import uuid
 
 import numpy as np
 import pytest
+
+from _terminal import Terminal
 
 pytest.importorskip("textual", reason="tfevents watch needs the `watch` extra (textual, textual-plotext)")
 pytest.importorskip("textual_plotext", reason="tfevents watch needs the `watch` extra (textual, textual-plotext)")
@@ -34,41 +34,6 @@ while True:
     step += 1
     time.sleep(0.02)
 """
-
-
-class Terminal:
-    """A tmux server of its own, one window of ``width`` x ``height`` running bash."""
-
-    def __init__(self, width=80, height=24, env=None):
-        self.socket = "tfe-watch-" + uuid.uuid4().hex[:8]
-        env = dict(os.environ, **(env or {}))
-        env.pop("TMUX", None)
-        subprocess.run(["tmux", "-L", self.socket, "-f", "/dev/null", "new-session", "-d", "-s", "w",
-                        "-x", str(width), "-y", str(height), "bash --norc --noprofile"], check=True, env=env)
-        subprocess.run(["tmux", "-L", self.socket, "set", "-g", "status", "off"], check=True)
-
-    def tmux(self, *args) -> str:
-        return subprocess.run(["tmux", "-L", self.socket] + list(args), check=True, capture_output=True,
-                              text=True).stdout
-
-    def keys(self, *keys) -> None:
-        self.tmux("send-keys", "-t", "w", *keys)
-
-    def screen(self) -> str:
-        return self.tmux("capture-pane", "-p", "-t", "w")
-
-    def wait_for(self, predicate, timeout=30.0, what="") -> str:
-        end = time.monotonic() + timeout
-        while True:
-            text = self.screen()
-            if predicate(text):
-                return text
-            if time.monotonic() > end:
-                raise AssertionError("timed out waiting for %s; the screen:\n%s" % (what, text))
-            time.sleep(0.1)
-
-    def close(self) -> None:
-        subprocess.run(["tmux", "-L", self.socket, "kill-server"], capture_output=True)
 
 
 @pytest.fixture

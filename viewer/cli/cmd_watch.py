@@ -8,6 +8,7 @@ import os
 import re
 import sys
 
+from .. import logdir_data
 from .cmd_plot import _weight
 
 
@@ -35,9 +36,9 @@ def _seconds(text: str) -> float:
 
 
 def run(args) -> int:
-    from tfevents.summaries.reader.walk import is_url  # lazy: the reader (numpy, protobuf) after argument checks
-    if not is_url(args.logdir) and not os.path.isdir(args.logdir):
-        print("tfevents watch: no such directory: %s" % args.logdir, file=sys.stderr)
+    problem = logdir_data.check_logdir(args.logdir)
+    if problem:
+        print("tfevents watch: %s" % problem, file=sys.stderr)
         return 2
     for pattern in (args.tags, args.runs):
         try:

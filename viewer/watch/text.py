@@ -3,7 +3,6 @@ without cutting one."""
 from __future__ import annotations
 
 import math
-import os
 from typing import Sequence
 
 from tfevents.summaries.reader.decode import Problem
