@@ -6,7 +6,6 @@ The notebook shows the demo's logdir twice through ``show()`` (different tags an
 report's own ``window.__tfe`` state, as its tests read it), no request leaves the page, and toggling a run in one
 report leaves the other as it was.
 """
-import os
 import subprocess
 import sys
 

@@ -1,6 +1,5 @@
 """``plot``, ``report``, ``show`` and ``watch`` on an ``s3://`` logdir (moto's S3 server, the real protocol) give what
 they give on the local copy of the same files."""
-import io
 import os
 import re
 import sys
