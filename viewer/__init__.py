@@ -11,7 +11,8 @@ matplotlib is imported only when a plot is made, not by ``import tfevents.viewer
 
 The parts: ``cli/`` (the ``tfevents`` command line, one ``cmd_<name>.py`` per subcommand), ``plots/`` (the
 matplotlib plots), ``reports/`` (the one-file HTML reports, interactive and static, and their safe HTML),
-``serve/`` (``tfevents serve``); shared by plots and reports: ``logdir_data.py`` (a path, a Logdir or a mapping
+``serve/`` (``tfevents serve``), ``notebook.py`` (``show()``: the interactive report inline in a notebook),
+``watch/`` (``tfevents watch``, the terminal dashboard); shared by plots and reports: ``logdir_data.py`` (a path, a Logdir or a mapping
 as the viewer's data), ``colors.py`` (a colour per run) and ``smoothing.py`` (TensorBoard's smoothing).
 """
 from __future__ import annotations
@@ -30,6 +31,7 @@ _EXPORTS = {
     "hparams_table": "plots.hparams", "plot_parallel_coordinates": "plots.hparams",
     "summarize_graph": "plots.graphs", "graph_summaries": "plots.graphs", "plot_graph_summary": "plots.graphs",
     "markdown_to_safe_html": "reports.safe_html", "text_to_safe_html": "reports.safe_html",
+    "show": "notebook", "report_view": "notebook", "ReportView": "notebook",
     "render_report": "reports.static", "write_report": "reports.static", "watch_report": "reports.static",
 }
 

@@ -10,12 +10,42 @@ from typing import Any, Mapping, Optional
 Pattern = Optional[str]
 
 
+def is_url(source: Any) -> bool:
+    """Whether ``source`` is an fsspec URL (``s3://``, ``gs://``, ``memory://``, ...) rather than a local path."""
+    return isinstance(source, str) and ("://" in source or source.startswith("memory:"))
+
+
+def exists(path: str, storage_options: Optional[dict] = None) -> bool:
+    """Whether a local path or an fsspec URL names something that exists."""
+    if not is_url(path):
+        return os.path.exists(path)
+    import fsspec  # lazy: optional dependency (the `remote` extra), only for a URL
+    fs, root = fsspec.core.url_to_fs(path, **(storage_options or {}))
+    return fs.exists(root)
+
+
+def check_logdir(path: str, watching: bool = False) -> Optional[str]:
+    """Why the command line cannot read ``path`` (None when it can): a local directory, or an fsspec URL that
+    exists (``watching``, the ``--watch`` re-rendering, polls local files only)."""
+    if not is_url(path):
+        return None if os.path.isdir(path) else "no such directory: %s" % path
+    if watching:
+        return "--watch follows a local directory; for %s use `tfevents watch` or `tfevents serve`" % path
+    try:
+        return None if exists(path) else "no such logdir: %s" % path
+    except ImportError:
+        return "reading %s needs fsspec (pip install 'tfevents[remote]')" % path
+    except Exception as e:  # credentials, network: say what fsspec said
+        return "cannot read %s: %s: %s" % (path, type(e).__name__, e)
+
+
 def load(source: Any, **kwargs) -> Any:
-    """A Logdir for ``source``: a path is read with ``load_logdir``; anything else is returned as is."""
+    """A Logdir for ``source``: a path or fsspec URL is read with ``load_logdir`` (``kwargs`` go to it, such as
+    ``storage_options``); anything else is returned as is."""
     if isinstance(source, (str, os.PathLike)):
         from tfevents.summaries import load_logdir  # lazy: the reader (numpy, protobuf), only for a path
         path = os.fspath(source)
-        if not os.path.exists(path):
+        if not is_url(path) and not os.path.exists(path):
             raise FileNotFoundError("logdir not found: %s" % path)
         return load_logdir(path, **kwargs)
     return source

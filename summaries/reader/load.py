@@ -108,6 +108,11 @@ class Logdir:
         import pandas as pd
         return pd.DataFrame(summary_columns(self.scalars), columns=list(SUMMARY_COLUMNS))
 
+    def _repr_html_(self) -> str:
+        """A notebook shows a Logdir as its interactive report, inline (``tfevents.viewer.notebook``)."""
+        from tfevents.viewer.notebook import logdir_html  # lazy: the viewer sits above the reader; notebooks only
+        return logdir_html(self)
+
     def _add_run(self, data: RunData) -> None:
         run = data.run
         self.files[run] = data.files

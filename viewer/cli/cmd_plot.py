@@ -14,7 +14,8 @@ FORMATS = ("png", "svg", "pdf")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("logdir", help="directory of runs (event files are found recursively)")
+    parser.add_argument("logdir", help="directory of runs (event files are found recursively): a local path or an "
+                                       "fsspec URL (s3://, gs://, ...; credentials as fsspec finds them)")
     parser.add_argument("-o", "--output", required=True, help="output file: .png, .svg or .pdf")
     parser.add_argument("--tags", metavar="REGEX", help="only tags matching this regex (re.search)")
     parser.add_argument("--runs", metavar="REGEX", help="only runs matching this regex (re.search)")
@@ -57,8 +58,9 @@ def run(args) -> int:
     if ext not in FORMATS:
         print("tfevents plot: output must end in .png, .svg or .pdf, got %r" % args.output, file=sys.stderr)
         return 2
-    if not os.path.isdir(args.logdir):
-        print("tfevents plot: no such directory: %s" % args.logdir, file=sys.stderr)
+    problem = logdir_data.check_logdir(args.logdir, watching=args.watch)
+    if problem:
+        print("tfevents plot: %s" % problem, file=sys.stderr)
         return 2
     import matplotlib
     matplotlib.use("Agg")

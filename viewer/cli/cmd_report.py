@@ -6,14 +6,15 @@ a smoothing slider, data embedded); ``--static`` writes the script-free report o
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 
+from .. import logdir_data
 from .cmd_plot import _weight
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("logdir", help="directory of runs (event files are found recursively)")
+    parser.add_argument("logdir", help="directory of runs (event files are found recursively): a local path or an "
+                                       "fsspec URL (s3://, gs://, ...; credentials as fsspec finds them)")
     parser.add_argument("-o", "--output", default="report.html", help="output HTML file (default report.html)")
     parser.add_argument("--static", action="store_true",
                         help="no JavaScript: every chart a PNG image (as before the interactive report)")
@@ -41,8 +42,9 @@ def _steps(text: str) -> list:
 
 
 def run(args) -> int:
-    if not os.path.isdir(args.logdir):
-        print("tfevents report: no such directory: %s" % args.logdir, file=sys.stderr)
+    problem = logdir_data.check_logdir(args.logdir, watching=args.watch)
+    if problem:
+        print("tfevents report: %s" % problem, file=sys.stderr)
         return 2
     if args.static:
         import matplotlib

@@ -63,7 +63,8 @@ def render_report(source: Any, *, tags: Optional[str] = None, runs: Optional[str
     ``image_steps``: show images at these steps (nearest recorded), else ``max_images`` spread over the run."""
     if isinstance(source, (str, os.PathLike)):
         logdir = logdir_data.load(source, on_error="skip")  # problems are listed in the report instead
-        title = title or os.path.abspath(os.fspath(source))
+        path = os.fspath(source)
+        title = title or (path if logdir_data.is_url(path) else os.path.abspath(path))
     else:
         logdir = source
     problems = [str(p) for p in getattr(logdir, "problems", None) or ()]

@@ -48,14 +48,16 @@ def render_interactive_report(source: Any, *, tags: Optional[str] = None, runs: 
                               smoothing: float = DEFAULT_SMOOTHING, x: str = "step", logy: bool = False,
                               group: Optional[str] = None, title: Optional[str] = None,
                               refresh_seconds: Optional[int] = None, max_images: int = 10,
-                              image_steps: Optional[Sequence[int]] = None) -> str:
+                              image_steps: Optional[Sequence[int]] = None,
+                              storage_options: Optional[dict] = None) -> str:
     """The interactive report's HTML text.
 
     ``source``: a logdir path or a loaded Logdir; ``tags`` / ``runs``: regexes (``re.search``) choosing
     what is embedded; ``smoothing``, ``x`` (step / relative / wall) and ``logy``: the controls' starting
     positions; ``group``: a regex whose first group names the chart a scalar tag is drawn in (default one
     chart per tag, in sections by tag prefix as TensorBoard); ``max_images`` / ``image_steps``: the steps of
-    each image, video and audio series the step slider offers.
+    each image, video and audio series the step slider offers; ``storage_options``: fsspec's, for a logdir
+    given as a URL (``s3://``, ``gs://``, ...).
     """
     smoothing = float(smoothing)
     if not 0.0 <= smoothing <= 1.0:
@@ -65,8 +67,10 @@ def render_interactive_report(source: Any, *, tags: Optional[str] = None, runs: 
     for pattern, what in ((tags, "tag"), (runs, "run"), (group, "group")):
         logdir_data.compile_pattern(pattern, what)
     if isinstance(source, (str, os.PathLike)):
-        logdir = logdir_data.load(source, on_error="skip")   # problems are listed in the report instead
-        title = title or os.path.abspath(os.fspath(source))
+        logdir = logdir_data.load(source, on_error="skip",   # problems are listed in the report instead
+                                  storage_options=storage_options)
+        path = os.fspath(source)
+        title = title or (path if logdir_data.is_url(path) else os.path.abspath(path))
     else:
         logdir = source
     title = title or "tfevents report"

@@ -1,0 +1,182 @@
+"""``tfevents watch`` in a real terminal: tmux (send-keys, capture-pane) at 80x24, on a logdir a writer process keeps
+appending to.
+
+The logdir: ``alpha`` (a writer subprocess logs ``loss`` every 20 ms), ``beta`` (finished: 200 noisy points),
+``broken`` (a record whose checksum was spoiled). The screen shows the three runs; alpha's last step moves within
+two refresh intervals; ``s`` changes the smoothing and beta's smoothed last value becomes what
+``viewer/smoothing.py`` computes for the new weight on the values ``load_logdir`` reads; toggling beta removes its
+row; the status line names the corrupt record with the offset the reader reports; nothing touches the right edge
+cut; ``q`` exits 0 and leaves the alternate screen.
+"""
+import re
+import shutil
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+
+from _terminal import Terminal
+
+pytest.importorskip("textual", reason="tfevents watch needs the `watch` extra (textual, textual-plotext)")
+pytest.importorskip("textual_plotext", reason="tfevents watch needs the `watch` extra (textual, textual-plotext)")
+
+INTERVAL = 1.0
+WRITER = r"""
+import sys, time
+from tfevents.summaries import SummaryWriter
+w = SummaryWriter(sys.argv[1], flush_secs=1)
+step = 0
+while True:
+    w.add_scalar("loss", 1.0 / (step + 1), step)
+    w.flush()
+    step += 1
+    time.sleep(0.02)
+"""
+
+
+@pytest.fixture
+def watched(tmp_path):
+    """(logdir, the writer process, beta's values, the corrupt record's offset)."""
+    if shutil.which("tmux") is None:
+        pytest.fail("tmux is not installed (apt-get install tmux): the terminal UI is tested in a real terminal")
+    from tfevents.summaries import SummaryWriter, load_logdir
+    logdir = tmp_path / "logs"
+    rng = np.random.default_rng(3)
+    with SummaryWriter(str(logdir / "beta")) as w:
+        for step in range(200):
+            w.add_scalar("loss", float(2.0 * np.exp(-step / 50) + rng.normal(0, 0.3)), step)
+    with SummaryWriter(str(logdir / "broken")) as w:
+        for step in range(20):
+            w.add_scalar("loss", float(step), step)
+    broken = next((logdir / "broken").iterdir())
+    data = bytearray(broken.read_bytes())
+    data[len(data) // 2] ^= 0xFF
+    broken.write_bytes(bytes(data))
+    read = load_logdir(str(logdir), on_error="skip")
+    corrupt = [p for p in read.problems if p.kind == "corrupted"]
+    assert len(corrupt) == 1
+    beta = read.scalars[("beta", "loss")].value
+    writer = subprocess.Popen([sys.executable, "-c", WRITER, str(logdir / "alpha")])
+    try:
+        yield str(logdir), writer, beta, corrupt[0].offset
+    finally:
+        writer.kill()
+        writer.wait()
+
+
+def _row(screen: str, run: str):
+    """The stats row of ``run`` in the (first) chart's table: (step, last, smoothed, min, max) as text."""
+    m = re.search(r"[■⣿•+x*o#@] %s +(\d+) +(\S+) +(\S+) +(\S+) +(\S+)" % re.escape(run), screen)
+    return m.groups() if m else None
+
+
+def test_watch_follows_a_growing_logdir_in_tmux(watched):
+    from tfevents.viewer.smoothing import smooth
+    from tfevents.viewer.watch.text import number
+    logdir, writer, beta, corrupt_offset = watched
+    term = Terminal(80, 24)
+    try:
+        term.keys("%s -m tfevents.viewer.cli watch %s --interval %s --tags loss; echo EXIT=$?"
+                  % (sys.executable, logdir, INTERVAL), "Enter")
+        screen = term.wait_for(lambda s: _row(s, "alpha") and _row(s, "beta") and "corrupted" in s,
+                               what="the runs, their rows and the corrupt record")
+        assert "broken" in screen and "Traceback" not in screen
+
+        # the status line names the corrupt record, where the reader finds it
+        status = [line for line in screen.splitlines() if "corrupted" in line]
+        assert status and "corrupted record in broken at offset %d" % corrupt_offset in status[0], status
+
+        # alpha's last point moves within two refresh intervals
+        first = int(_row(screen, "alpha")[0])
+        start = time.monotonic()
+        moved = term.wait_for(lambda s: _row(s, "alpha") and int(_row(s, "alpha")[0]) > first, timeout=2 * INTERVAL,
+                              what="alpha's last step to move past %d" % first)
+        assert time.monotonic() - start <= 2 * INTERVAL + 0.2
+        assert writer.poll() is None
+
+        # smoothing: beta's smoothed last value is TensorBoard's for the weight shown
+        assert "smoothing 0.60" in moved
+        assert _row(moved, "beta")[2] == number(smooth(beta, 0.6)[-1])
+        term.keys("s")
+        after = term.wait_for(lambda s: "smoothing 0.80" in s, what="smoothing 0.80")
+        assert _row(after, "beta")[2] == number(smooth(beta, 0.8)[-1]) != number(smooth(beta, 0.6)[-1])
+        assert _row(after, "beta")[1] == number(beta[-1])     # the raw last value does not change
+
+        # toggling beta (runs list: alpha, beta, broken) hides its line and row
+        term.keys("r")
+        term.keys("Down")
+        term.keys("Space")
+        hidden = term.wait_for(lambda s: _row(s, "beta") is None, what="beta's row to go")
+        assert "▐ ▌ ■ beta" in hidden and "▐X▌ ■ alpha" in hidden
+        assert _row(hidden, "alpha") is not None
+
+        # 80x24: every line fits; nothing ends cut at the right edge; every key and run name whole
+        lines = hidden.splitlines()
+        assert len(lines) <= 24 and all(len(line) <= 80 for line in lines)
+        assert not [line for line in lines if len(line) == 80 and line[-1].isalnum()]
+        for word in ("q quit", "s smooth+", "S smooth-", "x x axis", "/ filter", "r runs", "t tags",
+                     "alpha", "beta", "broken", "loss"):
+            assert re.search(r"(^|[^\w])%s($|[^\w])" % re.escape(word), hidden, re.M), word
+
+        # q quits: exit status 0, the alternate screen left
+        term.keys("q")
+        term.wait_for(lambda s: "EXIT=0" in s, timeout=10, what="EXIT=0")
+        assert term.tmux("display", "-p", "-t", "w", "#{alternate_on}").strip() == "0"
+    finally:
+        term.close()
+
+
+def _sgr_colours(ansi: str) -> list:
+    """The colours an ANSI text sets (SGR 38/48): ``("256", n)`` or ``("rgb", r, g, b)`` or ``("16", code)``."""
+    out = []
+    for params in re.findall(r"\x1b\[([0-9;]*)m", ansi):
+        p = [int(x) if x else 0 for x in params.split(";")]
+        i = 0
+        while i < len(p):
+            if p[i] in (38, 48) and i + 2 < len(p) and p[i + 1] == 5:
+                out.append(("256", p[i + 2]))
+                i += 3
+            elif p[i] in (38, 48) and i + 4 < len(p) and p[i + 1] == 2:
+                out.append(("rgb",) + tuple(p[i + 2:i + 5]))
+                i += 5
+            else:
+                if 30 <= p[i] <= 37 or 40 <= p[i] <= 47 or 90 <= p[i] <= 97 or 100 <= p[i] <= 107:
+                    out.append(("16", p[i]))
+                i += 1
+    return out
+
+
+def _is_grey(colour) -> bool:
+    if colour[0] == "rgb":
+        return colour[1] == colour[2] == colour[3]
+    if colour[0] == "256":
+        n = colour[1]
+        if n >= 232 or n in (0, 7, 8, 15, 16, 231):
+            return True
+        if 16 <= n <= 231:
+            r, g, b = (n - 16) // 36, (n - 16) // 6 % 6, (n - 16) % 6
+            return r == g == b
+        return False
+    return colour[1] % 10 in (0, 7)      # black, white
+
+
+def test_watch_uses_the_whole_window_and_only_greys_under_no_color(watched):
+    logdir, _, _, _ = watched
+    term = Terminal(120, 40, env={"NO_COLOR": "1"})
+    try:
+        term.keys("NO_COLOR=1 %s -m tfevents.viewer.cli watch %s --interval %s --tags loss; echo EXIT=$?"
+                  % (sys.executable, logdir, INTERVAL), "Enter")
+        screen = term.wait_for(lambda s: _row(s, "alpha") and _row(s, "beta"), what="the runs' rows")
+        assert max(len(line) for line in screen.splitlines()) > 100          # the charts take the wider window
+        coloured = term.tmux("capture-pane", "-p", "-e", "-t", "w")
+        hues = sorted({c for c in _sgr_colours(coloured) if not _is_grey(c)})
+        assert hues == [], hues[:10]                                         # only greys: no colour
+        # each run is told apart by a marker of its own instead of its colour
+        markers = {run: re.search(r"([⣿•+x*o#@]) %s " % run, screen).group(1) for run in ("alpha", "beta")}
+        assert markers["alpha"] != markers["beta"]
+        term.keys("q")
+        term.wait_for(lambda s: "EXIT=0" in s, timeout=10, what="EXIT=0")
+    finally:
+        term.close()

@@ -1,0 +1,62 @@
+"""``tfevents watch LOGDIR``: a full-screen terminal dashboard that follows a logdir as it is written.
+
+Needs the ``watch`` extra (``pip install 'tfevents[watch]'``: Textual and textual-plotext), imported only here."""
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import sys
+
+from .. import logdir_data
+from .cmd_plot import _weight
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("logdir", help="directory of runs: a local path or an fsspec URL (s3://, gs://, ...)")
+    parser.add_argument("--interval", type=_seconds, default=2.0,
+                        help="seconds between reload passes (default 2; each reads only what was appended)")
+    parser.add_argument("--tags", metavar="REGEX", help="the tag filter to start with (re.search)")
+    parser.add_argument("--runs", metavar="REGEX", help="runs shown at start (the others can be toggled on)")
+    parser.add_argument("--smoothing", type=_weight, default=0.6, help="smoothing weight in [0, 1] to start with")
+    parser.add_argument("--x", choices=("step", "relative"), default="step", help="x axis to start with")
+    parser.add_argument("--samples", type=int, default=1000,
+                        help="points kept per series (a reservoir, as `serve`; default 1000)")
+    parser.add_argument("--mono", action="store_true", help="no colours (also when NO_COLOR is set)")
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError("not a number: %r" % text) from None
+    if not value > 0:
+        raise argparse.ArgumentTypeError("the interval must be positive, got %s" % text)
+    return value
+
+
+def run(args) -> int:
+    problem = logdir_data.check_logdir(args.logdir)
+    if problem:
+        print("tfevents watch: %s" % problem, file=sys.stderr)
+        return 2
+    for pattern in (args.tags, args.runs):
+        try:
+            re.compile(pattern or "")
+        except re.error as e:
+            print("tfevents watch: invalid regex %r: %s" % (pattern, e), file=sys.stderr)
+            return 2
+    try:
+        from ..watch.app import WatchApp, mono_terminal  # lazy: Textual (the `watch` extra), only for this command
+    except ImportError as e:
+        print("tfevents watch needs Textual and textual-plotext: pip install 'tfevents[watch]' (%s)" % e,
+              file=sys.stderr)
+        return 2
+    from ..watch.state import WatchState  # lazy: numpy and the live loader, after the extra is found
+    mono = args.mono or mono_terminal()
+    if mono:
+        os.environ.setdefault("NO_COLOR", "1")   # Textual draws its own widgets in monochrome then
+    state = WatchState(args.logdir, samples=args.samples)
+    WatchApp(state, interval=args.interval, smoothing=args.smoothing, x=args.x, tags=args.tags, runs=args.runs,
+             mono=mono).run()
+    return 0

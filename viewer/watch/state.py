@@ -1,0 +1,142 @@
+"""What ``tfevents watch`` shows, kept current by the live loader (no terminal code here).
+
+``WatchState.reload()`` runs one pass of :class:`tfevents.summaries.live.LiveLogdir` (the loader behind ``tfevents
+serve``: each pass reads only the bytes appended since the last one, each series a reservoir of at most
+``samples`` points, so memory does not grow with the steps logged). Only scalars are kept: every other plugin gets
+a reservoir of 0 points. ``series(run, tag)`` gives a series' columns; ``line(...)`` the x and smoothed y a chart
+draws and the last/min/max its legend prints; ``problems`` what the status line reports: the loader's (corrupt
+records with file and offset, unreadable files) and the restarts seen between passes.
+
+A restart is seen when a series' last step goes back between two passes (the job was restarted from a
+checkpoint and re-logs steps the reservoir then preempts, as TensorBoard does). A restart that re-logs past
+the old last step within one refresh interval is preempted all the same but not reported.
+"""
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from typing import Dict, List, Optional, Tuple
+
+import numpy as np
+
+from tfevents.summaries.live import loader as live
+from tfevents.summaries.reader.decode import Problem
+
+from ..colors import run_colors
+from ..smoothing import smooth
+
+__all__ = ["WatchState", "Line", "Stats", "X_AXES", "NOT_SCALARS"]
+
+X_AXES = ("step", "relative")
+# plugins whose values the dashboard does not draw: their reservoirs keep nothing
+NOT_SCALARS = {name: 0 for name in ("histograms", "images", "audio", "text", "hparams", "pr_curves", "mesh",
+                                    "custom_scalars", "graph_run_metadata", "graph_run_metadata_graph",
+                                    "graph_keras_model", "tensorboard_text", "projector")}
+
+
+@dataclass(frozen=True)
+class Stats:
+    """A series' last point (step and raw value), its smoothed last value and the raw min and max."""
+
+    step: int
+    last: float
+    smoothed: float
+    min: float
+    max: float
+
+
+@dataclass(frozen=True)
+class Line:
+    """What a chart draws for one run: x (step, or seconds since the run's start) and the smoothed y."""
+
+    run: str
+    x: np.ndarray
+    y: np.ndarray
+    stats: Stats
+
+
+class WatchState:
+    """The scalars of a live logdir, refreshed by :meth:`reload` (call it from one thread at a time)."""
+
+    def __init__(self, path: str, samples: int = 1000, storage_options: Optional[dict] = None,
+                 threads: Optional[int] = None):
+        self.path = os.fspath(path)
+        self.live = live.LiveLogdir(self.path, samples_per_plugin=dict(NOT_SCALARS, scalars=samples),
+                                    storage_options=storage_options, on_problem=lambda p: None, threads=threads)
+        self.restarts: List[Problem] = []
+        self._last_steps: Dict[Tuple[str, str], int] = {}
+        self.colors: Dict[str, str] = {}
+
+    @property
+    def passes(self) -> int:
+        return self.live.passes
+
+    @property
+    def problems(self) -> List[Problem]:
+        """The loader's problems (corrupt records, unreadable files) then the restarts seen, in order found."""
+        return list(self.live.problems) + self.restarts
+
+    def reload(self) -> None:
+        """One pass of the live loader; notes the series whose last step went back (a restart)."""
+        self.live.reload()
+        with self.live.lock:
+            for run in self.live.runs.values():
+                for tag, s in run.series.items():
+                    if s.data_class != live.SCALAR:
+                        continue
+                    last = s.reservoir.stats[1]
+                    before = self._last_steps.get((run.name, tag))
+                    if last is not None and before is not None and last < before:
+                        self.restarts.append(Problem(run.name, None, "restart",
+                                                     "%s went back from step %d to %d" % (tag, before, last)))
+                    if last is not None:
+                        self._last_steps[(run.name, tag)] = last
+            self.colors = run_colors(self.live.runs)
+
+    def runs(self) -> List[str]:
+        with self.live.lock:
+            return sorted(self.live.runs)
+
+    def tags(self, pattern: Optional[str] = None) -> List[str]:
+        """The scalar tags of every run, sorted, those matching the regex ``pattern`` (``re.search``) only.
+        ``re.error`` for a bad pattern."""
+        regex = re.compile(pattern) if pattern else None
+        with self.live.lock:
+            found = {tag for run in self.live.runs.values() for tag, s in run.series.items()
+                     if s.data_class == live.SCALAR and len(s.reservoir)}
+        return sorted(t for t in found if regex is None or regex.search(t))
+
+    def series(self, run: str, tag: str) -> Optional[Tuple[np.ndarray, np.ndarray, np.ndarray]]:
+        """``(step, wall_time, value)`` of a run's scalar tag as kept now, or None."""
+        with self.live.lock:
+            r = self.live.runs.get(run)
+            s = r.series.get(tag) if r is not None else None
+            if s is None or s.data_class != live.SCALAR or not len(s.reservoir):
+                return None
+            return s.reservoir.data
+
+    def start_time(self, run: str) -> Optional[float]:
+        with self.live.lock:
+            r = self.live.runs.get(run)
+            return r.start_time if r is not None else None
+
+    def line(self, run: str, tag: str, smoothing: float, x: str = "step") -> Optional[Line]:
+        """A run's line in the chart of ``tag``: x by ``x`` (``step``, or ``relative``: seconds since the run's
+        first event), y smoothed by TensorBoard's rule with weight ``smoothing``; None when the run has no such
+        series."""
+        cols = self.series(run, tag)
+        if cols is None:
+            return None
+        steps, walls, values = cols
+        values = values.astype(np.float64)
+        smoothed = smooth(values, smoothing)
+        if x == "relative":
+            start = self.start_time(run)
+            xs = walls - (start if start is not None else walls[0])
+        else:
+            xs = steps.astype(np.float64)
+        finite = np.isfinite(values)
+        lo, hi = (float(values[finite].min()), float(values[finite].max())) if finite.any() else (np.nan, np.nan)
+        stats = Stats(int(steps[-1]), float(values[-1]), float(smoothed[-1]), lo, hi)
+        return Line(run, xs, smoothed, stats)
