@@ -6,17 +6,14 @@ drawn: the chart's data are ``tfevents.summaries.aggregate``'s numbers (torch's 
 pixels of each band's fill lie in its column between the min and max lines (and fill it), and the control on the
 page switches to the individual runs (their lines, no fill) and back, and between the std and min–max bands.
 """
-import base64
-import json
 import os
-import re
-import zlib
 
 import numpy as np
 import pytest
 
 import _distributed
 from _browser import browser, browser_session, console_messages, open_file  # noqa: F401
+from _report_page import page_document
 from tfevents.summaries import aggregate, fold_ranks, read_scalars
 from tfevents.viewer.cli import main
 from tfevents.viewer.colors import run_colors
@@ -209,28 +206,15 @@ def test_ranks_of_a_torch_distributed_job_fold_into_mean_and_min_max_band(browse
     assert rows.min() >= top - 2 and rows.max() <= bottom + 2
 
 
-def _page_document(html):
-    """The report's embedded JSON document and a function decoding one of its arrays (``[dtype, offset, n]``)."""
-    doc = json.loads(re.search(r'id="tfe-data">(.*?)</script>', html, re.S).group(1))
-    blob = re.search(r'id="tfe-blob" data-encoding="(\w+)">(.*?)</script>', html, re.S)
-    data = base64.b64decode(blob.group(2))
-    data = zlib.decompress(data) if blob.group(1) == "deflate" else data
-    dtypes = {"f64": "<f8", "f32": "<f4", "i32": "<i4", "u8": "u1"}
-
-    def array(ref):
-        return np.frombuffer(data, dtypes[ref[0]], ref[2], ref[1])
-    return doc, array
-
-
 def test_show_takes_aggregate_and_bad_options_are_refused(seeds, tmp_path, capsys):
     from tfevents.viewer.notebook import report_view
     logdir, _ = seeds
-    doc, array = _page_document(report_view(logdir, aggregate=SEED_RUNS, center="median").page)
+    doc, array = page_document(report_view(logdir, aggregate=SEED_RUNS, center="median").page)
     assert doc["options"]["view"] == "bands" and doc["options"]["center"] == "median"
     (entry,) = [a for a in doc["scalars"]["aggregates"] if a["group"] == "a"]
     df = aggregate(logdir, by=SEED_RUNS)
     np.testing.assert_allclose(array(entry["median"]), _series(df, "a", "median"), rtol=1e-7)
-    doc, _ = _page_document(report_view(logdir).page)
+    doc, _ = page_document(report_view(logdir).page)
     assert doc["options"]["view"] == "runs" and doc["scalars"]["aggregates"] == []
     out = str(tmp_path / "r.html")
     assert main(["report", logdir, "-o", out, "--aggregate", "(["]) == 2
