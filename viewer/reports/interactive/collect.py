@@ -222,12 +222,19 @@ def _pr_curves(chosen: dict, index: dict, blob: Blob) -> list:
     return out
 
 
+BEST_FIELDS = ("last_value_step", "min", "min_step", "max", "max_step")   # of a metric's series_summary
+
+
 def _hparams(logdir: Any, runs: Optional[str]) -> dict:
+    """The HParams table: per row its hyperparameters, its metrics' last values, and per metric ``best``: the min
+    and max of the metric's series with their steps and the last value's step (the page ranks by any of them)."""
     names, metrics, rows = hparams_table(logdir, runs)
     return {"hparams": names, "metrics": metrics,
             "rows": [{"run": r["run"],
                       "hparams": {k: finite_or_none(v) for k, v in r["hparams"].items()},
-                      "metrics": {k: finite_or_none(v) for k, v in r["metrics"].items()}} for r in rows]}
+                      "metrics": {k: finite_or_none(v) for k, v in r["metrics"].items()},
+                      "best": {k: {f: finite_or_none(v[f]) for f in BEST_FIELDS}
+                               for k, v in r["summaries"].items() if v is not None}} for r in rows]}
 
 
 def _graphs(chosen: dict, index: dict, problems: list) -> list:

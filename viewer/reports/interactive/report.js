@@ -109,7 +109,7 @@ const STORE_KEY = "tfevents-report:" + DATA.title;
 const STATE = Object.assign({smoothing: DATA.options.smoothing, x: DATA.options.x, logy: DATA.options.logy,
                              view: DATA.options.view || "runs", center: DATA.options.center || "mean",
                              band: DATA.options.band || "std",
-                             outliers: false, tagFilter: "", runFilter: "", hidden: []}, loadState());
+                             outliers: false, tagFilter: "", runFilter: "", hidden: [], hpStat: {}}, loadState());
 TFE.state = STATE;
 
 function loadState() {
