@@ -223,4 +223,6 @@ def test_show_takes_aggregate_and_bad_options_are_refused(seeds, tmp_path, capsy
     assert "--aggregate draws bands in the interactive report" in capsys.readouterr().err
     with pytest.raises(ValueError, match="band must be one of"):
         report_view(logdir, aggregate=SEED_RUNS, band="iqr")
+    with pytest.raises(TypeError, match="aggregate is a regex"):
+        report_view(logdir, aggregate=["lr"])
     assert not os.path.exists(out)

@@ -69,6 +69,8 @@ def render_interactive_report(source: Any, *, tags: Optional[str] = None, runs: 
         raise ValueError("smoothing must be in [0, 1], got %r" % smoothing)
     if x not in X_AXES:
         raise ValueError("x must be one of %s, got %r" % (", ".join(X_AXES), x))
+    if aggregate is not None and not isinstance(aggregate, str):
+        raise TypeError("aggregate is a regex grouping runs (a str), got %r" % (aggregate,))
     if center not in CENTERS:
         raise ValueError("center must be one of %s, got %r" % (", ".join(CENTERS), center))
     if band not in BANDS:
