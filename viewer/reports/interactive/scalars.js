@@ -235,8 +235,8 @@ function bandSeries(chart) {
   const series = [{}], bands = [];
   chart.shownBands.forEach((b, k) => {
     const label = b.group + " (" + b.runs.length + " run" + (b.runs.length === 1 ? "" : "s") + ")", edge = STATE.band !== "none";
-    series.push({label: label + " lower", stroke: b.color + "66", width: 1, spanGaps: true, show: edge},
-                {label: label + " upper", stroke: b.color + "66", width: 1, spanGaps: true, show: edge},
+    series.push({label: label + " lower", stroke: b.color + "66", width: 1, spanGaps: true, show: edge, points: {show: false}},
+                {label: label + " upper", stroke: b.color + "66", width: 1, spanGaps: true, show: edge, points: {show: false}},
                 {label, stroke: b.color, width: 1.8, spanGaps: true, points: {show: lonePoint, size: 7, fill: b.color}});
     if (edge) bands.push({series: [2 + 3 * k, 1 + 3 * k], fill: b.color + BAND_ALPHA_HEX});
   });
