@@ -75,3 +75,14 @@ def s3_endpoint():
     host, port = server.get_host_and_port()
     yield "http://%s:%d" % (host, port)
     server.stop()
+
+
+@pytest.fixture(scope="session")
+def ranks_job(tmp_path_factory):
+    """One real 2-process torch.distributed job (gloo on 127.0.0.1, tests/_distributed.py), shared by the tests that
+    read its runs: ``<root>/default`` (rank 0 only), ``<root>/all/rank_<N>``, torch's reductions ``reduced.npy``."""
+    pytest.importorskip("torch.distributed", reason="the ranks tests run a real torch.distributed job")
+    import _distributed
+    logdir = str(tmp_path_factory.mktemp("ranks_job"))
+    _distributed.run_job(logdir)
+    return logdir

@@ -296,12 +296,14 @@ def test_cli_sweep_writes_one_hparams_session_per_learning_rate(tmp_path):
 
 def test_cli_sweep_with_seeds_aggregates_into_bands(tmp_path):
     """``--sweep R1,R2 --seeds 2``: two trials per rate under lr_<rate>/seed_<s>; grouping by the seed folds them
-    into one band per rate and run, its mean the mean of the two trials' curves."""
+    into one band per rate and run, its mean the mean of the two trials' curves; the demo's report opens on those
+    bands (its embedded aggregates are that table)."""
+    from _report_page import page_document
     from tfevents.summaries import aggregate, load_logdir
     logdir = tmp_path / "seeds"
     proc = subprocess.run([sys.executable, "-m", "tfevents.viewer.cli", "demo", "--logdir", str(logdir), "--sweep",
                            "0.02,0.2", "--seeds", "2", "--seed", "5", "--epochs", "1", "--train-size", "128",
-                           "--test-size", "64", "--no-report", "-q"],
+                           "--test-size", "64", "-q"],
                           capture_output=True, text=True, timeout=300, cwd=str(tmp_path))
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert sorted(os.listdir(logdir / "lr_0.2")) == ["seed_5", "seed_6"]
@@ -316,6 +318,12 @@ def test_cli_sweep_with_seeds_aggregates_into_bands(tmp_path):
     assert not np.array_equal(a.value, b.value)            # two seeds, two curves
     np.testing.assert_allclose(band["mean"], (a.value + b.value) / 2, rtol=1e-12)
     assert set(band["count"]) == {2}
+    doc, array = page_document((logdir / "report.html").read_text(encoding="utf-8"))
+    assert doc["options"]["view"] == "bands"
+    (entry,) = [a for a in doc["scalars"]["aggregates"] if a["group"] == "lr_0.2/train" and a["tag"] == "loss"]
+    assert [doc["runs"][i]["name"] for i in entry["runs"]] == df.attrs["groups"]["lr_0.2/train"]
+    np.testing.assert_array_equal(array(entry["step"]), band["step"])
+    np.testing.assert_allclose(array(entry["mean"]), band["mean"], rtol=1e-12)
     bad = subprocess.run([sys.executable, "-m", "tfevents.viewer.cli", "demo", "--logdir", str(tmp_path / "x"),
                           "--seeds", "2"], capture_output=True, text=True, timeout=120)
     assert bad.returncode == 2 and "--seeds goes with --sweep" in bad.stderr

@@ -26,13 +26,10 @@ def _files(root):
     return sorted(os.path.relpath(os.path.join(d, f), root) for d, _, fs in os.walk(root) for f in fs)
 
 
-@pytest.fixture(scope="module")
-def job(tmp_path_factory):
-    """One real 2-process torch.distributed job (gloo on 127.0.0.1), shared by the tests below."""
-    pytest.importorskip("torch.distributed", reason="the ranks tests run a real torch.distributed job")
-    logdir = str(tmp_path_factory.mktemp("ranks_job"))
-    _distributed.run_job(logdir)
-    return logdir
+@pytest.fixture
+def job(ranks_job):
+    """The session's real 2-process torch.distributed job (conftest ``ranks_job``)."""
+    return ranks_job
 
 
 def test_torch_distributed_default_writes_rank_zero_only(job):

@@ -16,6 +16,9 @@ if "numpy" not in sys.modules:
         os.environ.setdefault(_name, "1")
 
 
+SEED_RUNS = r"/seed_\d+"   # the part of a sweep trial's run naming its seed: lr_<rate>/seed_<s>/train -> lr_<rate>/train
+
+
 def _positive_int(text: str) -> int:
     try:
         value = int(text)
@@ -70,7 +73,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "times %s)" % ", ".join("%g" % f for f in SWEEP_FACTORS))
     parser.add_argument("--seeds", type=_positive_int, default=1, metavar="N",
                         help="with --sweep: N trials per learning rate, LOGDIR/lr_<rate>/seed_<s> for the seeds "
-                             "--seed, --seed + 1, ... (tfevents plot --aggregate '/seed_\\d+' draws them as bands)")
+                             "--seed, --seed + 1, ...; the report draws each rate's seeds as bands (tfevents plot/report "
+                             "--aggregate '/seed_\\d+')")
     parser.add_argument("--no-report", action="store_true", help="do not write LOGDIR/report.html")
     parser.add_argument("-q", "--quiet", action="store_true", help="no progress bars")
 
@@ -135,8 +139,9 @@ def run(args) -> int:
     logdir = os.path.abspath(config.logdir)
     if not args.no_report:
         from ..reports.interactive.page import write_interactive_report  # lazy: numpy after BLAS settings
+        seeds = {} if args.seeds == 1 else {"aggregate": SEED_RUNS}   # each rate's seeds as bands
         report = write_interactive_report(logdir, os.path.join(logdir, "report.html"),
-                                          title="tfevents demo: %s" % config.logdir)
+                                          title="tfevents demo: %s" % config.logdir, **seeds)
         print("report: %s" % report)
     print("graph dumps: %s" % ", ".join(f for r in results for f in r.graph_files))
     print("to look at the runs in TensorBoard:\n    %s serve %s\nor\n    %s --logdir %s\nthen open "

@@ -1,8 +1,8 @@
 """``tfevents report LOGDIR -o report.html``: one self-contained HTML file; ``--watch`` keeps it current.
 
 By default the report is interactive (``viewer/reports/interactive``: uPlot charts with hover, zoom, run toggles and
-a smoothing slider, data embedded); ``--static`` writes the script-free report of PNG charts
-(``viewer/reports/static.py``)."""
+a smoothing slider, data embedded; ``--aggregate REGEX``: groups of runs as bands); ``--static`` writes the
+script-free report of PNG charts (``viewer/reports/static.py``)."""
 from __future__ import annotations
 
 import argparse
@@ -26,6 +26,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--logy", action="store_true", help="logarithmic y axis for scalars")
     parser.add_argument("--group", metavar="REGEX",
                         help="one scalar chart per value of this regex's first group (e.g. '^([^/]*)/')")
+    parser.add_argument("--aggregate", metavar="REGEX",
+                        help="group runs by this regex (its first group, or the run name with the match removed, "
+                             "names a group: '/seed_\\d+$' for seeds, '/rank_\\d+$' for a job's ranks) and draw each "
+                             "group's line over a shaded band; a control on the page switches to the individual runs")
+    parser.add_argument("--center", choices=("mean", "median"), default="mean",
+                        help="with --aggregate: the line drawn (the page's starting choice)")
+    parser.add_argument("--band", choices=("std", "minmax", "none"), default="std",
+                        help="with --aggregate: the band, mean ± std (default) or min–max (the page's starting choice)")
     parser.add_argument("--image-steps", metavar="STEPS", type=_steps,
                         help="comma-separated steps to show images at (nearest recorded), e.g. 0,500,1000")
     parser.add_argument("--title", help="page title (default: the logdir's path)")
@@ -46,6 +54,10 @@ def run(args) -> int:
     if problem:
         print("tfevents report: %s" % problem, file=sys.stderr)
         return 2
+    if args.static and args.aggregate is not None:
+        print("tfevents report: --aggregate draws bands in the interactive report; without --static, or "
+              "`tfevents plot --aggregate` for PNG charts", file=sys.stderr)
+        return 2
     if args.static:
         import matplotlib
         matplotlib.use("Agg")
@@ -55,6 +67,8 @@ def run(args) -> int:
                                                 write_interactive_report as write_report)
     options = dict(tags=args.tags, runs=args.runs, smoothing=args.smoothing, x=args.x, logy=args.logy,
                    group=args.group, title=args.title, image_steps=args.image_steps)
+    if args.aggregate is not None:
+        options.update(aggregate=args.aggregate, center=args.center, band=args.band)
     try:
         if args.watch:
             print("watching %s -> %s (Ctrl-C to stop)" % (args.logdir, args.output), flush=True)

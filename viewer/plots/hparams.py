@@ -1,6 +1,8 @@
 """Hyperparameters: a table (run × hparams and metrics) and parallel coordinates, as in TensorBoard's
 HPARAMS dashboard. A metric's value is the last logged value of its scalar tag in the session's run (or,
-as TensorBoard looks it up, in a run below it such as ``<run>/validation``)."""
+as TensorBoard looks it up, in a run below it such as ``<run>/validation``); each row also carries that series'
+summary (last, min, max and their steps: ``tfevents.summaries.reader.summary``, as ``Logdir.summary()``), so a
+table can rank runs by a metric's best value instead."""
 from __future__ import annotations
 
 import math
@@ -8,13 +10,16 @@ from typing import Any, Mapping, Optional
 
 import numpy as np
 
+from tfevents.summaries.reader.summary import series_summary
+
 from .. import logdir_data
 from ..colors import run_colors
 from . import matplotlib_figures
 
 
 def hparams_table(source: Any, runs: Optional[str] = None) -> tuple[list[str], list[str], list[dict]]:
-    """``(hparam names, metric tags, rows)``; each row is ``{"run", "hparams": {...}, "metrics": {...}}``."""
+    """``(hparam names, metric tags, rows)``; each row is ``{"run", "hparams": {...}, "metrics": {...},
+    "summaries": {tag: series_summary(...) or None}}`` (``metrics``: the last values)."""
     logdir = logdir_data.load(source, kinds=["hparams", "scalars"])
     records = logdir_data.select(dict(getattr(logdir, "hparams", {}) or {}), None, runs)
     scalars = dict(getattr(logdir, "scalars", {}) or {})
@@ -26,18 +31,28 @@ def hparams_table(source: Any, runs: Optional[str] = None) -> tuple[list[str], l
         names += [k for k in hp if k not in names]
         tags = list(getattr(rec, "metrics", []) or [])
         metrics += [t for t in tags if t not in metrics]
-        rows.append({"run": run, "hparams": hp, "metrics": {t: metric_value(scalars, run, t) for t in tags}})
+        series = {t: metric_series(scalars, run, t) for t in tags}
+        rows.append({"run": run, "hparams": hp,
+                     "metrics": {t: None if s is None else float(np.asarray(s.value)[-1]) for t, s in series.items()},
+                     "summaries": {t: None if s is None else series_summary(np.asarray(s.step), s.value)
+                                   for t, s in series.items()}})
     return names, metrics, rows
 
 
-def metric_value(scalars: Mapping, run: str, tag: str) -> Optional[float]:
-    """Last value of ``tag`` in ``run`` (or the first run below it that has it)."""
+def metric_series(scalars: Mapping, run: str, tag: str) -> Optional[Any]:
+    """The series of ``tag`` in ``run`` (or in the first run below it that has it), None if none has a point."""
     candidates = [run] + sorted(r for r, t in scalars if t == tag and _below(r, run))
     for r in candidates:
         s = scalars.get((r, tag))
         if s is not None and len(s.value):
-            return float(np.asarray(s.value)[-1])
+            return s
     return None
+
+
+def metric_value(scalars: Mapping, run: str, tag: str) -> Optional[float]:
+    """Last value of ``tag`` in ``run`` (or the first run below it that has it)."""
+    s = metric_series(scalars, run, tag)
+    return None if s is None else float(np.asarray(s.value)[-1])
 
 
 def _below(child: str, run: str) -> bool:

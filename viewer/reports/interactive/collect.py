@@ -9,6 +9,8 @@ from typing import Any, Dict, List, Optional, Sequence
 
 import numpy as np
 
+from tfevents.summaries.compare.aggregate import aggregate_columns
+
 from ... import logdir_data
 from ...colors import run_colors
 from ...plots import matplotlib_figures
@@ -29,12 +31,14 @@ MAX_PR_STEPS = 20
 MAX_GRAPH_LEAVES = 300
 MAX_EMBEDDING_POINTS = 5000   # points of a PCA scatter (a random but fixed subset beyond)
 MAX_CATEGORIES = 20     # nodes listed per scope of the graph tree (the rest are counted)
+AGGREGATE_STATS = ("mean", "std", "min", "max", "median", "count")   # what the page can draw of a group
 
 
 def collect(logdir: Any, *, tags: Optional[str] = None, runs: Optional[str] = None,
             group: Optional[str] = None, image_steps: Optional[Sequence[int]] = None,
-            max_images: int = MAX_MEDIA_STEPS) -> tuple:
-    """``(document, blob)`` for a loaded Logdir, keeping only ``tags`` / ``runs`` (regexes)."""
+            max_images: int = MAX_MEDIA_STEPS, aggregate: Optional[str] = None) -> tuple:
+    """``(document, blob)`` for a loaded Logdir, keeping only ``tags`` / ``runs`` (regexes); with ``aggregate`` (a
+    regex, as ``tfevents.summaries.aggregate``'s ``by``) the scalars' groups of runs reduced per step too."""
     blob = Blob()
     all_runs = logdir_data.all_runs(logdir, {})
     colors = run_colors(all_runs)
@@ -53,7 +57,8 @@ def collect(logdir: Any, *, tags: Optional[str] = None, runs: Optional[str] = No
     problems = [str(p) for p in getattr(logdir, "problems", None) or ()]
     doc: Dict[str, Any] = {
         "runs": [{"name": r, "color": colors.get(r) or run_colors([r])[r]} for r in run_names],
-        "scalars": _scalars(scalars, index, blob, group),
+        "scalars": _scalars(scalars, index, blob, group,
+                            _aggregates(logdir, tags, runs, aggregate, index, blob) if aggregate else []),
         "distributions": [], "histograms": [],
         "images": _media(pick("images"), index, image_steps, max_images, image=True),
         "videos": _media(pick("videos"), index, image_steps, max_images, image=False),
@@ -70,8 +75,9 @@ def collect(logdir: Any, *, tags: Optional[str] = None, runs: Optional[str] = No
     return doc, blob
 
 
-def _scalars(chosen: dict, index: dict, blob: Blob, group: Optional[str]) -> dict:
-    """Series (every point, for hover and CSV) and charts: one per tag, or per ``group`` regex value."""
+def _scalars(chosen: dict, index: dict, blob: Blob, group: Optional[str], aggregates: list) -> dict:
+    """Series (every point, for hover and CSV), ``aggregates`` (:func:`_aggregates`) and charts: one per tag, or per
+    ``group`` regex value, each naming its series and its aggregates by index."""
     series, by_tag = [], {}
     for (run, tag), s in chosen.items():
         if not len(s.step):
@@ -79,9 +85,36 @@ def _scalars(chosen: dict, index: dict, blob: Blob, group: Optional[str]) -> dic
         by_tag.setdefault(tag, []).append(len(series))
         series.append({"run": index[run], "tag": tag, "step": blob.add_steps(s.step),
                        "wall": blob.add(s.wall_time, np.float64), "value": blob.add_values(s.value)})
-    charts = [{"title": title, "series": [i for t in members for i in by_tag[t]]}
+    bands_of: Dict[str, List[int]] = {}
+    for i, entry in enumerate(aggregates):
+        bands_of.setdefault(entry["tag"], []).append(i)
+    charts = [{"title": title, "series": [i for t in members for i in by_tag[t]],
+               "bands": [i for t in members for i in bands_of.get(t, ())]}
               for title, members in chart_groups(by_tag, group).items()]
-    return {"series": series, "charts": charts}
+    return {"series": series, "charts": charts, "aggregates": aggregates}
+
+
+def _aggregates(logdir: Any, tags: Optional[str], runs: Optional[str], by: str, index: dict, blob: Blob) -> list:
+    """Each (group, tag) of ``aggregate_columns(logdir, by)`` (the runs of a group aligned and reduced per step):
+    its group, tag, colour, member runs (indices into the page's runs), alignment, and arrays of the steps and of
+    every statistic of :data:`AGGREGATE_STATS` (the page draws a centre line and band edges from them)."""
+    table = aggregate_columns(logdir, by, tags, AGGREGATE_STATS, runs=runs)
+    colors = run_colors(table.groups)
+    group_col, tag_col = table.columns["group"], table.columns["tag"]
+    n = len(table)
+    changes = (group_col[1:] != group_col[:-1]) | (tag_col[1:] != tag_col[:-1])   # rows are in (group, tag) blocks
+    starts = [0] + (np.flatnonzero(changes) + 1).tolist() if n else []
+    out = []
+    for start, end in zip(starts, starts[1:] + [n]):
+        group, tag = group_col[start], tag_col[start]
+        entry = {"group": group, "tag": tag, "color": colors[group], "align": table.align[(group, tag)],
+                 "runs": [index[r] for r in table.groups[group] if r in index],
+                 "step": blob.add_steps(table.columns["step"][start:end])}
+        for stat in AGGREGATE_STATS:
+            column = table.columns[stat][start:end]
+            entry[stat] = blob.add(column, np.int32) if stat == "count" else blob.add_values(column)
+        out.append(entry)
+    return out
 
 
 def _histograms(chosen: dict, index: dict, blob: Blob) -> tuple:
@@ -189,12 +222,19 @@ def _pr_curves(chosen: dict, index: dict, blob: Blob) -> list:
     return out
 
 
+BEST_FIELDS = ("last_value_step", "min", "min_step", "max", "max_step")   # of a metric's series_summary
+
+
 def _hparams(logdir: Any, runs: Optional[str]) -> dict:
+    """The HParams table: per row its hyperparameters, its metrics' last values, and per metric ``best``: the min
+    and max of the metric's series with their steps and the last value's step (the page ranks by any of them)."""
     names, metrics, rows = hparams_table(logdir, runs)
     return {"hparams": names, "metrics": metrics,
             "rows": [{"run": r["run"],
                       "hparams": {k: finite_or_none(v) for k, v in r["hparams"].items()},
-                      "metrics": {k: finite_or_none(v) for k, v in r["metrics"].items()}} for r in rows]}
+                      "metrics": {k: finite_or_none(v) for k, v in r["metrics"].items()},
+                      "best": {k: {f: finite_or_none(v[f]) for f in BEST_FIELDS}
+                               for k, v in r["summaries"].items() if v is not None}} for r in rows]}
 
 
 def _graphs(chosen: dict, index: dict, problems: list) -> list:

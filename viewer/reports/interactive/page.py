@@ -20,6 +20,7 @@ from typing import Any, Callable, Optional, Sequence
 from tfevents.summaries.atomic import atomic_write
 
 from ... import logdir_data
+from ...plots.bands import BANDS, CENTERS
 from ...smoothing import DEFAULT_SMOOTHING
 from ..rerender_on_change import watch
 from .collect import collect
@@ -49,7 +50,8 @@ def render_interactive_report(source: Any, *, tags: Optional[str] = None, runs: 
                               group: Optional[str] = None, title: Optional[str] = None,
                               refresh_seconds: Optional[int] = None, max_images: int = 10,
                               image_steps: Optional[Sequence[int]] = None,
-                              storage_options: Optional[dict] = None) -> str:
+                              storage_options: Optional[dict] = None, aggregate: Optional[str] = None,
+                              center: str = "mean", band: str = "std") -> str:
     """The interactive report's HTML text.
 
     ``source``: a logdir path or a loaded Logdir; ``tags`` / ``runs``: regexes (``re.search``) choosing
@@ -57,14 +59,23 @@ def render_interactive_report(source: Any, *, tags: Optional[str] = None, runs: 
     positions; ``group``: a regex whose first group names the chart a scalar tag is drawn in (default one
     chart per tag, in sections by tag prefix as TensorBoard); ``max_images`` / ``image_steps``: the steps of
     each image, video and audio series the step slider offers; ``storage_options``: fsspec's, for a logdir
-    given as a URL (``s3://``, ``gs://``, ...).
+    given as a URL (``s3://``, ``gs://``, ...). ``aggregate``: a regex grouping runs as
+    ``tfevents.summaries.aggregate``'s ``by`` (``r"/seed_\\d+$"``: seeds; ``r"/rank_\\d+$"``: a job's ranks); the
+    page then draws each group's ``center`` line ('mean' or 'median') over its ``band`` ('std': mean ± std,
+    'minmax' or 'none') and has a control to switch between the bands and the individual runs.
     """
     smoothing = float(smoothing)
     if not 0.0 <= smoothing <= 1.0:
         raise ValueError("smoothing must be in [0, 1], got %r" % smoothing)
     if x not in X_AXES:
         raise ValueError("x must be one of %s, got %r" % (", ".join(X_AXES), x))
-    for pattern, what in ((tags, "tag"), (runs, "run"), (group, "group")):
+    if aggregate is not None and not isinstance(aggregate, str):
+        raise TypeError("aggregate is a regex grouping runs (a str), got %r" % (aggregate,))
+    if center not in CENTERS:
+        raise ValueError("center must be one of %s, got %r" % (", ".join(CENTERS), center))
+    if band not in BANDS:
+        raise ValueError("band must be one of %s, got %r" % (", ".join(BANDS), band))
+    for pattern, what in ((tags, "tag"), (runs, "run"), (group, "group"), (aggregate, "aggregate")):
         logdir_data.compile_pattern(pattern, what)
     if isinstance(source, (str, os.PathLike)):
         logdir = logdir_data.load(source, on_error="skip",   # problems are listed in the report instead
@@ -75,8 +86,10 @@ def render_interactive_report(source: Any, *, tags: Optional[str] = None, runs: 
         logdir = source
     title = title or "tfevents report"
     doc, blob = collect(logdir, tags=tags, runs=runs, group=group, image_steps=image_steps,
-                        max_images=max_images)
-    doc.update(title=title, options={"smoothing": smoothing, "x": x, "logy": bool(logy)},
+                        max_images=max_images, aggregate=aggregate or None)
+    doc.update(title=title, options={"smoothing": smoothing, "x": x, "logy": bool(logy), "aggregate": aggregate or None,
+                                     "view": "bands" if doc["scalars"]["aggregates"] else "runs",
+                                     "center": center, "band": band},
                rendered=datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC"))
     blob_text, encoding = blob.encoded()
     vendor = _asset(VENDOR_SCRIPT)

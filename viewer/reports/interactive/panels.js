@@ -1,6 +1,7 @@
 // The other dashboards: images and videos (GIF) with a per-series step slider, audio players, text (markdown
-// already rendered and allowlist-cleaned by viewer/reports/safe_html.py), the HParams table (sortable, filterable)
-// with its parallel-coordinates view, and graphs as a collapsible tree of name scopes with op counts.
+// already rendered and allowlist-cleaned by viewer/reports/safe_html.py), the HParams table (sortable, filterable;
+// each metric shown and ranked by its last value or its best, the series' min or max) with its parallel-coordinates
+// view, and graphs as a collapsible tree of name scopes with op counts.
 // Ends by booting the page (report.js ``boot``).
 
 /** A card showing one step of a series at a time, chosen with a slider (TensorBoard's image card). */
@@ -65,7 +66,25 @@ const HP = DATA.hparams;
 function hpColumns() {
   return HP.hparams.map(n => ({kind: "hparams", name: n})).concat(HP.metrics.map(n => ({kind: "metrics", name: n})));
 }
-function hpValue(row, col) { const v = row[col.kind][col.name]; return v === undefined ? null : v; }
+
+/** Which value of a metric's series the table shows and ranks by: "last" (TensorBoard's), "min" or "max". */
+function hpStat(col) { return col.kind === "metrics" && STATE.hpStat && STATE.hpStat[col.name] || "last"; }
+
+/** A cell's value: the hyperparameter, or the metric's last, min or max value (``hpStat``). */
+function hpValue(row, col) {
+  const stat = hpStat(col);
+  if (stat !== "last") { const best = row.best && row.best[col.name]; return best && best[stat] !== undefined ? best[stat] : null; }
+  const v = row[col.kind][col.name];
+  return v === undefined ? null : v;
+}
+
+/** The step of a metric cell's value, for its tooltip (null for a hyperparameter or no series). */
+function hpStep(row, col) {
+  const best = col.kind === "metrics" && row.best && row.best[col.name];
+  if (!best) return null;
+  return best[{last: "last_value_step", min: "min_step", max: "max_step"}[hpStat(col)]];
+}
+TFE.hpValue = hpValue;
 
 function buildHparams(body) {
   const cols = hpColumns(), runIndex = new Map(DATA.runs.map((r, i) => [r.name, i]));
@@ -91,8 +110,19 @@ function buildHparams(body) {
   }
   function header(label, k) {
     const mark = state.sort === k ? (state.desc ? " ▼" : " ▲") : "";
+    const col = k >= 0 ? cols[k] : null;
+    const stat = col && col.kind === "metrics" ? el("select", {class: "hp-stat", dataset: {metric: col.name},
+        title: "Rank by the last value, or the best: the minimum or the maximum of the series",
+        onclick: e => e.stopPropagation(),
+        onchange: e => {   // ranking by the best value sorts best first (min ascending, max descending)
+          STATE.hpStat = Object.assign({}, STATE.hpStat, {[col.name]: e.target.value});
+          saveState();
+          if (e.target.value !== "last") { state.sort = k; state.desc = e.target.value === "max"; }
+          render();
+        }}, ["last", "min", "max"].map(v => el("option", {value: v, selected: hpStat(col) === v}, v))) : null;
     return el("th", {class: "sortable", title: "Sort by " + label,
-                     onclick: () => { state.desc = state.sort === k ? !state.desc : false; state.sort = k; render(); }}, label + mark);
+                     onclick: () => { state.desc = state.sort === k ? !state.desc : false; state.sort = k; render(); }},
+              label + mark, stat ? " " : null, stat);
   }
   function render() {
     const shown = rows();
@@ -100,7 +130,9 @@ function buildHparams(body) {
     table.append(el("thead", null, el("tr", null, header("run", -1), cols.map((c, k) => header(c.name, k)))),
       el("tbody", null, shown.map(r => el("tr", {dataset: {hpRun: r.run}},
         el("td", null, runIndex.has(r.run) ? swatch(runIndex.get(r.run)) : null, r.run),
-        cols.map(c => el("td", {class: typeof hpValue(r, c) === "number" ? "num" : null}, fmtCell(hpValue(r, c))))))));
+        cols.map(c => { const step = hpStep(r, c);
+          return el("td", {class: typeof hpValue(r, c) === "number" ? "num" : null, title: step === null ? null : "step " + step},
+                    fmtCell(hpValue(r, c))); })))));
     coords.textContent = "";
     coords.append(parallelCoordinates(shown, cols, runIndex));
   }

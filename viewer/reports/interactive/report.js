@@ -107,7 +107,9 @@ function cardTitle(tag, run) {
 
 const STORE_KEY = "tfevents-report:" + DATA.title;
 const STATE = Object.assign({smoothing: DATA.options.smoothing, x: DATA.options.x, logy: DATA.options.logy,
-                             outliers: false, tagFilter: "", runFilter: "", hidden: []}, loadState());
+                             view: DATA.options.view || "runs", center: DATA.options.center || "mean",
+                             band: DATA.options.band || "std",
+                             outliers: false, tagFilter: "", runFilter: "", hidden: [], hpStat: {}}, loadState());
 TFE.state = STATE;
 
 function loadState() {
@@ -134,7 +136,8 @@ function tagVisible(tag) {
 }
 TFE.runVisible = runVisible;
 
-/** Tell every section what changed (``smoothing``, ``x``, ``logy``, ``outliers``, ``runs``, ``tags``). */
+/** Tell every section what changed (``smoothing``, ``x``, ``logy``, ``outliers``, ``runs``, ``tags``, ``view``,
+ * ``center``, ``band``). */
 function changed(what) {
   saveState();
   for (const s of TFE.sections) if (s.update) s.update(what);
@@ -188,7 +191,7 @@ function sidebar() {
     const {re} = compileRegex(STATE.runFilter);
     for (const row of runBoxes) row.classList.toggle("hidden", !!re && !re.test(runName(+row.dataset.runRow)));
   }
-  const side = el("aside", {class: "sidebar"},
+  const side = el("aside", {class: "sidebar"}, aggregateControl(),
     el("div", {class: "control"}, tagInput),
     el("div", {class: "control"}, el("div", {class: "label"}, "Smoothing"), el("div", {class: "row"}, smoothRange, smoothNumber)),
     el("div", {class: "control"}, el("div", {class: "label"}, "Horizontal axis"), el("div", {class: "radios"}, xRadios)),
@@ -198,6 +201,22 @@ function sidebar() {
        el("label", {class: "run all"}, all, el("span", null, "all")), el("div", {class: "run-list"}, runBoxes)));
   filterRunRows();
   return side;
+}
+
+/** With --aggregate: bands (each group's centre line over its band) or the individual runs, and which centre and
+ * band. Nothing without aggregates. */
+function aggregateControl() {
+  if (!DATA.scalars.aggregates.length) return null;
+  const groups = new Set(DATA.scalars.aggregates.map(a => a.group)).size;
+  const radio = (value, label) => el("label", null, el("input", {type: "radio", name: "scalar-view", value, checked: STATE.view === value,
+    onchange: () => { STATE.view = value; changed("view"); }}), label);
+  const choose = (key, id, options) => el("select", {id, onchange: e => { STATE[key] = e.target.value; changed(key); }},
+    Object.entries(options).map(([v, label]) => el("option", {value: v, selected: STATE[key] === v}, label)));
+  return el("div", {class: "control aggregate", title: "runs grouped by the regex " + DATA.options.aggregate},
+    el("div", {class: "label"}, "Groups of runs (" + groups + ")"),
+    el("div", {class: "radios"}, radio("bands", "Bands"), radio("runs", "Individual runs")),
+    el("div", {class: "row"}, choose("center", "band-center", {mean: "mean", median: "median"}),
+       choose("band", "band-kind", {std: "± std", minmax: "min – max", none: "no band"})));
 }
 
 function setHidden(name, hidden) {

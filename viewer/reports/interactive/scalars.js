@@ -2,9 +2,13 @@
 // behind TensorBoard's debiased EMA. Hover shows each run's step, wall time, smoothed and raw value; drag
 // zooms, double-click resets; each chart downloads its every point as CSV. Long series are drawn M4
 // downsampled (per pixel column: first, last, min, max of raw and smoothed), re-done for the zoomed range.
+// With --aggregate the page also holds each group of runs reduced per step (collect.py _aggregates:
+// tfevents.summaries.aggregate's numbers); in the "bands" view a chart draws each group's centre line (mean or
+// median) over a shaded band (mean ± std or min–max: uPlot's bands between the edges' series), against steps.
 
 const SC = DATA.scalars;
 let SERIES = [];   // filled by buildScalars once the buffer is loaded
+let BANDS = [];    // the aggregates, likewise
 
 /** TensorBoard's smoothing (vz_line_chart2 resmoothDataset), the rule viewer/smoothing.py implements. */
 function smooth(values, weight) {
@@ -86,6 +90,7 @@ function visibleSeries(chart) {
 /** uPlot's aligned data for a chart: one shared x (the union of the kept points' x) and, per series, raw
  * then smoothed y with null where the series has no point (spanGaps joins them). */
 function chartData(chart, range) {
+  if (chart.bandView) return bandData(chart, range);
   const mode = STATE.x, logy = STATE.logy, shown = chart.shown;
   const width = Math.max(200, chart.width || 400);
   const picks = [];
@@ -161,6 +166,125 @@ function xAxisValues(u, splits) {
   return splits.map(v => fmtNumber(v, 6));
 }
 
+// --- bands: each group of runs as its centre line over a shaded band ------------------------------------
+
+/** Is the chart drawn as bands: the bands view is chosen and the chart has aggregates. */
+function bandView(chart) { return STATE.view === "bands" && chart.bands.length > 0; }
+
+/** A group's band is shown while any of its runs is (the statistics are those of all its runs). */
+function visibleBands(chart) {
+  return chart.bands.map(i => BANDS[i]).filter(b => !b.runs.length || b.runs.some(runVisible));
+}
+
+/** ``[lower, upper]`` of a group for the band chosen: mean ∓ std (no std, one run: the mean), or min and max;
+ * ``null`` for no band (viewer/plots/bands.py band_edges). */
+function bandEdges(b) {
+  if (STATE.band === "std") {
+    const n = b.mean.length, lo = new Float64Array(n), hi = new Float64Array(n);
+    for (let i = 0; i < n; i++) { const sd = b.std[i] === b.std[i] ? b.std[i] : 0; lo[i] = b.mean[i] - sd; hi[i] = b.mean[i] + sd; }
+    return [lo, hi];
+  }
+  return STATE.band === "minmax" ? [b.min, b.max] : null;
+}
+
+/** The centre line and band edges drawn for a group: smoothed as a run's series is (TensorBoard's EMA), cached
+ * per (smoothing, centre, band). */
+function bandLines(b) {
+  const key = STATE.smoothing + "|" + STATE.center + "|" + STATE.band;
+  if (b.key === key) return b.lines;
+  const w = STATE.smoothing, edges = bandEdges(b), sm = v => (w > 0 ? smooth(v, w) : v);
+  b.lines = {center: sm(b[STATE.center]), lower: edges ? sm(edges[0]) : null, upper: edges ? sm(edges[1]) : null};
+  b.key = key;
+  return b.lines;
+}
+TFE.bandLines = bandLines;
+
+/** uPlot's data for a bands chart: the union of the kept steps, then per group lower, upper and centre (null
+ * where the group has no row). Kept rows: M4 of the edges and of the centre (``m4``). */
+function bandData(chart, range) {
+  const shown = chart.shownBands, logy = STATE.logy, width = Math.max(200, chart.width || 400), picks = [];
+  let lo = Infinity, hi = -Infinity;
+  for (const b of shown) if (b.step.length) { lo = Math.min(lo, b.step[0]); hi = Math.max(hi, b.step[b.step.length - 1]); }
+  for (const b of shown) {
+    const L = bandLines(b), lower = L.lower || L.center, upper = L.upper || L.center;
+    let idx = [];
+    for (const [r0, r1] of range && (range[0] > lo || range[1] < hi) ? [[lo, hi], range] : [[lo, hi]])
+      idx = idx.concat(m4(b.step, null, lower, upper, r0, r1, width), m4(b.step, null, L.center, L.center, r0, r1, width));
+    idx = Array.from(new Set(idx)).sort((p, q) => p - q);
+    picks.push(idx);
+  }
+  const all = [];
+  shown.forEach((b, k) => { for (const i of picks[k]) all.push(b.step[i]); });
+  const xsU = Float64Array.from(new Set(all)).sort(), pos = new Map();
+  xsU.forEach((v, i) => pos.set(v, i));
+  const data = [xsU], ok = v => isFinite(v) && (!logy || v > 0) ? v : null;
+  shown.forEach((b, k) => {
+    const L = bandLines(b), cols = [L.lower, L.upper, L.center].map(() => new Array(xsU.length).fill(null));
+    for (const i of picks[k]) {
+      const p = pos.get(b.step[i]);
+      if (L.lower) { cols[0][p] = ok(L.lower[i]); cols[1][p] = ok(L.upper[i]); }
+      cols[2][p] = ok(L.center[i]);
+    }
+    data.push(...cols);
+  });
+  return data;
+}
+
+/** The bands chart's uPlot series (per group: lower edge, upper edge, centre) and bands (fill between edges). */
+function bandSeries(chart) {
+  const series = [{}], bands = [];
+  chart.shownBands.forEach((b, k) => {
+    const label = b.group + " (" + b.runs.length + " run" + (b.runs.length === 1 ? "" : "s") + ")", edge = STATE.band !== "none";
+    series.push({label: label + " lower", stroke: b.color + "66", width: 1, spanGaps: true, show: edge, points: {show: false}},
+                {label: label + " upper", stroke: b.color + "66", width: 1, spanGaps: true, show: edge, points: {show: false}},
+                {label, stroke: b.color, width: 1.8, spanGaps: true, points: {show: lonePoint, size: 7, fill: b.color}});
+    if (edge) bands.push({series: [2 + 3 * k, 1 + 3 * k], fill: b.color + BAND_ALPHA_HEX});
+  });
+  return {series, bands};
+}
+const BAND_ALPHA_HEX = "40";   // the band's fill: the group's colour at alpha 0x40/255 (about viewer/plots/bands.py's 0.25)
+TFE.bandAlpha = parseInt(BAND_ALPHA_HEX, 16) / 255;
+
+function bandTooltipRows(chart, u) {
+  const left = u.cursor.left;
+  if (left == null || left < 0) return null;
+  const xv = u.posToVal(left, "x"), rows = [];
+  for (const b of chart.shownBands) {
+    let loK = 0, hiK = b.step.length - 1;
+    while (loK < hiK) { const mid = (loK + hiK) >> 1; if (b.step[mid] < xv) loK = mid + 1; else hiK = mid; }
+    if (loK > 0 && Math.abs(b.step[loK - 1] - xv) <= Math.abs(b.step[loK] - xv)) loK--;
+    rows.push([b, loK]);
+  }
+  return rows;
+}
+
+function showBandTooltip(chart, u) {
+  const tip = chart.tooltip, rows = bandTooltipRows(chart, u);
+  if (!rows) { tip.classList.add("hidden"); return; }
+  const body = el("tbody");
+  for (const [b, i] of rows) {
+    const L = bandLines(b);
+    body.append(el("tr", null, el("td", null, el("i", {class: "swatch", style: {background: b.color}})),
+      el("td", {class: "name"}, b.group), el("td", null, fmtNumber(L.center[i])),
+      el("td", null, L.lower ? fmtNumber(L.lower[i]) + " – " + fmtNumber(L.upper[i]) : ""),
+      el("td", null, String(b.count[i])), el("td", null, String(b.step[i]))));
+  }
+  tip.textContent = "";
+  tip.append(el("table", null, el("thead", null, el("tr", null, ["", "Group", STATE.center, {std: "± std", minmax: "min – max", none: ""}[STATE.band], "Runs", "Step"]
+    .map(h => el("th", null, h)))), body));
+  placeTooltip(chart, u);
+}
+
+/** The bands chart's rows as CSV: group,tag,step,mean,std,min,max,median,count (tfevents.summaries.aggregate's). */
+function bandCsv(chart) {
+  const stats = ["mean", "std", "min", "max", "median", "count"];
+  const lines = ["group,tag,step," + stats.join(",")];
+  const q = v => /[",\n\r]/.test(v) ? '"' + v.replace(/"/g, '""') + '"' : v;
+  for (const b of visibleBands(chart))
+    for (let i = 0; i < b.step.length; i++) lines.push([q(b.group), q(b.tag), b.step[i]].concat(stats.map(s => b[s][i])).join(","));
+  return lines.join("\n") + "\n";
+}
+
 function tooltipRows(chart, u) {
   const left = u.cursor.left;
   if (left == null || left < 0) return null;
@@ -192,6 +316,11 @@ function showTooltip(chart, u) {
   tip.textContent = "";
   tip.append(el("table", null, el("thead", null, el("tr", null, ["", "Run", "Smoothed", "Value", "Step", "Time", "Relative"]
     .map(h => el("th", null, h)))), body));
+  placeTooltip(chart, u);
+}
+
+function placeTooltip(chart, u) {
+  const tip = chart.tooltip;
   tip.classList.remove("hidden");
   const box = chart.card.getBoundingClientRect(), over = u.over.getBoundingClientRect();
   const x = over.left - box.left + u.cursor.left, y = over.top - box.top + u.cursor.top;
@@ -201,6 +330,7 @@ function showTooltip(chart, u) {
 
 /** The chart's every point as CSV: run,tag,step,wall_time,value (one row per logged value). */
 function chartCsv(chart) {
+  if (bandView(chart)) return bandCsv(chart);
   const lines = ["run,tag,step,wall_time,value"];
   const q = v => /[",\n\r]/.test(v) ? '"' + v.replace(/"/g, '""') + '"' : v;
   for (const s of visibleSeries(chart)) {
@@ -230,8 +360,11 @@ function lonePoint(u, k, i0, i1) {
 function makePlot(chart) {
   if (chart.u) { chart.u.destroy(); chart.u = null; }
   chart.shown = visibleSeries(chart);
+  chart.bandView = bandView(chart);
+  chart.shownBands = chart.bandView ? visibleBands(chart) : [];
   chart.card.classList.toggle("hidden", !chart.shown.length || !tagVisible(chart.title) && !chart.shown.some(s => tagVisible(s.tag)));
   if (!chart.shown.length) return;
+  if (chart.bandView) { if (chart.shownBands.length) makeBandPlot(chart); return; }
   const multiTag = new Set(chart.shown.map(s => s.tag)).size > 1, tags = Array.from(new Set(chart.shown.map(s => s.tag)));
   const series = [{}];
   for (const s of chart.shown) {
@@ -249,6 +382,28 @@ function makePlot(chart) {
            {size: 56, font: "11px system-ui, sans-serif", values: (u, splits) => splits.map(v => fmtNumber(v, 4))}],
     hooks: {
       setCursor: [u => showTooltip(chart, u)],
+      setScale: [(u, key) => { if (key === "x") rezoom(chart, u); }],
+      draw: [() => { chart.draws++; }],
+    },
+  };
+  chart.range = null;
+  chart.u = new uPlot(opts, chartData(chart, null), chart.plot);
+  chart.u.over.addEventListener("mouseleave", () => chart.tooltip.classList.add("hidden"));
+}
+
+/** A bands chart: x is the step (a group's runs share no wall time), uPlot's bands fill between the edges. */
+function makeBandPlot(chart) {
+  const {series, bands} = bandSeries(chart);
+  const width = Math.max(240, chart.plot.clientWidth || 400);
+  chart.width = width;
+  const opts = {
+    width, height: 260, series, bands, legend: {show: false},
+    cursor: {drag: {x: true, y: false}, points: {size: 6}},
+    scales: {x: {time: false}, y: {distr: STATE.logy ? 3 : 1, range: yRange}},
+    axes: [{values: (u, splits) => splits.map(v => fmtNumber(v, 6)), size: 36, font: "11px system-ui, sans-serif"},
+           {size: 56, font: "11px system-ui, sans-serif", values: (u, splits) => splits.map(v => fmtNumber(v, 4))}],
+    hooks: {
+      setCursor: [u => showBandTooltip(chart, u)],
       setScale: [(u, key) => { if (key === "x") rezoom(chart, u); }],
       draw: [() => { chart.draws++; }],
     },
@@ -279,13 +434,16 @@ function refreshData(chart) {
     chart.u.setData(chartData(chart, chart.range), !chart.range);
     if (chart.range) chart.u.setScale("x", {min, max});
   } finally { chart.rezooming = false; }
-  chart.u.series.forEach((s, k) => { if (k > 0 && k % 2 === 1) chart.u.setSeries(k, {show: STATE.smoothing > 0}); });
+  if (!chart.bandView) chart.u.series.forEach((s, k) => { if (k > 0 && k % 2 === 1) chart.u.setSeries(k, {show: STATE.smoothing > 0}); });
 }
 
 function buildScalars(body) {
   SERIES = SC.series.map(s => ({run: s.run, tag: s.tag, step: arr(s.step), wall: arr(s.wall),
                                 value: arr(s.value), smoothed: null, weight: null, xs: {}}));
-  const charts = SC.charts.map(c => ({title: c.title, series: c.series, u: null, draws: 0}));
+  BANDS = SC.aggregates.map(a => Object.assign({}, a, {step: arr(a.step), mean: arr(a.mean), std: arr(a.std), min: arr(a.min),
+                                                       max: arr(a.max), median: arr(a.median), count: arr(a.count), key: null}));
+  TFE.bands = BANDS;
+  const charts = SC.charts.map(c => ({title: c.title, series: c.series, bands: c.bands || [], u: null, draws: 0}));
   TFE.charts = charts;
   const groups = groupByPrefix(charts, c => c.title);
   for (const [name, members] of groups) {
