@@ -61,13 +61,9 @@ def run(args) -> int:
         print("%s: --align, --bins and --stats go with --aggregate" % PROG, file=sys.stderr)
         return 2
     from tfevents.summaries.reader.export import export_scalars  # lazy: numpy (CLI start-up)
-    logdir, status = load(args, PROG, kinds=("scalars",))
+    logdir, status = _load_scalars(args)
     if logdir is None:
         return status
-    if not logdir.scalars:
-        print("%s: no scalars in %s match --tags %r --runs %r" % (PROG, args.path, args.tags, args.runs),
-              file=sys.stderr)
-        return 1
     try:
         n = export_scalars(logdir.scalars, args.output, args.format)
     except ImportError as err:
@@ -80,6 +76,18 @@ def run(args) -> int:
     return 0
 
 
+def _load_scalars(args):
+    """``(Logdir, 0)`` with the scalars ``--tags``/``--runs`` pick, or ``(None, exit status)`` having said why."""
+    logdir, status = load(args, PROG, kinds=("scalars",))
+    if logdir is None:
+        return None, status
+    if not logdir.scalars:
+        print("%s: no scalars in %s match --tags %r --runs %r" % (PROG, args.path, args.tags, args.runs),
+              file=sys.stderr)
+        return None, 1
+    return logdir, 0
+
+
 def run_table(args) -> int:
     """``--summary`` and ``--aggregate``: a table of the scalars to CSV or Parquet."""
     from tfevents.summaries.compare import aggregate_columns  # lazy: numpy (CLI start-up)
@@ -89,13 +97,9 @@ def run_table(args) -> int:
     if args.format == "tensorboard-csv":
         print("%s: --summary and --aggregate write one table: csv or parquet" % PROG, file=sys.stderr)
         return 2
-    logdir, status = load(args, PROG, kinds=("scalars",))
+    logdir, status = _load_scalars(args)
     if logdir is None:
         return status
-    if not logdir.scalars:
-        print("%s: no scalars in %s match --tags %r --runs %r" % (PROG, args.path, args.tags, args.runs),
-              file=sys.stderr)
-        return 1
     if args.summary:
         columns, what = summary_columns(logdir.scalars), "series"
     else:
