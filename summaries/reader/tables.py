@@ -17,7 +17,10 @@ The other columns are the typed record's fields, by the field's name:
                 in Arrow a list of the flattened strings, with ``shape``).
 ``pr_curves``   ``step, wall_time`` and the arrays ``true_positives, false_positives, true_negatives,
                 false_negatives, precision, recall`` (the rows of ``PrCurveRecord.data``).
-``tensors``     ``step, wall_time, dtype, shape, value`` (the ndarray; in Arrow its flattened values).
+``tensors``     ``step, wall_time, dtype, shape, value`` (the ndarray). In Arrow, where one column has one type,
+                ``value`` is the C-order little-endian bytes of a numeric tensor
+                (``np.frombuffer(value, np.dtype(dtype).newbyteorder("<")).reshape(shape)``) and ``strings`` the
+                flattened elements of a string tensor (each null for the other sort).
 ``hparams``     one row per run with hyperparameters: ``run``, one column per hyperparameter, then one per
                 metric tag holding the metric's last logged value in the run (or in the first run below it
                 holding the tag, as TensorBoard's HParams dashboard looks it up; NaN when none), then
@@ -211,6 +214,10 @@ def _pandas_column(name: str, values: list):
     return pd.Series(values) if values else _object_column([])
 
 
+def _little_endian(a: np.ndarray) -> np.ndarray:
+    return np.ascontiguousarray(a, dtype=a.dtype.newbyteorder("<"))
+
+
 def _arrow_column(name: str, values: list):
     import pyarrow as pa
     if name in ("run", "tag"):
@@ -244,6 +251,11 @@ def to_arrow(logdir, kind: str = "scalars", media: bool = False):
     if kind == "scalars":
         return _scalars_arrow(logdir.scalars)
     names, cols = _rows(logdir, kind, media)
+    if kind == "tensors":  # one column cannot hold every dtype: numbers as their bytes, strings as a list
+        values = cols["value"]
+        cols["value"] = [None if v.dtype == object else _little_endian(v).tobytes() for v in values]
+        cols["strings"] = [list(np.ravel(v)) if v.dtype == object else None for v in values]
+        names.append("strings")
     arrays = [_arrow_column(name, cols[name]) for name in names]
     if kind == "text" and pa.types.is_list(arrays[names.index("text")].type):
         names.append("shape")
