@@ -202,19 +202,27 @@ def check_read_options(on_error: str, restarts: str, tags: Optional[str], runs: 
     return mode
 
 
-def _read_run(run: str, files: List[str], tags, kinds, check_crc, mode, fs) -> Tuple[RunData, int]:
+def _read_run(run: str, files: List[str], tags, kinds, check_crc, mode, fs,
+              scanned: Optional[Callable[[int], None]] = None) -> Tuple[RunData, int]:
     """Scan one run's files and merge them: ``(RunData, how many of its problems the files reported)``.
 
     A job of its own (picklable arguments), so that a run's per-file rows (offsets, float64 values) live
     only while it is merged: the load's peak is the merged columns plus a few runs' rows, not every file's."""
-    rows = [scan_file(path, tags=tags, kinds=kinds, check_crc=check_crc, on_error="skip", fs=fs) for path in files]
+    rows = []
+    for i, path in enumerate(files):
+        rows.append(scan_file(path, tags=tags, kinds=kinds, check_crc=check_crc, on_error="skip", fs=fs))
+        if scanned:
+            scanned(i)
     data = merge_run(run, rows, mode, kinds, reread=functools.partial(_reread, fs))
     return data, sum(len(r.problems) for r in rows)
 
 
-def _read_all(fs, groups, sizes: List[int], tags, kinds, check_crc, mode, workers, progress) -> List[tuple]:
+def _read_all(fs, groups, file_sizes: List[List[int]], tags, kinds, check_crc, mode, workers, progress
+              ) -> List[tuple]:
     """:func:`_read_run` over every run, in worker processes (local) or threads (remote) when it pays;
-    results in run order. At most two jobs per worker are in flight, so finished runs' rows do not pile up."""
+    results in run order. At most two jobs per worker are in flight, so finished runs' rows do not pile up.
+    ``progress`` hears of every file read in-process, of every run read by a worker."""
+    sizes = [sum(s) for s in file_sizes]
     total = sum(sizes)
     jobs = [(run, files) for run, files in groups]
     if workers is None:
@@ -228,10 +236,11 @@ def _read_all(fs, groups, sizes: List[int], tags, kinds, check_crc, mode, worker
     results: List[Optional[tuple]] = [None] * len(jobs)
     if workers == 1:
         for i, (run, files) in enumerate(jobs):
-            results[i] = _read_run(run, files, tags, kinds, check_crc, mode, fs)
-            done += sizes[i]
-            if progress:
+            def scanned(f, i=i):
+                nonlocal done
+                done += file_sizes[i][f]
                 progress(done, total)
+            results[i] = _read_run(run, files, tags, kinds, check_crc, mode, fs, scanned if progress else None)
         return results
     if fs is None:
         import multiprocessing
@@ -279,7 +288,7 @@ def load_logdir(path: PathLike, tags: Optional[str] = None, runs: Optional[str] 
     fs, groups = found.fs, found.runs
     for problem in found.problems:
         report(problem, on_error)
-    sizes = [sum(_file_size(fs, f) for f in files) for _, files in groups]
+    sizes = [[_file_size(fs, f) for f in files] for _, files in groups]
     read = _read_all(fs, groups, sizes, tags, kinds, check_crc, mode, workers, progress)
     logdir = Logdir(os.fspath(path), runs=[run for run, _ in groups], restarts=restarts, problems=list(found.problems))
     for data, file_problems in read:
