@@ -129,7 +129,7 @@ def _repeated(names: List[str], counts: List[int]) -> pd.Series:
 
 
 def _scalars_frame(series: Dict[Tuple[str, str], Any]) -> pd.DataFrame:
-    """What ``scalars_to_pandas(series)`` gives (``Logdir.to_pandas()``), with the string columns built faster."""
+    """What ``scalars_to_pandas(series)`` gives (str run/tag, float64 value), with the string columns built faster."""
     keys = sorted(series)
     if not keys:
         return scalars_to_pandas({}).astype({"run": "str", "tag": "str"})
@@ -143,7 +143,8 @@ def _scalars_frame(series: Dict[Tuple[str, str], Any]) -> pd.DataFrame:
 
 def kind_frame(kind: str, series: Dict[Tuple[str, str], Any]) -> pd.DataFrame:
     """``{(run, tag): records}`` of one kind (as in a ``Logdir``) as that kind's long DataFrame (:data:`COLUMNS`),
-    series in (run, tag) order. Scalars equal ``scalars_to_pandas`` (``Logdir.to_pandas()``), dtypes included."""
+    series in (run, tag) order. Scalars equal ``scalars_to_pandas``, dtypes included (``Logdir.to_pandas()`` has the same values, with
+    categorical run/tag and float32 values where exact: a partition's dtypes are fixed before its run is read)."""
     if kind == "scalars":
         return _scalars_frame(series)
     keys = sorted(series)
@@ -320,8 +321,8 @@ def read_scalars(path: str, tags: Optional[str] = None, runs: Optional[str] = No
                  restarts: str = "tensorboard", on_error: str = "warn", check_crc: bool = True,
                  storage_options: Optional[dict] = None, progress: bool = False):
     """Scalars under ``path`` as a Dask DataFrame with the columns ``run, tag, step, wall_time, value``, read on
-    the current Dask client's workers; ``.compute()`` equals ``load_logdir(...).to_pandas()`` (dtypes and index
-    included). Arguments as :func:`read_logdir`."""
+    the current Dask client's workers; ``.compute()`` equals ``load_logdir(...).to_pandas()`` (index included;
+    run and tag as str rather than categorical, value as float64). Arguments as :func:`read_logdir`."""
     return read_logdir(path, tags, runs, kinds=("scalars",), restarts=restarts, on_error=on_error,
                        check_crc=check_crc, storage_options=storage_options, progress=progress).scalars
 

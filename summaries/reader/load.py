@@ -9,6 +9,7 @@
     logdir.meshes[("train", "cloud")][0].vertices      # MeshRecord: vertices, faces, colors, config
     logdir.embeddings[("train", "emb:00003")].matrix() # EmbeddingRecord: matrix, metadata, sprite
     df = logdir.to_pandas()                        # run, tag, step, wall_time, value
+    logdir.to_pandas("histograms")                 # any kind (reader/tables.py); .to_arrow(), .to_polars()
     logdir.summary()                               # run, tag, last, min, max and their steps
     read_scalars("s3://bucket/runs", tags="loss")  # {(run, tag): ScalarSeries}
 
@@ -32,15 +33,17 @@ directory's ``projector_config.pbtxt`` (and the logdir's own, as run ``.``), key
 from __future__ import annotations
 
 import functools
+import itertools
 import os
 import posixpath
 import re
 import warnings
-from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
+from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from typing import Callable, Dict, Iterable, List, Optional, Tuple, Union
 
 from . import restarts as _restarts
+from . import tables
 from ..record import HEADER_SIZE
 from .decode import Problem
 from .export import scalars_to_pandas
@@ -97,10 +100,26 @@ class Logdir:
         kinds = [kind] if kind else self._SERIES_KINDS + ("embeddings",)
         return {k: sorted(getattr(self, k)) for k in kinds if getattr(self, k)}
 
-    def to_pandas(self, pivot: bool = False):
-        """Scalars as a long DataFrame (run, tag, step, wall_time, value), or with ``pivot=True``
-        one column per (run, tag) indexed by step (the last value written for a step)."""
-        return scalars_to_pandas(self.scalars, pivot=pivot)
+    def to_pandas(self, kind: str = "scalars", *, pivot: bool = False, media: bool = False):
+        """One kind of records as a DataFrame: ``run`` and ``tag`` (categorical), then the record's fields
+        (:mod:`tfevents.summaries.reader.tables`; scalars: ``step, wall_time, value``). ``media=True`` adds the
+        encoded bytes of images, audio and videos. Scalars with ``pivot=True``: one column per (run, tag)
+        indexed by step (the last value written for a step)."""
+        if kind == "scalars" and pivot:
+            return scalars_to_pandas(self.scalars, pivot=True)
+        if pivot:
+            raise ValueError("pivot=True is for scalars, not %r" % (kind,))
+        return tables.to_pandas(self, kind, media)
+
+    def to_arrow(self, kind: str = "scalars", *, media: bool = False):
+        """One kind of records as a ``pyarrow.Table`` (the columns of :meth:`to_pandas`; scalars wrap the series'
+        own arrays without copying). Needs pyarrow (``pip install 'tfevents[arrow]'``)."""
+        return tables.to_arrow(self, kind, media)
+
+    def to_polars(self, kind: str = "scalars", *, media: bool = False):
+        """One kind of records as a polars DataFrame, from :meth:`to_arrow`. Needs polars
+        (``pip install 'tfevents[polars]'``)."""
+        return tables.to_polars(self, kind, media)
 
     def summary(self):
         """Per (run, scalar tag): count, first and last step, the last value and the minimum and maximum with their
@@ -183,10 +202,29 @@ def check_read_options(on_error: str, restarts: str, tags: Optional[str], runs: 
     return mode
 
 
-def _scan_all(fs, jobs: List[str], sizes: List[int], tags, kinds, check_crc, workers, progress) -> list:
-    """scan_file over ``jobs``, in worker processes (local) or threads (remote) when it pays."""
+def _read_run(run: str, files: List[str], tags, kinds, check_crc, mode, fs,
+              scanned: Optional[Callable[[int], None]] = None) -> Tuple[RunData, int]:
+    """Scan one run's files and merge them: ``(RunData, how many of its problems the files reported)``.
+
+    A job of its own (picklable arguments), so that a run's per-file rows (offsets, float64 values) live
+    only while it is merged: the load's peak is the merged columns plus a few runs' rows, not every file's."""
+    rows = []
+    for i, path in enumerate(files):
+        rows.append(scan_file(path, tags=tags, kinds=kinds, check_crc=check_crc, on_error="skip", fs=fs))
+        if scanned:
+            scanned(i)
+    data = merge_run(run, rows, mode, kinds, reread=functools.partial(_reread, fs))
+    return data, sum(len(r.problems) for r in rows)
+
+
+def _read_all(fs, groups, file_sizes: List[List[int]], tags, kinds, check_crc, mode, workers, progress
+              ) -> List[tuple]:
+    """:func:`_read_run` over every run, in worker processes (local) or threads (remote) when it pays;
+    results in run order. At most two jobs per worker are in flight, so finished runs' rows do not pile up.
+    ``progress`` hears of every file read in-process, of every run read by a worker."""
+    sizes = [sum(s) for s in file_sizes]
     total = sum(sizes)
-    kwargs = dict(tags=tags, kinds=kinds, check_crc=check_crc, on_error="skip", fs=fs)
+    jobs = [(run, files) for run, files in groups]
     if workers is None:
         cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
         if fs is not None:  # remote reads wait on the network: threads, more than the CPUs
@@ -195,13 +233,14 @@ def _scan_all(fs, jobs: List[str], sizes: List[int], tags, kinds, check_crc, wor
             workers = max(1, min(cpus, len(jobs), total // _BYTES_PER_WORKER))
     workers = max(1, min(int(workers), len(jobs) or 1))
     done = 0
-    results = []
+    results: List[Optional[tuple]] = [None] * len(jobs)
     if workers == 1:
-        for path, size in zip(jobs, sizes):
-            results.append(scan_file(path, **kwargs))
-            done += size
-            if progress:
+        for i, (run, files) in enumerate(jobs):
+            def scanned(f, i=i):
+                nonlocal done
+                done += file_sizes[i][f]
                 progress(done, total)
+            results[i] = _read_run(run, files, tags, kinds, check_crc, mode, fs, scanned if progress else None)
         return results
     if fs is None:
         import multiprocessing
@@ -210,14 +249,21 @@ def _scan_all(fs, jobs: List[str], sizes: List[int], tags, kinds, check_crc, wor
     else:
         pool = ThreadPoolExecutor(workers)
     with pool:
-        # biggest files first keeps the workers busy; results come back in file order
-        order = sorted(range(len(jobs)), key=lambda i: -sizes[i])
-        futures = {i: pool.submit(scan_file, jobs[i], **kwargs) for i in order}
-        for i in range(len(jobs)):
-            results.append(futures[i].result())
-            done += sizes[i]
-            if progress:
-                progress(done, total)
+        order = iter(sorted(range(len(jobs)), key=lambda i: -sizes[i]))  # biggest first keeps the workers busy
+        running = {}
+        for i in itertools.islice(order, 2 * workers):
+            running[pool.submit(_read_run, *jobs[i], tags, kinds, check_crc, mode, fs)] = i
+        while running:
+            finished, _ = wait(running, return_when=FIRST_COMPLETED)
+            for future in finished:
+                i = running.pop(future)
+                results[i] = future.result()
+                done += sizes[i]
+                if progress:
+                    progress(done, total)
+                nxt = next(order, None)
+                if nxt is not None:
+                    running[pool.submit(_read_run, *jobs[nxt], tags, kinds, check_crc, mode, fs)] = nxt
     return results
 
 
@@ -242,17 +288,13 @@ def load_logdir(path: PathLike, tags: Optional[str] = None, runs: Optional[str] 
     fs, groups = found.fs, found.runs
     for problem in found.problems:
         report(problem, on_error)
-    jobs = [f for _, files in groups for f in files]
-    sizes = [_file_size(fs, f) for f in jobs]
-    scanned = iter(_scan_all(fs, jobs, sizes, tags, kinds, check_crc, workers, progress))
+    sizes = [[_file_size(fs, f) for f in files] for _, files in groups]
+    read = _read_all(fs, groups, sizes, tags, kinds, check_crc, mode, workers, progress)
     logdir = Logdir(os.fspath(path), runs=[run for run, _ in groups], restarts=restarts, problems=list(found.problems))
-    for run, files in groups:
-        rows = [next(scanned) for _ in files]
-        for r in rows:
-            for problem in r.problems:
-                report(problem, on_error)
-        data = merge_run(run, rows, mode, kinds, reread=functools.partial(_reread, fs))
-        for problem in data.problems:
+    for data, file_problems in read:
+        for problem in data.problems[:file_problems]:
+            report(problem, on_error)
+        for problem in data.problems[file_problems:]:
             if problem.kind == "purged" and on_error == "warn":
                 warnings.warn(str(problem), ReadWarning, stacklevel=2)
         logdir._add_run(data)

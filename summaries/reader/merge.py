@@ -186,9 +186,9 @@ def merge_run(run: str, files: Sequence[FileRows], mode: str, kinds: Optional[fr
         if kind == "scalars":
             values = payloads[(kind, tag)]
             if keep.all():
-                out.scalars[tag] = ScalarSeries(s.steps, s.wall_times, values)
+                out.scalars[tag] = ScalarSeries(s.steps, s.wall_times, narrow_values(values))
             else:
-                out.scalars[tag] = ScalarSeries(s.steps[keep], s.wall_times[keep], values[keep])
+                out.scalars[tag] = ScalarSeries(s.steps[keep], s.wall_times[keep], narrow_values(values[keep]))
             continue
         items = [it for it, k in zip(payloads[(kind, tag)], keep) if k]
         if reread is not None and kind in ("tensors", "meshes") and any(it[3] == "scalar" for it in items):
@@ -221,6 +221,15 @@ def merge_run(run: str, files: Sequence[FileRows], mode: str, kinds: Optional[fr
         out.run_metadata[tag] = blob
     out.session_logs = [(s, w, _STATUS.get(st, str(st)), ckpt) for _, s, w, st, ckpt in sorted(session_logs)]
     return out
+
+
+def narrow_values(values: np.ndarray) -> np.ndarray:
+    """Scalar values as float32 when that loses nothing (``simple_value`` is a float32 in the Event, so it
+    always does), else float64 (a double or int64 tensor's value that float32 would round)."""
+    narrow = values.astype(np.float32)
+    with np.errstate(invalid="ignore"):
+        exact = np.array_equal(narrow, values, equal_nan=True)
+    return narrow if exact else np.asarray(values, dtype=np.float64)
 
 
 # ---------------------------------------------------------------- per-kind builders

@@ -15,7 +15,9 @@ __all__ = ["ScalarSeries", "HistogramSeries", "ImageRecord", "AudioRecord", "Tex
 
 @dataclass
 class ScalarSeries:
-    """One (run, tag) scalar series as columns: ``step`` int64, ``wall_time`` and ``value`` float64."""
+    """One (run, tag) scalar series as columns: ``step`` int64, ``wall_time`` float64, ``value`` float32 when
+    every value is one (always for ``simple_value``, which the Event stores as float32; 4 bytes a point instead of
+    8), else float64 (a double or int64 tensor's values)."""
 
     step: np.ndarray
     wall_time: np.ndarray

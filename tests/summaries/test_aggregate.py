@@ -125,11 +125,12 @@ def ragged(tmp_path_factory):
 
 
 def _loaded(ragged):
-    """{(group, tag): [(step, value) columns of each run]} as the reader loads them."""
+    """{(group, tag): [(step, value) columns of each run]} as the reader loads them (values widened to float64,
+    as aggregate computes: the reader keeps simple_values as float32)."""
     logdir = load_logdir(ragged)
     out = {}
     for (run, tag), s in sorted(logdir.scalars.items()):
-        out.setdefault((run.split("/")[0], tag), []).append((s.step, s.value))
+        out.setdefault((run.split("/")[0], tag), []).append((s.step, s.value.astype(np.float64)))
     return out
 
 
