@@ -18,48 +18,24 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import shutil
 import subprocess
 import sys
-import tempfile
 import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from _logdirs import cached_logdir  # noqa: E402 - benchmarks/ is not a package
 
 SEEDS_PER_GROUP = 10
 STATS = ("mean", "std", "min", "max", "median", "count")
 
 
-def _write_runs(job) -> None:
-    import numpy as np
-    from tfevents.summaries import SummaryWriter
-    root, first, last, tags, steps = job
-    names = ["metric_%02d" % t for t in range(tags)]
-    for r in range(first, last):
-        rng = np.random.RandomState(r)
-        values = rng.rand(steps, tags).tolist()
-        run = os.path.join(root, "cfg-%02d" % (r // SEEDS_PER_GROUP), "seed-%02d" % (r % SEEDS_PER_GROUP))
-        with SummaryWriter(run, max_queue=10000, flush_secs=3600) as w:
-            for step in range(steps):
-                row = values[step]
-                for t, name in enumerate(names):
-                    w.add_scalar(name, row[t], step)
+def _run_path(r: int) -> str:
+    return os.path.join("cfg-%02d" % (r // SEEDS_PER_GROUP), "seed-%02d" % (r % SEEDS_PER_GROUP))
 
 
 def make_logdir(runs: int, tags: int, steps: int) -> str:
-    root = os.path.join(tempfile.gettempdir(), "tfevents-aggregate-%dx%dx%d" % (runs, tags, steps))
-    done = os.path.join(root, ".complete")
-    if os.path.exists(done):
-        return root
-    shutil.rmtree(root, ignore_errors=True)
-    os.makedirs(root)
-    t = time.perf_counter()
-    from concurrent.futures import ProcessPoolExecutor
-    procs = max(1, min(len(os.sched_getaffinity(0)), runs))
-    bounds = [runs * i // procs for i in range(procs + 1)]
-    with ProcessPoolExecutor(procs) as pool:
-        list(pool.map(_write_runs, [(root, bounds[i], bounds[i + 1], tags, steps) for i in range(procs)]))
-    open(done, "w").close()
-    print("generated %s in %.1f s" % (root, time.perf_counter() - t), flush=True)
-    return root
+    """The cached logdir: groups of SEEDS_PER_GROUP seeds (generated in parallel processes the first time)."""
+    return cached_logdir("aggregate", runs, tags, steps, _run_path)
 
 
 def _peak_rss_mb() -> float:

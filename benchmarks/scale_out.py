@@ -26,51 +26,25 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import shutil
 import socket
 import subprocess
 import sys
-import tempfile
 import time
 
 HERE = os.path.abspath(__file__)
+sys.path.insert(0, os.path.dirname(HERE))
+from _logdirs import cached_logdir  # noqa: E402 - benchmarks/ is not a package
 
 
 # ---------------------------------------------------------------- data
 
-def _write_runs(args) -> None:
-    root, first, last, tags, steps = args
-    import numpy as np
-    from tfevents.summaries import SummaryWriter
-    names = ["metric_%02d" % t for t in range(tags)]
-    for r in range(first, last):
-        rng = np.random.RandomState(r)
-        values = rng.rand(steps, tags).tolist()
-        with SummaryWriter(os.path.join(root, "lr-%g" % (10 ** -(1 + r % 4)), "run-%04d" % r),
-                           max_queue=10000, flush_secs=3600) as w:
-            for step in range(steps):
-                row = values[step]
-                for t, name in enumerate(names):
-                    w.add_scalar(name, row[t], step)
+def _run_path(r: int) -> str:
+    return os.path.join("lr-%g" % (10 ** -(1 + r % 4)), "run-%04d" % r)
 
 
 def make_logdir(runs: int, tags: int, steps: int) -> str:
     """The cached logdir of ``runs`` runs (generated in parallel processes the first time)."""
-    root = os.path.join(tempfile.gettempdir(), "tfevents-scale-out-%dx%dx%d" % (runs, tags, steps))
-    done = os.path.join(root, ".complete")
-    if os.path.exists(done):
-        return root
-    shutil.rmtree(root, ignore_errors=True)
-    os.makedirs(root)
-    t = time.perf_counter()
-    from concurrent.futures import ProcessPoolExecutor
-    procs = max(1, min(len(os.sched_getaffinity(0)), runs))
-    bounds = [runs * i // procs for i in range(procs + 1)]
-    with ProcessPoolExecutor(procs) as pool:
-        list(pool.map(_write_runs, [(root, bounds[i], bounds[i + 1], tags, steps) for i in range(procs)]))
-    open(done, "w").close()
-    print("generated %s in %.1f s" % (root, time.perf_counter() - t), flush=True)
-    return root
+    return cached_logdir("scale-out", runs, tags, steps, _run_path)
 
 
 def _size(root: str) -> int:
