@@ -23,10 +23,10 @@ from .learning_rate_decay import (cosine_decay, cosine_decay_restarts, exponenti
                                   linear_cosine_decay, natural_exp_decay, noisy_linear_cosine_decay,
                                   piecewise_constant, polynomial_decay)
 from .moving_averages import ExponentialMovingAverage, assign_moving_average
-from .checkpoints.saver import (CheckpointReader, CheckpointState, NewCheckpointReader, Saver, SaverDef,
-                                checkpoint_exists, export_meta_graph, get_checkpoint_mtimes, get_checkpoint_state,
-                                latest_checkpoint, list_variables, load_checkpoint, load_variable,
-                                update_checkpoint_state)
+from .checkpoints.checkpoint_files import (CheckpointReader, CheckpointState, NewCheckpointReader, checkpoint_exists,
+                                           get_checkpoint_mtimes, get_checkpoint_state, latest_checkpoint,
+                                           list_variables, load_checkpoint, load_variable, update_checkpoint_state)
+from .checkpoints.saver import Saver, SaverDef, export_meta_graph
 from .input.coordinator import Coordinator
 from .input.queues import FIFOQueue, QueueBase, RandomShuffleQueue
 from .input.queue_runner import QueueRunner, add_queue_runner, start_queue_runners

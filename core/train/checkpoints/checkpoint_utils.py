@@ -14,7 +14,9 @@ from ...framework.graph import get_default_graph, name_scope
 from ...ops.state_ops import assign
 from ...variables import Variable, global_variables
 from ...framework.meta_graph import import_scoped_meta_graph, read_meta_graph
-from .saver import Saver, _resolve, load_checkpoint, restore_v2
+from .checkpoint_files import _resolve, load_checkpoint
+from .io_ops import restore_v2
+from .saver import Saver
 
 # ---------------------------------------------------------------------------------------------------------
 # import_meta_graph

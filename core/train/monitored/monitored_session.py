@@ -26,7 +26,8 @@ from .basic_session_run_hooks import CheckpointSaverHook, StepCounterHook, Summa
 from ..input.coordinator import Coordinator
 from .session_run_hook import SessionRunArgs, SessionRunContext, SessionRunHook, SessionRunValues
 from ...summary import SummaryWriterCache, merge_all
-from ..checkpoints.saver import get_checkpoint_state, Saver
+from ..checkpoints.checkpoint_files import get_checkpoint_state
+from ..checkpoints.saver import Saver
 from ...runtime.session import Session
 from ..input.queue_runner import start_queue_runners
 from tfevents.proto import config_pb2
