@@ -2,6 +2,7 @@
 without the user converting it and writes the events numpy's array writes; with jax imported and no launcher
 variable, the rank comes from ``jax.process_index()``. Run in a child process so that jax (and the rank it gives)
 stays out of the suite's process."""
+import importlib.util
 import json
 import os
 import subprocess
@@ -9,7 +10,9 @@ import sys
 
 import pytest
 
-pytest.importorskip("jax", reason="jax is a test dependency (pyproject's test extra): pip install 'jax[cpu]'")
+# found, not imported: jax in this process would make every later writer take its rank from jax.process_index()
+if importlib.util.find_spec("jax") is None:
+    pytest.skip("jax is a test dependency (pyproject's test extra): pip install 'jax[cpu]'", allow_module_level=True)
 
 CHILD = r'''
 import json, os, sys
