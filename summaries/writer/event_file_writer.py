@@ -51,7 +51,6 @@ from typing import Callable, Iterable, List, Optional, Tuple
 
 from .. import record
 from .file_sink import LocalFileSink, event_file_name
-from .object_sink import DEFAULT_OBJECT_BYTES, ObjectStoreSink, local_path_of, logdir_url, open_filesystem
 
 __all__ = ["EventFileWriter", "DeferredEvent", "event_file_name"]
 
@@ -159,7 +158,7 @@ class EventFileWriter:
     def __init__(self, logdir: str, max_queue: int = 10, flush_secs: float = 120,
                  filename_suffix: str = "", keep_open: bool = True, *,
                  max_queue_size: Optional[int] = None, storage_options: Optional[dict] = None,
-                 object_bytes: int = DEFAULT_OBJECT_BYTES, max_deferred_bytes: int = MAX_DEFERRED_BYTES) -> None:
+                 object_bytes: Optional[int] = None, max_deferred_bytes: int = MAX_DEFERRED_BYTES) -> None:
         if max_queue_size is not None:   # TensorBoard's / tensorboardX's name
             max_queue = max_queue_size
         if int(max_queue) < 1:
@@ -171,17 +170,21 @@ class EventFileWriter:
         self._flush_secs = float(flush_secs)
         self._suffix = filename_suffix or ""
         self._keep_open = keep_open
-        self._object_bytes = int(object_bytes)
+        self._object_bytes = object_bytes
         self._fs = None                  # the fsspec filesystem of a URL logdir
-        url = logdir_url(self._logdir)
-        if url is not None:
-            local = local_path_of(url)
-            if local is not None:
-                self._logdir = local
-            else:
-                self._fs, self._root = open_filesystem(url, storage_options)
-                _flush_before_threads_stop()
-                _flush_on_sigterm()
+        self._object_sink = None         # its module, imported for a logdir that may be a URL
+        if ":" in self._logdir:          # a URL, or a path that looks like one: object_sink decides
+            from . import object_sink  # lazy: object stores only (fsspec behind it); a local writer never loads it
+            url = object_sink.logdir_url(self._logdir)
+            if url is not None:
+                local = object_sink.local_path_of(url)
+                if local is not None:
+                    self._logdir = local
+                else:
+                    self._object_sink = object_sink
+                    self._fs, self._root = object_sink.open_filesystem(url, storage_options)
+                    _flush_before_threads_stop()
+                    _flush_on_sigterm()
         self._max_deferred_bytes = max_deferred_bytes
         self._io_lock = threading.RLock()
         self._open()
@@ -202,8 +205,8 @@ class EventFileWriter:
             if self._fs is None:
                 self._sink = LocalFileSink(self._logdir, self._suffix, self._keep_open)
             else:
-                self._sink = ObjectStoreSink(self._fs, self._root, self._logdir, self._suffix, self._flush_secs,
-                                             self._object_bytes)
+                self._sink = self._object_sink.ObjectStoreSink(self._fs, self._root, self._logdir, self._suffix,
+                                                               self._flush_secs, self._object_bytes)
         self._worker: Optional[_Worker] = _get_worker()
         self._worker.register(self)
         _live_writers.add(self)

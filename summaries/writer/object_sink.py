@@ -115,7 +115,8 @@ class ObjectStoreSink:
     """
 
     def __init__(self, fs, root: str, url: str, suffix: str = "", max_secs: float = 120.0,
-                 object_bytes: int = DEFAULT_OBJECT_BYTES) -> None:
+                 object_bytes: Optional[int] = None) -> None:
+        object_bytes = DEFAULT_OBJECT_BYTES if object_bytes is None else object_bytes
         if int(object_bytes) < 1:
             raise ValueError("object_bytes must be >= 1, got %r" % (object_bytes,))
         self._fs = fs

@@ -52,7 +52,6 @@ from . import event_bytes as _event_bytes, ranks as _ranks
 from .media_methods import MediaMethods, is_torch_module
 from ..tags import check_tag as _check_tag, clean_tag as _clean_tag
 from .event_file_writer import EventFileWriter
-from .object_sink import DEFAULT_OBJECT_BYTES
 
 __all__ = ["SummaryWriter", "FileWriter"]
 
@@ -154,7 +153,8 @@ class SummaryWriter(MediaMethods):
             Each upload is a new object in the run's folder (see ``object_sink``); ``flush()`` and
             ``close()`` return once the records are stored.
         object_bytes: for a URL logdir, the bytes of records held before they are stored whatever the
-            time; otherwise they are stored every ``flush_secs``.
+            time (None: 8 MiB, ``object_sink.DEFAULT_OBJECT_BYTES``); otherwise they are stored every
+            ``flush_secs``.
         rank, ranks: which processes of a distributed job write (``writer/ranks.py``). ``rank``: this
             process's rank, None = found in torch.distributed or the launcher's environment (RANK,
             SLURM_PROCID, OMPI_COMM_WORLD_RANK, PMI_RANK; jax.process_index() if jax is imported).
@@ -178,7 +178,7 @@ class SummaryWriter(MediaMethods):
                  flush_secs: float = 120, graph_def: Any = None, filename_suffix: str = "", *,
                  log_dir: Optional[str] = None, comment: str = "", purge_step: Optional[int] = None,
                  session: Any = None,
-                 storage_options: Optional[Dict[str, Any]] = None, object_bytes: int = DEFAULT_OBJECT_BYTES,
+                 storage_options: Optional[Dict[str, Any]] = None, object_bytes: Optional[int] = None,
                  rank: Optional[int] = None, ranks: _ranks.Ranks = "zero", encode_in_background: bool = True) -> None:
         if session is not None:
             raise ValueError("session-based writers are not supported; pass logdir")

@@ -4,6 +4,7 @@ Under a real torch.distributed job (gloo, 127.0.0.1, tests/_distributed.py) and 
 PMI and torchrun variables set in the environment.
 """
 import os
+import sys
 
 import numpy as np
 import pytest
@@ -17,8 +18,11 @@ LAUNCHER_VARIABLES = [name for pair in writer_ranks.ENV_VARIABLES for name in pa
 
 @pytest.fixture
 def clean_env(monkeypatch):
+    """No launcher variable, and jax hidden: TensorFlow and torch.utils.tensorboard import jax when it is installed
+    (it is, for tests/summaries/test_jax_arrays.py), and an imported jax is a source of the rank."""
     for name in LAUNCHER_VARIABLES:
         monkeypatch.delenv(name, raising=False)
+    monkeypatch.delitem(sys.modules, "jax", raising=False)
     return monkeypatch
 
 
