@@ -1,20 +1,15 @@
-"""Running the data provider: a gRPC server, a reload thread, and TensorBoard's web server as a child.
+"""Running the data provider: a gRPC server and a reload thread (``DataServer``).
 
-``DataServer`` owns the first two; ``start_tensorboard`` launches ``tensorboard --grpc_data_provider ADDR`` in a
-process group of its own (so stopping it stops whatever it started), and ``serve_forever`` ties them together
-until Ctrl-C or SIGTERM, then stops the child and the gRPC server, leaving no orphan.
+TensorBoard's web server, its child, is started by ``web.py``; ``tfevents serve`` (viewer/cli/cmd_serve.py) ties
+them together until Ctrl-C or SIGTERM, then stops the child and the gRPC server, leaving no orphan.
 """
 from __future__ import annotations
 
 import logging
-import os
-import signal
-import subprocess
-import sys
 import threading
 import time
 from concurrent import futures
-from typing import Dict, List, Mapping, Optional
+from typing import Dict, Mapping, Optional
 
 import grpc
 from tensorboard.data.proto import data_provider_pb2_grpc as pb_grpc
@@ -23,7 +18,7 @@ from tfevents.summaries.live.loader import UNBOUNDED, LiveLogdir
 
 from .provider import DataProvider
 
-__all__ = ["DataServer", "parse_samples_per_plugin", "start_tensorboard", "stop_process_group"]
+__all__ = ["DataServer", "parse_samples_per_plugin"]
 
 log = logging.getLogger("tfevents.serve")
 
@@ -113,36 +108,3 @@ class DataServer:
 
 def _bracket(host: str) -> str:
     return "[%s]" % host if ":" in host and not host.startswith("[") else host
-
-
-def tensorboard_command() -> List[str]:
-    exe = os.path.join(os.path.dirname(sys.executable), "tensorboard")
-    return [exe] if os.path.exists(exe) else [sys.executable, "-m", "tensorboard.main"]
-
-
-def start_tensorboard(provider_address: str, *, host: str, port: int, logdir: Optional[str],
-                      samples_per_plugin: Optional[str], reload_interval: float,
-                      extra: Optional[List[str]] = None) -> subprocess.Popen:
-    """TensorBoard's web server on our provider, in a new process group. ``logdir`` (local logdirs) is passed
-    too, for plugins that read files themselves (the Projector)."""
-    cmd = tensorboard_command() + ["--grpc_data_provider", provider_address, "--host", host, "--port", str(port),
-                                   "--reload_interval", str(reload_interval)]
-    if logdir:
-        cmd += ["--logdir", logdir]
-    if samples_per_plugin:
-        cmd += ["--samples_per_plugin", samples_per_plugin]
-    return subprocess.Popen(cmd + list(extra or ()), start_new_session=True)
-
-
-def stop_process_group(proc: subprocess.Popen, timeout: float = 10.0) -> None:
-    """SIGTERM the child's process group, SIGKILL it if it lingers."""
-    if proc.poll() is not None:
-        return
-    try:
-        os.killpg(proc.pid, signal.SIGTERM)
-        proc.wait(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
-        proc.wait(timeout=timeout)
-    except ProcessLookupError:
-        pass
