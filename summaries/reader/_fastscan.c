@@ -51,6 +51,7 @@ enum { TAG_REFUSED, TAG_ACCEPTED, TAG_PENDING };  /* Tag.verdict: PENDING until 
 
 typedef struct {
     uint8_t *key; size_t key_len; uint64_t hash;   /* the tag's UTF-8 bytes */
+    Py_ssize_t next;                /* the tag whose value came right after this one's last time (-1: none) */
     int verdict, from_tensor;
     PyObject *name;                 /* str; NULL while the verdict is pending */
     PyObject *meta;                 /* bytes: the tag's first SummaryMetadata (NULL: none, or still staged) */
@@ -102,18 +103,31 @@ static int grow_slots(Scanner *s) {
     return 0;
 }
 
-/* Index of the tag, creating it (verdict pending) if new; -1 when out of memory. No GIL needed. */
+static inline int same_key(const Tag *t, const uint8_t *key, size_t len) {
+    return t->key_len == len && memcmp(t->key, key, len) == 0;
+}
+
+/* Make `idx` the last tag hit, noting it as the successor of the previous one. */
+static inline Py_ssize_t hit(Scanner *s, Py_ssize_t idx) {
+    if (s->last >= 0) s->tags[s->last].next = idx;
+    return s->last = idx;
+}
+
+/* Index of the tag, creating it (verdict pending) if new; -1 when out of memory. No GIL needed.
+   A training loop logs its tags in the same order step after step, so the tag that followed the last one
+   last time is tried first (one compare, no hash), then the last one itself, then the hash table. */
 static Py_ssize_t find_tag(Scanner *s, const uint8_t *key, size_t len) {
     if (s->last >= 0) {
-        Tag *t = &s->tags[s->last];
-        if (t->key_len == len && memcmp(t->key, key, len) == 0) return s->last;
+        Py_ssize_t next = s->tags[s->last].next;
+        if (next >= 0 && next < s->ntags && same_key(&s->tags[next], key, len)) return s->last = next;
+        if (same_key(&s->tags[s->last], key, len)) return s->last;
     }
     uint64_t h = fnv1a(key, len);
     if (s->nslots) {
         Py_ssize_t j = (Py_ssize_t)(h & (uint64_t)(s->nslots - 1));
         while (s->slots[j]) {
             Tag *t = &s->tags[s->slots[j] - 1];
-            if (t->hash == h && t->key_len == len && memcmp(t->key, key, len) == 0) return s->last = s->slots[j] - 1;
+            if (t->hash == h && same_key(t, key, len)) return hit(s, s->slots[j] - 1);
             j = (j + 1) & (s->nslots - 1);
         }
     }
@@ -133,10 +147,11 @@ static Py_ssize_t find_tag(Scanner *s, const uint8_t *key, size_t len) {
     t->key_len = len;
     t->hash = h;
     t->meta_offset = -1;
+    t->next = -1;
     t->verdict = TAG_PENDING;
     Py_ssize_t idx = s->ntags++;
     insert_slot(s, idx);
-    return s->last = idx;
+    return hit(s, idx);
 }
 
 /* With the GIL: drop the rows and metadata staged by this chunk's loop (and the bytes made of the
