@@ -113,16 +113,16 @@ static inline Py_ssize_t hit(Scanner *s, Py_ssize_t idx) {
     return s->last = idx;
 }
 
-/* Index of the tag, creating it (verdict pending) if new; -1 when out of memory. No GIL needed.
-   A training loop logs its tags in the same order step after step, so the tag that followed the last one
-   last time is tried first (one compare, no hash), then the last one itself, then the hash table. */
-static Py_ssize_t find_tag(Scanner *s, const uint8_t *key, size_t len) {
+/* Index of a known tag, or -1. No GIL needed. A training loop logs its tags in the same order step after step, so
+   the tag that followed the last one last time is tried first (one compare, no hash), then the last one itself,
+   then the hash table. */
+static Py_ssize_t known_tag(Scanner *s, const uint8_t *key, size_t len, uint64_t *hash) {
     if (s->last >= 0) {
         Py_ssize_t next = s->tags[s->last].next;
         if (next >= 0 && next < s->ntags && same_key(&s->tags[next], key, len)) return s->last = next;
         if (same_key(&s->tags[s->last], key, len)) return s->last;
     }
-    uint64_t h = fnv1a(key, len);
+    uint64_t h = *hash = fnv1a(key, len);
     if (s->nslots) {
         Py_ssize_t j = (Py_ssize_t)(h & (uint64_t)(s->nslots - 1));
         while (s->slots[j]) {
@@ -131,6 +131,14 @@ static Py_ssize_t find_tag(Scanner *s, const uint8_t *key, size_t len) {
             j = (j + 1) & (s->nslots - 1);
         }
     }
+    return -1;
+}
+
+/* Index of the tag, creating it (verdict pending) if new; -1 when out of memory. No GIL needed. */
+static Py_ssize_t find_tag(Scanner *s, const uint8_t *key, size_t len) {
+    uint64_t h = 0;
+    Py_ssize_t known = known_tag(s, key, len, &h);
+    if (known >= 0) return known;  /* (else h is the key's hash) */
     if ((s->ntags + 1) * 2 > s->nslots && grow_slots(s) < 0) return -1;
     if (s->ntags == s->tags_cap) {
         Py_ssize_t cap = s->tags_cap ? s->tags_cap * 2 : 16;
@@ -265,7 +273,7 @@ static int stage_row(Tag *t, int64_t offset, int64_t step, double wall, double v
 /* Stage one fast value for its tag (unless the tag is refused); -1 when out of memory.
    Rows of a tag whose verdict is pending are staged too, until feed() asks accept(). No GIL needed. */
 static int emit_value(Scanner *s, const FastValue *fv, int64_t offset, int64_t step, double wall) {
-    Py_ssize_t ti = find_tag(s, fv->tag, fv->tag_len);
+    Py_ssize_t ti = fv->tag_index >= 0 ? fv->tag_index : find_tag(s, fv->tag, fv->tag_len);
     if (ti < 0) return -1;
     Tag *t = &s->tags[ti];
     if (t->verdict == TAG_REFUSED) return 0;
@@ -314,6 +322,14 @@ static int settle_chunk(Scanner *s, const uint8_t *buf, Py_ssize_t first_new) {
     return ok ? 0 : -1;
 }
 
+/* After fast_value(): whether the value's tag is a known one (its index noted in fv) or valid UTF-8 (a new one:
+   a tag that is not is left to the proto decoder, which reports the record). No GIL needed. */
+static int tag_ok(Scanner *s, FastValue *fv) {
+    uint64_t h;
+    fv->tag_index = fv->tag_len ? known_tag(s, fv->tag, fv->tag_len, &h) : -1;
+    return fv->tag_index >= 0 || utf8_ok(fv->tag, fv->tag_len);
+}
+
 /* Which part of an Event a record holds. */
 enum { W_NONE, W_SUMMARY, W_GRAPH, W_RUN_METADATA, W_ALWAYS };
 
@@ -355,6 +371,7 @@ static int decode_event(Scanner *s, const uint8_t *p, size_t n, int64_t offset) 
         if (!bytes_field(&sc, &vc)) return 0;
         FastValue fv;
         int r = fast_value(vc, &fv);
+        if (r >= 0 && !tag_ok(s, &fv)) r = -1;
         if (r < 0) all_fast = 0;
         else if (r > 0) {
             if (nkept < KEEP) kept[nkept++] = fv;
@@ -375,7 +392,9 @@ static int decode_event(Scanner *s, const uint8_t *p, size_t n, int64_t offset) 
         if ((key >> 3) != 1 || (key & 7) != 2) { skip(&sc, (int)(key & 7)); continue; }
         bytes_field(&sc, &vc);
         FastValue fv;
-        if (fast_value(vc, &fv) <= 0 || seen++ < KEEP) continue;
+        int r = fast_value(vc, &fv);
+        if (r > 0 && !tag_ok(s, &fv)) r = -1;
+        if (r <= 0 || seen++ < KEEP) continue;
         if (emit_value(s, &fv, offset, step, wall) < 0) return -1;
     }
     return 1;
