@@ -29,7 +29,7 @@ from typing import Callable, Dict, List, Mapping, Optional, Tuple
 import numpy as np
 
 from tfevents.proto import summary_pb2, tensor_pb2, tensor_shape_pb2, types_pb2
-from ..reader.decode import FileRows, Problem
+from ..reader.decode import FileRows, Problem, histo_row
 from .packing import CompactHistogram
 from .reservoir import Reservoir
 from ..reader.scan import scan_stream
@@ -205,7 +205,7 @@ class LiveRun:
         # tensors and blob sequences: values in file order, with one-element tensors from the scalar columns
         points = []  # (offset, step, wall, served value)
         for offset, step, wall, what, payload in others:
-            if s.data_class == TENSOR:   # histograms stay rows until kept (then compacted, see tensor_bytes)
+            if s.data_class == TENSOR:   # histograms stay protos until kept (then compacted, see tensor_bytes)
                 value = payload if what == "histo" else (
                     payload.SerializeToString() if what == "tensor" else _NULL_TENSOR if what == "empty" else None)
             else:
@@ -221,11 +221,11 @@ class LiveRun:
         values = np.empty(len(points), dtype=object)
         values[:] = [p[3] for p in points]
         s.reservoir.offer(np.array([p[1] for p in points], np.int64), np.array([p[2] for p in points]), values)
-        if s.data_class == TENSOR:
+        if s.data_class == TENSOR:   # only the histograms the reservoir keeps are ever read
             kept = s.reservoir.data[2]
             for i, v in enumerate(kept):
-                if isinstance(v, tuple):
-                    kept[i] = CompactHistogram(v)
+                if not isinstance(v, (bytes, CompactHistogram)):
+                    kept[i] = CompactHistogram(v if isinstance(v, tuple) else histo_row(v))
 
 
 def tensor_bytes(value) -> Optional[bytes]:
@@ -343,10 +343,10 @@ class LiveLogdir:
                 return None
             start, end = cursor.offset, min(size, cursor.offset + SCAN_BYTES)
             rows = scan_stream(f, path, end, start=start, tail_ok=True, check_crc=self.check_crc,
-                               on_error="skip", keep_empty=True)
+                               on_error="skip", keep_empty=True, raw_histograms=True)
             if rows.end == start and end < size:  # one record longer than a slice: read it whole
                 rows = scan_stream(f, path, size, start=start, tail_ok=True, check_crc=self.check_crc,
-                                   on_error="skip", keep_empty=True)
+                                   on_error="skip", keep_empty=True, raw_histograms=True)
         if rows.end <= start:
             return None  # only a partial record so far: the next pass reads it
         cursor.offset = rows.end

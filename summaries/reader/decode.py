@@ -208,7 +208,8 @@ class FileRows:
     Every entry carries ``offset`` (the record's byte offset), which orders entries of one file
     the way they were written. ``scalars[tag]`` has parallel columns offset/step/wall_time/value;
     ``values[tag]`` holds ``(offset, step, wall_time, what, payload)`` for non-scalar values with
-    ``what`` in {'histo', 'image', 'audio', 'tensor'} (a histo as :func:`histo_row`'s tuple); ``metadata[tag]`` is the first
+    ``what`` in {'histo', 'image', 'audio', 'tensor'} (a histo as :func:`histo_row`'s tuple, or as its
+    HistogramProto with ``raw_histograms``); ``metadata[tag]`` is the first
     ``(offset, SummaryMetadata bytes)`` seen for the tag.
     """
 
@@ -226,6 +227,8 @@ class FileRows:
     end: int = 0  # where reading stopped (see scan.scan_stream)
     min_wall_time: float = float("inf")  # the earliest finite wall time of the events outside ``scalars``
     keep_empty: bool = False  # keep values without a value oneof as 'empty' entries (the live loader's null tensors)
+    raw_histograms: bool = False  # keep a histo as its HistogramProto, for :func:`histo_row` later (the live loader
+    # turns into rows only the histograms its reservoirs keep)
     tag_filter: Optional[object] = None  # callable(tag) -> bool, or None for every tag
     kinds: Optional[frozenset] = None
     _accepted: Dict[str, bool] = field(default_factory=dict)
@@ -307,7 +310,7 @@ class FileRows:
                 cols[3].append(scalar)
             else:
                 payload = getattr(value, what)
-                if what == "histo":
+                if what == "histo" and not self.raw_histograms:
                     payload = histo_row(payload)
                 self.values.setdefault(tag, []).append((offset, step, wall_time, what, payload))
 

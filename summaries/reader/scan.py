@@ -155,14 +155,15 @@ def _scan_fast(f: BinaryIO, size: int, rows: FileRows, check_crc: bool, on_error
 def scan_stream(f: BinaryIO, path: str, size: int, *, tag_filter: Optional[Callable[[str], bool]] = None,
                 kinds: Optional[frozenset] = None, check_crc: bool = True, on_error: str = "warn",
                 fast: Optional[bool] = None, start: int = 0, tail_ok: bool = False,
-                keep_empty: bool = False) -> FileRows:
+                keep_empty: bool = False, raw_histograms: bool = False) -> FileRows:
     """Read an open, seekable binary file of ``size`` bytes into FileRows, from the record boundary ``start``.
 
     ``rows.end`` is where reading stopped: the end of the last whole record, or the start of a record the
     file ends inside. That record is reported as truncated unless ``tail_ok`` (a live file: its writer may
-    still be writing it, so the next pass reads it from ``rows.end``).
+    still be writing it, so the next pass reads it from ``rows.end``). ``keep_empty`` and ``raw_histograms``: see
+    :class:`FileRows`.
     """
-    rows = FileRows(path, tag_filter=tag_filter, kinds=kinds, keep_empty=keep_empty)
+    rows = FileRows(path, tag_filter=tag_filter, kinds=kinds, keep_empty=keep_empty, raw_histograms=raw_histograms)
     if fast is None:
         fast = _fastscan is not None
     elif fast and _fastscan is None:
