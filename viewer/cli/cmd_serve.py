@@ -8,6 +8,7 @@ the provider and prints its address.
 from __future__ import annotations
 
 import argparse
+import gc
 import logging
 import os
 import signal
@@ -70,7 +71,10 @@ def run(args) -> int:
 
 
 def _serve(args, logdir: str, grpc_host: str, reserved, child, stop: threading.Event) -> int:
+    # numpy's OpenBLAS threads would spin beside the loader's (it does no linear algebra): one, set before numpy loads
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     from ..serve.server import DataServer, parse_samples_per_plugin  # lazy: grpc, tensorboard (CLI start-up)
+    gc.freeze()   # the modules' objects, never garbage: out of the collector's full passes during the load
     try:
         samples = parse_samples_per_plugin(args.samples_per_plugin)
     except ValueError as err:
