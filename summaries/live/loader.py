@@ -44,6 +44,8 @@ UNKNOWN, SCALAR, TENSOR, BLOB_SEQUENCE = 0, 1, 2, 3
 RUN_GRAPH_TAG = "__run_graph__"
 DEFAULT_CAPACITY = {SCALAR: 1000, TENSOR: 100, BLOB_SEQUENCE: 10}
 SCAN_BYTES = 16 << 20  # a file is read in slices of this size, so a pass holds little of it at a time
+READ_BYTES = 1 << 20   # read (and framed) at a time within a slice: ~8 MB less at the peak of a 2-thread load than
+#                        the offline reader's 4 MB, for the same CPU
 UNBOUNDED = 2 ** 62  # a reservoir capacity that keeps every point (TensorBoard's ``--samples_per_plugin x=all``)
 _TENSOR_PLUGINS = frozenset({"histograms", "text", "hparams", "pr_curves", "mesh", "custom_scalars"})
 _BLOB_PLUGINS = frozenset({"images", "audio", "graph_run_metadata", "graph_run_metadata_graph", "graph_keras_model"})
@@ -343,10 +345,10 @@ class LiveLogdir:
                 return None
             start, end = cursor.offset, min(size, cursor.offset + SCAN_BYTES)
             rows = scan_stream(f, path, end, start=start, tail_ok=True, check_crc=self.check_crc,
-                               on_error="skip", keep_empty=True, raw_histograms=True)
+                               on_error="skip", keep_empty=True, raw_histograms=True, chunk=READ_BYTES)
             if rows.end == start and end < size:  # one record longer than a slice: read it whole
                 rows = scan_stream(f, path, size, start=start, tail_ok=True, check_crc=self.check_crc,
-                                   on_error="skip", keep_empty=True, raw_histograms=True)
+                                   on_error="skip", keep_empty=True, raw_histograms=True, chunk=READ_BYTES)
         if rows.end <= start:
             return None  # only a partial record so far: the next pass reads it
         cursor.offset = rows.end
