@@ -65,7 +65,7 @@ def post(base: str, path: str, form: list, timeout: float = 120):
         return json.loads(r.read())
 
 
-POLL = 0.05  # seconds between polls of a loading server (both servers alike)
+POLL = 0.1  # seconds between polls of a loading server (both servers alike)
 
 
 def last_tag(tags: int) -> str:
