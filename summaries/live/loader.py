@@ -29,7 +29,7 @@ from typing import Callable, Dict, List, Mapping, Optional, Tuple
 import numpy as np
 
 from tfevents.proto import summary_pb2, tensor_pb2, tensor_shape_pb2, types_pb2
-from ..reader.decode import FileRows, Problem, histo_row
+from ..reader.decode import FileRows, Problem, RawHistogram, histo_row
 from .packing import CompactHistogram
 from .reservoir import Reservoir
 from ..reader.scan import scan_stream
@@ -227,15 +227,23 @@ class LiveRun:
             kept = s.reservoir.data[2]
             for i, v in enumerate(kept):
                 if not isinstance(v, (bytes, CompactHistogram)):
-                    kept[i] = CompactHistogram(v if isinstance(v, tuple) else histo_row(v))
+                    kept[i] = compact_histogram(v)
+
+
+def compact_histogram(value) -> CompactHistogram:
+    """A histogram as the scan left it (a RawHistogram, a HistogramProto or a ``histo_row`` tuple), compacted."""
+    if isinstance(value, RawHistogram):
+        value = value.proto()
+    return CompactHistogram(value if isinstance(value, tuple) else histo_row(value))
 
 
 def tensor_bytes(value) -> Optional[bytes]:
-    """A kept tensor value as serialized TensorProto bytes (histograms are rebuilt as the Rust server's tensor)."""
+    """A kept tensor value as serialized TensorProto bytes (histograms are rebuilt as the Rust server's tensor; one
+    a reader meets before the loader compacted it is compacted here)."""
     if isinstance(value, bytes):
         return value
-    if isinstance(value, tuple):
-        value = CompactHistogram(value)
+    if not isinstance(value, CompactHistogram):
+        value = compact_histogram(value)
     return value.tensor_bytes()
 
 

@@ -3,14 +3,18 @@
  *
  *   Scanner(accept, want_other, check_crc)
  *     accept(tag: str) -> bool   called once per new tag; rows of refused tags are dropped
- *     want_other: bit 1 graphs, bit 2 run metadata, bit 4 non-scalar summaries
+ *     want_other: bit 1 graphs, bit 2 run metadata, bit 4 non-scalar summaries,
+ *                 bit 8 described histograms (see take_others)
  *   Scanner.feed(buf, base) -> (status, used, length)
  *     frames the complete records of buf (buf[0] is at file offset base) and stops at
  *     status 0: an incomplete record at buf[used:] (length = its full size if its header is whole)
  *     status 1: a bad length checksum at buf[used]
  *     status 2: a bad payload checksum at buf[used] (length = its full size)
  *   Scanner.take_others() -> [(offset, payload bytes)]  records left to the proto-based decoder:
- *     file_version, session_log, anything not a pure scalar summary, unparseable payloads
+ *     file_version, session_log, anything not a pure scalar summary, unparseable payloads;
+ *     with want_other bit 8, an event whose summary is one value of a tag (valid UTF-8) and a HistogramProto of
+ *     the usual layout, nothing else, comes as (offset, payload bytes, step, wall_time, tag): the caller may
+ *     leave the histogram undecoded until it needs it (the live loader decodes only the ones it keeps)
  *   Scanner.columns() -> [(tag, meta_offset, meta bytes | None, offsets, steps, wall_times, values, from_tensor)]
  *     columns are bytearrays of int64 / int64 / float64 / float64;
  *     from_tensor: some rows were tensors
@@ -64,7 +68,10 @@ typedef struct {
 } Tag;
 
 /* A record for the proto decoder, noted during the loop: its payload is buf[pos:pos + len]. */
-typedef struct { int64_t offset; Py_ssize_t pos, len; } Other;
+typedef struct {
+    int64_t offset; Py_ssize_t pos, len;
+    int described; int64_t step; double wall; Py_ssize_t tag_pos, tag_len;  /* described: a lone histogram */
+} Other;
 
 typedef struct {
     PyObject_HEAD
@@ -289,7 +296,7 @@ static int emit_value(Scanner *s, const FastValue *fv, int64_t offset, int64_t s
 }
 
 /* Note a record for the proto decoder (payload at buf[pos:pos + len]); -1 when out of memory. No GIL needed. */
-static int note_other(Scanner *s, int64_t offset, Py_ssize_t pos, Py_ssize_t len) {
+static int note_other(Scanner *s, int64_t offset, Py_ssize_t pos, Py_ssize_t len, const Other *described) {
     if (s->npending == s->pending_cap) {
         Py_ssize_t cap = s->pending_cap ? s->pending_cap * 2 : 64;
         Other *pending = PyMem_RawRealloc(s->pending, (size_t)cap * sizeof(Other));
@@ -297,7 +304,9 @@ static int note_other(Scanner *s, int64_t offset, Py_ssize_t pos, Py_ssize_t len
         s->pending = pending;
         s->pending_cap = cap;
     }
-    s->pending[s->npending++] = (Other){offset, pos, len};
+    if (described) s->pending[s->npending] = *described;
+    else s->pending[s->npending] = (Other){.offset = offset, .pos = pos, .len = len};
+    s->npending++;
     return 0;
 }
 
@@ -306,7 +315,14 @@ static int settle_chunk(Scanner *s, const uint8_t *buf, Py_ssize_t first_new) {
     int ok = 1;
     for (Py_ssize_t i = 0; ok && i < s->npending; i++) {
         const Other *o = &s->pending[i];
-        PyObject *item = Py_BuildValue("(Ly#)", (long long)o->offset, (const char *)buf + o->pos, o->len);
+        PyObject *item;
+        if (o->described) {
+            PyObject *tag = PyUnicode_DecodeUTF8((const char *)buf + o->tag_pos, o->tag_len, "strict");
+            item = tag ? Py_BuildValue("(Ly#LdN)", (long long)o->offset, (const char *)buf + o->pos, o->len,
+                                       (long long)o->step, o->wall, tag) : NULL;
+        } else {
+            item = Py_BuildValue("(Ly#)", (long long)o->offset, (const char *)buf + o->pos, o->len);
+        }
         ok = item && PyList_Append(s->others, item) == 0;
         Py_XDECREF(item);
     }
@@ -330,11 +346,49 @@ static int tag_ok(Scanner *s, FastValue *fv) {
     return fv->tag_index >= 0 || utf8_ok(fv->tag, fv->tag_len);
 }
 
+/* A HistogramProto as protobuf writes it: doubles 1-5, packed doubles 6-7, nothing else (else 0: the proto
+   decoder takes the event, as it always could). No GIL needed. */
+static int histo_ok(Cur h) {
+    uint64_t key;
+    while (h.p < h.end) {
+        if (!field_key(&h, &key)) return 0;
+        int f = (int)(key >> 3), wt = (int)(key & 7);
+        Cur s;
+        if (f >= 1 && f <= 5) {
+            if (wt != 1 || h.end - h.p < 8) return 0;
+            h.p += 8;
+        } else if (f == 6 || f == 7) {
+            if (wt != 2 || !bytes_field(&h, &s) || (s.end - s.p) % 8) return 0;
+        } else return 0;
+    }
+    return 1;
+}
+
+/* A Summary.Value that is a tag (non-empty, valid UTF-8) and a histo, each once, nothing else: 1 and its tag. */
+static int lone_histogram(Cur v, const uint8_t **tag, size_t *tag_len) {
+    uint64_t key;
+    int have_tag = 0, have_histo = 0;
+    while (v.p < v.end) {
+        if (!field_key(&v, &key)) return 0;
+        int f = (int)(key >> 3), wt = (int)(key & 7);
+        Cur s;
+        if (f == 1 && wt == 2 && !have_tag) {
+            if (!bytes_field(&v, &s) || s.p == s.end || !utf8_ok(s.p, (size_t)(s.end - s.p))) return 0;
+            *tag = s.p; *tag_len = (size_t)(s.end - s.p); have_tag = 1;
+        } else if (f == 5 && wt == 2 && !have_histo) {
+            if (!bytes_field(&v, &s) || !histo_ok(s)) return 0;
+            have_histo = 1;
+        } else return 0;
+    }
+    return have_tag && have_histo;
+}
+
 /* Which part of an Event a record holds. */
 enum { W_NONE, W_SUMMARY, W_GRAPH, W_RUN_METADATA, W_ALWAYS };
 
-/* Decode one payload: 1 = taken into columns, 0 = hand to the proto decoder, 2 = drop, -1 out of memory. */
-static int decode_event(Scanner *s, const uint8_t *p, size_t n, int64_t offset) {
+/* Decode one payload: 1 = taken into columns, 0 = hand to the proto decoder, 2 = drop, -1 out of memory,
+   3 = a described lone histogram (want_other bit 8; *d filled in but for the positions). */
+static int decode_event(Scanner *s, const uint8_t *p, size_t n, int64_t offset, Other *d) {
     Cur c = {p, p + n}, summary = {NULL, NULL};
     uint64_t key, v;
     double wall = 0;
@@ -362,13 +416,14 @@ static int decode_event(Scanner *s, const uint8_t *p, size_t n, int64_t offset) 
     enum { KEEP = 8 };
     FastValue kept[KEEP];
     int nkept = 0, nfast = 0;
-    Cur sc = summary;
-    int all_fast = 1;
+    Cur sc = summary, lone = {NULL, NULL};
+    int all_fast = 1, nvalues = 0;
     while (sc.p < sc.end) {
         Cur vc;
         if (!field_key(&sc, &key)) return 0;
         if ((key >> 3) != 1 || (key & 7) != 2) { if (!skip(&sc, (int)(key & 7))) return 0; continue; }
         if (!bytes_field(&sc, &vc)) return 0;
+        if (!nvalues++) lone = vc;
         FastValue fv;
         int r = fast_value(vc, &fv);
         if (r >= 0 && !tag_ok(s, &fv)) r = -1;
@@ -378,7 +433,16 @@ static int decode_event(Scanner *s, const uint8_t *p, size_t n, int64_t offset) 
             nfast++;
         }
     }
-    if (!all_fast && (s->want_other & 4)) return 0;
+    if (!all_fast && (s->want_other & 4)) {
+        const uint8_t *tag;
+        size_t tag_len;
+        if ((s->want_other & 8) && nvalues == 1 && lone_histogram(lone, &tag, &tag_len)) {
+            d->described = 1; d->step = step; d->wall = wall;
+            d->tag_pos = (Py_ssize_t)(tag - p); d->tag_len = (Py_ssize_t)tag_len;  /* from the payload, for now */
+            return 3;
+        }
+        return 0;
+    }
     if (!nfast) return all_fast ? 1 : 2;
     for (int i = 0; i < nkept; i++)
         if (emit_value(s, &kept[i], offset, step, wall) < 0) return -1;
@@ -430,8 +494,12 @@ static PyObject *Scanner_feed(Scanner *s, PyObject *args) {
             status = 2; length = (long long)(len + 16); break;
         }
         s->records++;
-        int r = decode_event(s, payload, (size_t)len, base + pos);
-        if (r == 0) r = note_other(s, base + pos, pos + 12, (Py_ssize_t)len);
+        Other d;
+        int r = decode_event(s, payload, (size_t)len, base + pos, &d);
+        if (r == 3) {
+            d.offset = base + pos; d.pos = pos + 12; d.len = (Py_ssize_t)len; d.tag_pos += pos + 12;
+            r = note_other(s, base + pos, pos + 12, (Py_ssize_t)len, &d);
+        } else if (r == 0) r = note_other(s, base + pos, pos + 12, (Py_ssize_t)len, NULL);
         if (r < 0) { oom = 1; break; }
         pos += (Py_ssize_t)len + 16;
     }

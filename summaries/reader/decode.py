@@ -201,6 +201,19 @@ def histo_row(p) -> tuple:
     return (p.min, p.max, p.num, p.sum, p.sum_squares, limits, counts)
 
 
+class RawHistogram:
+    """A histogram left undecoded: the payload of its event, whose summary is this one value (the C scanner checked
+    its layout); :meth:`proto` decodes it."""
+
+    __slots__ = ("payload",)
+
+    def __init__(self, payload: bytes):
+        self.payload = payload
+
+    def proto(self):
+        return event_pb2.Event.FromString(self.payload).summary.value[0].histo
+
+
 @dataclass
 class FileRows:
     """What one event file holds, by kind, before the run is merged.
@@ -227,8 +240,8 @@ class FileRows:
     end: int = 0  # where reading stopped (see scan.scan_stream)
     min_wall_time: float = float("inf")  # the earliest finite wall time of the events outside ``scalars``
     keep_empty: bool = False  # keep values without a value oneof as 'empty' entries (the live loader's null tensors)
-    raw_histograms: bool = False  # keep a histo as its HistogramProto, for :func:`histo_row` later (the live loader
-    # turns into rows only the histograms its reservoirs keep)
+    raw_histograms: bool = False  # keep a histo as its HistogramProto or a RawHistogram, for :func:`histo_row` later
+    # (the live loader turns into rows only the histograms its reservoirs keep)
     tag_filter: Optional[object] = None  # callable(tag) -> bool, or None for every tag
     kinds: Optional[frozenset] = None
     _accepted: Dict[str, bool] = field(default_factory=dict)
@@ -275,6 +288,15 @@ class FileRows:
             if self._wants("run_metadata"):
                 trm = event.tagged_run_metadata
                 self.run_metadata.append((offset, step, wall_time, trm.tag, trm.run_metadata))
+
+    def add_lone_histogram(self, offset: int, payload: bytes, step: int, wall_time: float, tag: str) -> None:
+        """File an event the scanner described as one histogram value of ``tag`` (no metadata), undecoded: what
+        :meth:`add_event` would file, with a :class:`RawHistogram` for the HistogramProto."""
+        if wall_time < self.min_wall_time and wall_time - wall_time == 0:
+            self.min_wall_time = wall_time
+        ok = self._accepted.get(tag)
+        if ok or (ok is None and self.accepts(tag)):
+            self.values.setdefault(tag, []).append((offset, step, wall_time, "histo", RawHistogram(payload)))
 
     def _add_summary(self, offset: int, step: int, wall_time: float, summary) -> None:
         accepted, metadata = self._accepted, self.metadata

@@ -28,7 +28,7 @@ except ImportError:  # built without a C compiler: the pure-Python path does eve
 __all__ = ["scan_file", "scan_stream", "have_fast_path"]
 
 CHUNK = 4 << 20  # bytes read at a time on the fast path
-_WANT_GRAPHS, _WANT_RUN_METADATA, _WANT_SUMMARIES = 1, 2, 4
+_WANT_GRAPHS, _WANT_RUN_METADATA, _WANT_SUMMARIES, _DESCRIBE_HISTOGRAMS = 1, 2, 4, 8
 
 
 def have_fast_path() -> bool:
@@ -108,6 +108,8 @@ def _scan_fast(f: BinaryIO, size: int, rows: FileRows, check_crc: bool, on_error
         want |= _WANT_GRAPHS
     if rows.kinds is None or "run_metadata" in rows.kinds:
         want |= _WANT_RUN_METADATA
+    if rows.raw_histograms:   # lone histograms come described, left undecoded (FileRows.add_lone_histogram)
+        want |= _DESCRIBE_HISTOGRAMS
     scanner = _fastscan.Scanner(rows.tag_filter, want, check_crc)
     buf = bytearray(min(chunk, max(size - start, record.HEADER_SIZE)))
     base, filled, eof = start, 0, False  # buf[:filled] holds the file from offset base
@@ -120,8 +122,11 @@ def _scan_fast(f: BinaryIO, size: int, rows: FileRows, check_crc: bool, on_error
             eof = n == 0 or base + filled >= size
         with memoryview(buf) as view:
             status, used, length = scanner.feed(view[:filled], base)
-        for offset, payload in scanner.take_others():
-            rows.add_event(offset, payload)
+        for other in scanner.take_others():
+            if len(other) == 2:
+                rows.add_event(*other)
+            else:
+                rows.add_lone_histogram(*other)
         if status == 0:
             if eof:
                 rows.end = base + used
