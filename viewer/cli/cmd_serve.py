@@ -29,6 +29,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "flag; 'all' or 0: every point)")
     parser.add_argument("--provider-only", action="store_true",
                         help="start only the gRPC data provider and print its address")
+    parser.add_argument("--load-threads", type=int, default=None, metavar="N",
+                        help="files read at once in a reload pass (default: the CPUs but one, 1 to 4)")
     parser.add_argument("--tensorflow", action="store_true",
                         help="run TensorBoard's web server with TensorFlow imported (slower to start; needed only "
                              "for the Projector's checkpoint-backed embeddings, which are detected)")
@@ -82,7 +84,8 @@ def _serve(args, logdir: str, grpc_host: str, reserved, child, stop: threading.E
         return 2
     try:
         server = DataServer(logdir, host=grpc_host, port=reserved.getsockname()[1],
-                            reload_interval=args.reload_interval, samples_per_plugin=samples).start()
+                            reload_interval=args.reload_interval, samples_per_plugin=samples,
+                            load_threads=args.load_threads).start()
     except OSError as err:
         print("tfevents serve: %s" % err, file=sys.stderr)
         return 1

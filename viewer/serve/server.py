@@ -6,6 +6,7 @@ them together until Ctrl-C or SIGTERM, then stops the child and the gRPC server,
 from __future__ import annotations
 
 import logging
+import os
 import threading
 import time
 from concurrent import futures
@@ -78,14 +79,28 @@ def _trim() -> None:
         libc.malloc_trim(0)
 
 
+def default_load_threads() -> int:
+    """Files a reload pass reads at once: the CPUs but one (at least 1, at most 4). The CPU left over is
+    TensorBoard's web server's and the RPCs', which run while the first pass loads; each scan thread also holds its
+    own slice of columns at the peak. On benchmarks/serve.py's 2-CPU machine one thread was as fast to a full load
+    of the scalars-only logdir as two (3.8-4.1 s against 4.3-4.5 s) in 12 MB less (111-113 MB against 123-126 MB);
+    on the logdir with histograms, where more of the work is the scan's, two were faster (7.5 s against 8.5 s) for
+    17 MB more: ``--load-threads`` chooses."""
+    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    return max(1, min(4, cpus - 1))
+
+
 class DataServer:
-    """The gRPC data provider over a logdir, reloading it every ``reload_interval`` seconds (0: load once)."""
+    """The gRPC data provider over a logdir, reloading it every ``reload_interval`` seconds (0: load once).
+    ``threads``: gRPC workers; ``load_threads``: files read at once in a reload pass (default:
+    :func:`default_load_threads`)."""
 
     def __init__(self, logdir: str, *, host: str = "127.0.0.1", port: int = 0, reload_interval: float = 5.0,
                  samples_per_plugin: Optional[Mapping[str, int]] = None, storage_options: Optional[dict] = None,
-                 threads: int = 8):
+                 threads: int = 8, load_threads: Optional[int] = None):
         _tune_malloc()
-        self.live = LiveLogdir(logdir, samples_per_plugin, storage_options)
+        self.live = LiveLogdir(logdir, samples_per_plugin, storage_options,
+                               threads=load_threads if load_threads is not None else default_load_threads())
         self.reload_interval = reload_interval
         self._server = grpc.server(futures.ThreadPoolExecutor(max_workers=threads),
                                    options=[("grpc.max_send_message_length", _MAX_MESSAGE),
