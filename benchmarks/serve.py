@@ -1,21 +1,24 @@
-"""TensorBoard on its Rust data server against TensorBoard on `tfevents serve`, on one big logdir, in one run.
+"""TensorBoard on its Rust data server against TensorBoard on `tfevents serve`, on two logdir shapes, in one run.
 
-The logdir (benchmarks/_serve_logdir.py): RUNS runs x TAGS scalar tags x STEPS steps (default 100 x 50 x 5,000:
-25M scalars), plus two histograms every 10 steps and an image every 100 steps per run. For each server:
+The logdirs (benchmarks/_serve_logdir.py): RUNS runs x TAGS scalar tags x STEPS steps (default 100 x 50 x 5,000:
+25M scalars), ``scalars`` alone, and ``full``: the same plus two histograms every 10 steps and an image every 100
+steps per run. For each shape and server, best of ``--rounds`` (the servers alternate within a round):
 
-- **full load through TensorBoard's HTTP API**: seconds from starting the command (``tensorboard --logdir L
-  --load_fast=true``, or ``tfevents serve L``) until ``/data/plugin/scalars/tags`` lists every run's tags and every
-  series' last step has been read back (``scalars_multirun`` per tag; a tag seen complete is not asked again).
-  Reading 5,000 series of 1,000 points through TensorBoard's Python web server is itself a fixed cost of tens of
-  seconds for either data server, printed as "HTTP read of every series";
+- **full load** (what a user of the Scalars dashboard waits for): seconds from starting the command
+  (``tensorboard --logdir L --load_fast=true``, or ``tfevents serve L``) until ``/data/plugin/scalars/tags`` lists
+  every run's tags and one ``/data/plugin/scalars/scalars_multirun`` request for the tag each run logs last, across
+  all runs, shows every run at its last step (both polled every ``POLL`` seconds);
 - **data server load** (gRPC): the data server alone (the Rust binary as TensorBoard starts it; ``tfevents serve
   --provider-only``), from its start until ``ListScalars`` reports every series at its last step (polled every
-  0.1 s) and ``ListTensors`` / ``ListBlobSequences`` every histogram and image series: the load itself;
+  ``POLL`` seconds), and in the full shape ``ListTensors`` / ``ListBlobSequences`` every histogram and image series;
 - **peak RSS** of the data server process (the Rust binary; our provider process; TensorBoard's own web server,
-  the same program in both, is reported apart), from /proc VmHWM, in the HTTP run;
-- **latency**: p50 / p95 of ``/data/plugin/scalars/scalars`` for one tag of every run, after the load.
+  the same program in both, is reported apart), from /proc VmHWM, in the full-load run;
+- **latency**: p50 / p95 of ``/data/plugin/scalars/scalars`` for one tag of every run (3 rounds), after the load.
 
-    .venv/bin/python benchmarks/serve.py [--runs 100 --tags 50 --steps 5000] [--only rust,ours] [--dir /tmp]
+Then the ratios, ours against Rust's, per shape.
+
+    .venv/bin/python benchmarks/serve.py [--runs 100 --tags 50 --steps 5000] [--shapes scalars,full]
+        [--only rust,ours] [--rounds 2] [--dir /tmp] [--grpc-only]
 """
 from __future__ import annotations
 
@@ -38,6 +41,12 @@ from _serve_logdir import make_logdir  # noqa: E402
 BIN = os.path.dirname(sys.executable)
 
 
+def script(name: str, module: str) -> list:
+    """The console script ``name`` beside this interpreter, else ``python -m module``."""
+    path = os.path.join(BIN, name)
+    return [path] if os.path.exists(path) else [sys.executable, "-m", module]
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -56,19 +65,27 @@ def post(base: str, path: str, form: list, timeout: float = 120):
         return json.loads(r.read())
 
 
-def tags_listed(base: str, runs: int, tags: int) -> bool:
+POLL = 0.1  # seconds between polls of a loading server (both servers alike)
+
+
+def last_tag(tags: int) -> str:
+    """The scalar tag each run of the benchmark logdir logs last (the last one of the last step)."""
+    t = tags - 1
+    return "group%d/metric%02d" % (t % 5, t)
+
+
+def tags_listed(base: str, runs: int, tags: int):
+    """The run names once ``/data/plugin/scalars/tags`` lists every run with all its tags, else None."""
     listed = get(base, "/data/plugin/scalars/tags")
-    return len(listed) >= runs and all(len(t) >= tags for t in listed.values())
+    if len(listed) >= runs and all(len(t) >= tags for t in listed.values()):
+        return sorted(listed)
+    return None
 
 
-def read_every_series(base: str, pending: set, runs: list, last_step: int) -> set:
-    """The tags of ``pending`` not yet at ``last_step`` in every run (each tag read once, all runs at a time)."""
-    left = set()
-    for tag in sorted(pending):
-        answer = post(base, "/data/plugin/scalars/scalars_multirun", [("tag", tag)] + [("runs", r) for r in runs])
-        if len(answer) < len(runs) or any(not s or s[-1][1] != last_step for s in answer.values()):
-            left.add(tag)
-    return left
+def at_last_step(base: str, tag: str, runs: list, last_step: int) -> bool:
+    """Whether one ``scalars_multirun`` request for ``tag`` shows every run of ``runs`` at ``last_step``."""
+    answer = post(base, "/data/plugin/scalars/scalars_multirun", [("tag", tag)] + [("runs", r) for r in runs])
+    return len(answer) >= len(runs) and all(s and s[-1][1] == last_step for s in answer.values())
 
 
 def tree(pid: int) -> list:
@@ -101,37 +118,31 @@ def measure(name: str, logdir: str, runs: int, tags: int, steps: int, log) -> di
     port = free_port()
     base = "http://127.0.0.1:%d" % port
     if name == "rust":
-        cmd = [os.path.join(BIN, "tensorboard"), "--logdir", logdir, "--load_fast=true", "--port", str(port),
+        cmd = script("tensorboard", "tensorboard.main") + ["--logdir", logdir, "--load_fast=true", "--port", str(port),
                "--host", "127.0.0.1"]
     else:
-        cmd = [os.path.join(BIN, "tfevents"), "serve", logdir, "--port", str(port)]
+        cmd = script("tfevents", "tfevents.viewer.cli") + ["serve", logdir, "--port", str(port)]
     t0 = time.perf_counter()
     proc = subprocess.Popen(cmd, stdout=log, stderr=log, start_new_session=True)
     try:
         deadline = t0 + 1800
-        pending, names, t_tags = None, None, None
+        names, t_tags = None, None
         while True:
             try:
-                if pending is None and tags_listed(base, runs, tags):
-                    t_tags = time.perf_counter() - t0
-                    listed = get(base, "/data/plugin/scalars/tags")
-                    names = sorted(listed)
-                    pending = set(listed[names[0]])
-                if pending is not None:
-                    pending = read_every_series(base, pending, names, steps - 1)
-                    if not pending:
-                        break
+                if names is None:
+                    names = tags_listed(base, runs, tags)
+                    if names is not None:
+                        t_tags = time.perf_counter() - t0
+                if names is not None and at_last_step(base, last_tag(tags), names, steps - 1):
+                    break
             except (OSError, ValueError, KeyError):
                 pass
             if proc.poll() is not None:
                 raise RuntimeError("%s exited with %s" % (name, proc.returncode))
             if time.perf_counter() > deadline:
                 raise RuntimeError("%s did not load within 30 minutes" % name)
-            time.sleep(0.25)
+            time.sleep(POLL)
         full = time.perf_counter() - t0
-        t = time.perf_counter()
-        read_every_series(base, set(get(base, "/data/plugin/scalars/tags")[names[0]]), names, steps - 1)
-        http_read = time.perf_counter() - t
         tag = "group0/metric00"
         runs_listed = sorted(get(base, "/data/plugin/scalars/tags"))
         lat = []
@@ -150,7 +161,7 @@ def measure(name: str, logdir: str, runs: int, tags: int, steps: int, log) -> di
             server = [p for p in procs if "tfevents" in p["cmd"] and "tensorboard" not in p["cmd"].split()[1:2][0]
                       and "--grpc_data_provider" not in p["cmd"]]
             web = [p for p in procs if "--grpc_data_provider" in p["cmd"]]
-        return {"full_load_s": full, "tags_listed_s": t_tags, "http_read_s": http_read, "server_hwm_mb": sum(p["hwm_mb"] for p in server),
+        return {"full_load_s": full, "tags_listed_s": t_tags, "server_hwm_mb": sum(p["hwm_mb"] for p in server),
                 "web_hwm_mb": sum(p["hwm_mb"] for p in web), "p50_ms": 1e3 * lat[len(lat) // 2],
                 "p95_ms": 1e3 * lat[int(len(lat) * 0.95)], "servers": [p["cmd"][:80] for p in server]}
     finally:
@@ -162,7 +173,7 @@ def measure(name: str, logdir: str, runs: int, tags: int, steps: int, log) -> di
             proc.wait()
 
 
-def grpc_load(name: str, logdir: str, runs: int, tags: int, steps: int, log) -> float:
+def grpc_load(name: str, logdir: str, runs: int, tags: int, steps: int, shape: str, log) -> float:
     """Seconds from starting the data server alone until its List RPCs show every series at its last step."""
     import grpc
     from tensorboard.data.proto import data_provider_pb2 as pb
@@ -178,14 +189,15 @@ def grpc_load(name: str, logdir: str, runs: int, tags: int, steps: int, log) -> 
             time.sleep(0.01)
         address = "localhost:%s" % open(port_file).read().strip()
     else:
-        proc = subprocess.Popen([os.path.join(BIN, "tfevents"), "serve", logdir, "--provider-only"],
+        proc = subprocess.Popen(script("tfevents", "tfevents.viewer.cli") + ["serve", logdir, "--provider-only"],
                                 stdout=subprocess.PIPE, stderr=log, start_new_session=True)
         address = proc.stdout.readline().decode().split(": ", 1)[1].strip()
     try:
         stub = pb_grpc.TensorBoardDataProviderStub(grpc.insecure_channel(
             address, options=[("grpc.max_receive_message_length", 256 << 20)]))
-        want = {"scalars": (runs * tags, steps - 1), "histograms": (runs * 2, (steps - 1) // 10 * 10),
-                "images": (runs, (steps - 1) // 100 * 100)}
+        want = {"scalars": (runs * tags, steps - 1)}
+        if shape == "full":
+            want.update(histograms=(runs * 2, (steps - 1) // 10 * 10), images=(runs, (steps - 1) // 100 * 100))
         while True:
             done = True
             for plugin, (count, last) in want.items():
@@ -207,10 +219,16 @@ def grpc_load(name: str, logdir: str, runs: int, tags: int, steps: int, log) -> 
                 return time.perf_counter() - t0
             if proc.poll() is not None:
                 raise RuntimeError("%s exited with %s" % (name, proc.returncode))
-            time.sleep(0.1)
+            time.sleep(POLL)
     finally:
         os.killpg(proc.pid, signal.SIGTERM)
         proc.wait(timeout=30)
+
+
+def best(rounds: list) -> dict:
+    """Per figure over the rounds: the least time and latency, and the largest peak RSS (memory is not noise)."""
+    return {k: (max if k.endswith("_mb") else min)(r[k] for r in rounds)
+            for k in rounds[0] if isinstance(rounds[0][k], (int, float))}
 
 
 def main() -> None:
@@ -218,41 +236,50 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=100)
     ap.add_argument("--tags", type=int, default=50)
     ap.add_argument("--steps", type=int, default=5000)
+    ap.add_argument("--shapes", default="scalars,full", help="logdir shapes: scalars (scalars alone), full (scalars, "
+                                                             "histograms and images)")
     ap.add_argument("--only", default="rust,ours")
-    ap.add_argument("--dir", default=tempfile.gettempdir(), help="where the logdir is written (kept for reuse)")
+    ap.add_argument("--rounds", type=int, default=2, help="rounds per shape; the best of them is reported")
+    ap.add_argument("--dir", default=tempfile.gettempdir(), help="where the logdirs are written (kept for reuse)")
     ap.add_argument("--grpc-only", action="store_true", help="measure only the data servers' own load (quick)")
     args = ap.parse_args()
-    t = time.perf_counter()
-    logdir = make_logdir(args.dir, args.runs, args.tags, args.steps)
-    size = sum(os.path.getsize(os.path.join(d, f)) for d, _, fs in os.walk(logdir) for f in fs)
-    print("logdir %s: %d runs x %d tags x %d steps = %.1fM scalars, %.0f MB (ready in %.0f s)"
-          % (logdir, args.runs, args.tags, args.steps, args.runs * args.tags * args.steps / 1e6, size / 1e6,
-             time.perf_counter() - t), flush=True)
-    print("load average %.2f %.2f %.2f" % os.getloadavg(), flush=True)
-    results = {}
     names = args.only.split(",")
     with open(os.path.join(args.dir, "serve_bench.log"), "w") as log:
-        for name in names:
-            t = grpc_load(name, logdir, args.runs, args.tags, args.steps, log)
-            results[name] = {"grpc_load_s": t}
-            print("%-5s data server load (gRPC, no web server) %7.2f s" % (name, t), flush=True)
-        for name in names if not args.grpc_only else ():
-            results[name].update(measure(name, logdir, args.runs, args.tags, args.steps, log))
-            r = results[name]
-            print("%-5s through TensorBoard's HTTP API: tags listed %6.2f s, full load %6.2f s (HTTP read of every "
-                  "series alone: %5.2f s) | data server peak RSS %7.1f MB (web server %6.1f MB) | scalars p50 %6.2f ms "
-                  "p95 %6.2f ms" % (name, r["tags_listed_s"], r["full_load_s"], r["http_read_s"], r["server_hwm_mb"],
-                                    r["web_hwm_mb"], r["p50_ms"], r["p95_ms"]), flush=True)
-    if args.grpc_only and "rust" in results and "ours" in results:
-        print("ours vs rust: data server load %.1fx faster" % (results["rust"]["grpc_load_s"]
-                                                               / results["ours"]["grpc_load_s"]))
-    elif "rust" in results and "ours" in results:
-        rust, ours = results["rust"], results["ours"]
-        print("ours vs rust: data server load %.1fx faster; through TensorBoard: tags listed %.1fx, full load %.1fx "
-              "faster; peak RSS %.2f of its; latency p50 %.2fx p95 %.2fx"
-              % (rust["grpc_load_s"] / ours["grpc_load_s"], rust["tags_listed_s"] / ours["tags_listed_s"],
-                 rust["full_load_s"] / ours["full_load_s"], ours["server_hwm_mb"] / rust["server_hwm_mb"],
-                 ours["p50_ms"] / rust["p50_ms"], ours["p95_ms"] / rust["p95_ms"]))
+        for shape in args.shapes.split(","):
+            t = time.perf_counter()
+            logdir = make_logdir(args.dir, args.runs, args.tags, args.steps, shape)
+            size = sum(os.path.getsize(os.path.join(d, f)) for d, _, fs in os.walk(logdir) for f in fs)
+            print("\n[%s] logdir %s: %d runs x %d tags x %d steps = %.1fM scalars%s, %.0f MB (ready in %.0f s)"
+                  % (shape, logdir, args.runs, args.tags, args.steps, args.runs * args.tags * args.steps / 1e6,
+                     "" if shape == "scalars" else " + histograms + images", size / 1e6, time.perf_counter() - t),
+                  flush=True)
+            rounds = {name: [] for name in names}
+            for i in range(args.rounds):
+                for name in names:
+                    print("  round %d %-4s load average %.2f %.2f %.2f" % ((i + 1, name) + os.getloadavg()),
+                          flush=True)
+                    r = {"grpc_load_s": grpc_load(name, logdir, args.runs, args.tags, args.steps, shape, log)}
+                    if not args.grpc_only:
+                        r.update(measure(name, logdir, args.runs, args.tags, args.steps, log))
+                        print("    full load %6.2f s (tags listed %6.2f s) | gRPC load %6.2f s | data server peak RSS "
+                              "%7.1f MB (web server %6.1f MB) | scalars p50 %6.2f ms p95 %6.2f ms"
+                              % (r["full_load_s"], r["tags_listed_s"], r["grpc_load_s"], r["server_hwm_mb"],
+                                 r["web_hwm_mb"], r["p50_ms"], r["p95_ms"]), flush=True)
+                    else:
+                        print("    gRPC load %6.2f s" % r["grpc_load_s"], flush=True)
+                    rounds[name].append(r)
+            results = {name: best(rs) for name, rs in rounds.items()}
+            for name, r in results.items():
+                print("  best %-4s %s" % (name, " ".join("%s %.2f" % kv for kv in sorted(r.items()))), flush=True)
+            if "rust" in results and "ours" in results:
+                rust, ours = results["rust"], results["ours"]
+                line = "  [%s] ours vs rust: gRPC load %.2fx faster" % (shape, rust["grpc_load_s"] / ours["grpc_load_s"])
+                if not args.grpc_only:
+                    line += ("; FULL LOAD %.2fx faster (target >= 5); peak RSS %.3f of its (target <= 0.25); "
+                             "latency p50 %.2fx p95 %.2fx of its"
+                             % (rust["full_load_s"] / ours["full_load_s"], ours["server_hwm_mb"] / rust["server_hwm_mb"],
+                                ours["p50_ms"] / rust["p50_ms"], ours["p95_ms"] / rust["p95_ms"]))
+                print(line, flush=True)
 
 
 if __name__ == "__main__":

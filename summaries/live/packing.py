@@ -1,9 +1,12 @@
 """Lossless compact forms for what a live logdir keeps: scalar columns and histograms.
 
-- **Scalar columns** (``pack_columns``): steps as offsets from the first step, wall times as the first wall time
-  plus the differences of their float64 bit patterns (consecutive wall times share their exponent, so the
-  differences are small integers; exact by construction), both int16 or int32 whichever holds them, values as
-  float32 (what TensorBoard serves). A column that fits neither stays as it was. 20 bytes a point become 8-12.
+- **Scalar columns** (``pack_columns``): steps as the first step plus the differences of consecutive steps, wall
+  times as the first wall time plus the differences of their float64 bit patterns (consecutive wall times share
+  their exponent, so the differences are small integers; exact by construction, wrap-around included), values as
+  float32 (what TensorBoard serves). Each column of differences is stored in the fewest bytes
+  (``narrow_ints``): int8, int16 or int32, with the few differences that do not fit kept aside (an index and the
+  int64 value, 12 bytes each; a writer's flush makes one long gap among short ones). A column that nothing
+  shrinks stays as it was. 20 bytes a point become 6-10.
 - **Histograms** (``CompactHistogram``): a TF1 HistogramProto's bucket limits are almost always TensorFlow's
   default edges (TF, tensorboardX, torch and our writer all use them), so they are kept as indices into that
   table (a slice when contiguous), and the counts sparsely (most buckets are empty). A histogram of 600 buckets,
@@ -21,51 +24,78 @@ from tfevents.proto import tensor_pb2, types_pb2
 
 from ..builders.histograms import default_bucket_edges
 
-__all__ = ["pack_columns", "unpack_columns", "CompactHistogram"]
+__all__ = ["pack_columns", "unpack_columns", "narrow_ints", "widen_ints", "CompactHistogram"]
 
-def _narrow(a: np.ndarray) -> Optional[np.ndarray]:
-    """``a`` as int16 or int32, the smallest that holds it, or None when neither does."""
-    if not len(a):
-        return a.astype(np.int16)
-    lo, hi = a.min(), a.max()
-    for dtype in (np.int16, np.int32):
-        info = np.iinfo(dtype)
+_EXCEPTION_BYTES = 12   # an int32 index and an int64 value
+
+
+def narrow_ints(a: np.ndarray) -> Optional[tuple]:
+    """``a`` (int64) in the fewest bytes, as ``(small, where, wide)``: ``small`` int8, int16 or int32, and the
+    entries at ``where`` (int32 indices, or None when there are none) that do not fit it given in ``wide`` (int64).
+    None when int64 itself is the smallest."""
+    n = len(a)
+    if not n:
+        return (a.astype(np.int8), None, None)
+    lo, hi = int(a.min()), int(a.max())
+    best, best_cost = None, 8 * n
+    for dtype in (np.int8, np.int16, np.int32):
+        info, size = np.iinfo(dtype), np.dtype(dtype).itemsize
         if lo >= info.min and hi <= info.max:
-            return a.astype(dtype)
-    return None
+            if size * n < best_cost:
+                best, best_cost = (dtype, None), size * n
+            break                  # wider types only cost more
+        outside = (a < info.min) | (a > info.max)
+        cost = size * n + _EXCEPTION_BYTES * int(np.count_nonzero(outside))
+        if cost < best_cost:
+            best, best_cost = (dtype, outside), cost
+    if best is None:
+        return None
+    dtype, outside = best
+    if outside is None:
+        return (a.astype(dtype), None, None)
+    where = np.flatnonzero(outside)
+    return (np.where(outside, 0, a).astype(dtype), where.astype(np.int32), a[where])
+
+
+def widen_ints(packed: tuple) -> np.ndarray:
+    """The int64 array :func:`narrow_ints` packed."""
+    small, where, wide = packed
+    out = small.astype(np.int64)
+    if where is not None:
+        out[where] = wide
+    return out
 
 
 def pack_columns(steps: np.ndarray, walls: np.ndarray, values: np.ndarray) -> tuple:
-    """``(first_step, steps, first_wall_bits, walls, values)`` with int16 or int32 columns wherever they fit."""
+    """``(first_step, step_diffs, first_wall_bits, wall_bit_diffs, values)`` with the differences packed by
+    :func:`narrow_ints` wherever that saves memory (else ``first_*`` is None and the column is kept whole)."""
     if not len(steps):
         return (None, steps, None, walls, values)
-    first_step = int(steps[0])
-    narrow = _narrow(steps - first_step)
-    if narrow is not None:
-        steps = narrow
-    else:
-        first_step = None
+    packed = narrow_ints(np.diff(steps))
+    first_step = int(steps[0]) if packed is not None else None
+    steps = packed if packed is not None else steps
     bits = walls.view(np.int64)
-    narrow = _narrow(np.diff(bits))
-    if narrow is not None:
-        first_bits = int(bits[0])
-        walls = narrow
-    else:
-        first_bits = None
+    packed = narrow_ints(np.diff(bits))
+    first_bits = int(bits[0]) if packed is not None else None
+    walls = packed if packed is not None else walls
     return (first_step, steps, first_bits, walls, values)
+
+
+def _undiff(first: int, diffs: np.ndarray) -> np.ndarray:
+    out = np.empty(len(diffs) + 1, dtype=np.int64)
+    out[0] = first
+    np.cumsum(diffs, out=out[1:])
+    out[1:] += first     # int64 arithmetic wraps as np.diff did: exact
+    return out
 
 
 def unpack_columns(packed: tuple) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The int64 steps, float64 wall times and values of :func:`pack_columns`' result."""
     first_step, steps, first_bits, walls, values = packed
     if first_step is not None:
-        steps = steps.astype(np.int64) + first_step
+        steps = _undiff(first_step, widen_ints(steps))
     if first_bits is not None:
-        bits = np.empty(len(walls) + 1, dtype=np.int64)
-        bits[0] = first_bits
-        np.cumsum(walls, out=bits[1:], dtype=np.int64)
-        bits[1:] += first_bits
-        walls = bits.view(np.float64)
+        walls = _undiff(first_bits, widen_ints(walls)).view(np.float64)
     return steps, walls, values
 
 

@@ -3,14 +3,18 @@
  *
  *   Scanner(accept, want_other, check_crc)
  *     accept(tag: str) -> bool   called once per new tag; rows of refused tags are dropped
- *     want_other: bit 1 graphs, bit 2 run metadata, bit 4 non-scalar summaries
+ *     want_other: bit 1 graphs, bit 2 run metadata, bit 4 non-scalar summaries,
+ *                 bit 8 described histograms (see take_others)
  *   Scanner.feed(buf, base) -> (status, used, length)
  *     frames the complete records of buf (buf[0] is at file offset base) and stops at
  *     status 0: an incomplete record at buf[used:] (length = its full size if its header is whole)
  *     status 1: a bad length checksum at buf[used]
  *     status 2: a bad payload checksum at buf[used] (length = its full size)
  *   Scanner.take_others() -> [(offset, payload bytes)]  records left to the proto-based decoder:
- *     file_version, session_log, anything not a pure scalar summary, unparseable payloads
+ *     file_version, session_log, anything not a pure scalar summary, unparseable payloads;
+ *     with want_other bit 8, an event whose summary is one value of a tag (valid UTF-8) and a HistogramProto of
+ *     the usual layout, nothing else, comes as (offset, payload bytes, step, wall_time, tag): the caller may
+ *     leave the histogram undecoded until it needs it (the live loader decodes only the ones it keeps)
  *   Scanner.columns() -> [(tag, meta_offset, meta bytes | None, offsets, steps, wall_times, values, from_tensor)]
  *     columns are bytearrays of int64 / int64 / float64 / float64;
  *     from_tensor: some rows were tensors
@@ -51,6 +55,7 @@ enum { TAG_REFUSED, TAG_ACCEPTED, TAG_PENDING };  /* Tag.verdict: PENDING until 
 
 typedef struct {
     uint8_t *key; size_t key_len; uint64_t hash;   /* the tag's UTF-8 bytes */
+    Py_ssize_t next;                /* the tag whose value came right after this one's last time (-1: none) */
     int verdict, from_tensor;
     PyObject *name;                 /* str; NULL while the verdict is pending */
     PyObject *meta;                 /* bytes: the tag's first SummaryMetadata (NULL: none, or still staged) */
@@ -63,7 +68,10 @@ typedef struct {
 } Tag;
 
 /* A record for the proto decoder, noted during the loop: its payload is buf[pos:pos + len]. */
-typedef struct { int64_t offset; Py_ssize_t pos, len; } Other;
+typedef struct {
+    int64_t offset; Py_ssize_t pos, len;
+    int described; int64_t step; double wall; Py_ssize_t tag_pos, tag_len;  /* described: a lone histogram */
+} Other;
 
 typedef struct {
     PyObject_HEAD
@@ -102,21 +110,42 @@ static int grow_slots(Scanner *s) {
     return 0;
 }
 
-/* Index of the tag, creating it (verdict pending) if new; -1 when out of memory. No GIL needed. */
-static Py_ssize_t find_tag(Scanner *s, const uint8_t *key, size_t len) {
+static inline int same_key(const Tag *t, const uint8_t *key, size_t len) {
+    return t->key_len == len && memcmp(t->key, key, len) == 0;
+}
+
+/* Make `idx` the last tag hit, noting it as the successor of the previous one. */
+static inline Py_ssize_t hit(Scanner *s, Py_ssize_t idx) {
+    if (s->last >= 0) s->tags[s->last].next = idx;
+    return s->last = idx;
+}
+
+/* Index of a known tag, or -1. No GIL needed. A training loop logs its tags in the same order step after step, so
+   the tag that followed the last one last time is tried first (one compare, no hash), then the last one itself,
+   then the hash table. */
+static Py_ssize_t known_tag(Scanner *s, const uint8_t *key, size_t len, uint64_t *hash) {
     if (s->last >= 0) {
-        Tag *t = &s->tags[s->last];
-        if (t->key_len == len && memcmp(t->key, key, len) == 0) return s->last;
+        Py_ssize_t next = s->tags[s->last].next;
+        if (next >= 0 && next < s->ntags && same_key(&s->tags[next], key, len)) return s->last = next;
+        if (same_key(&s->tags[s->last], key, len)) return s->last;
     }
-    uint64_t h = fnv1a(key, len);
+    uint64_t h = *hash = fnv1a(key, len);
     if (s->nslots) {
         Py_ssize_t j = (Py_ssize_t)(h & (uint64_t)(s->nslots - 1));
         while (s->slots[j]) {
             Tag *t = &s->tags[s->slots[j] - 1];
-            if (t->hash == h && t->key_len == len && memcmp(t->key, key, len) == 0) return s->last = s->slots[j] - 1;
+            if (t->hash == h && same_key(t, key, len)) return hit(s, s->slots[j] - 1);
             j = (j + 1) & (s->nslots - 1);
         }
     }
+    return -1;
+}
+
+/* Index of the tag, creating it (verdict pending) if new; -1 when out of memory. No GIL needed. */
+static Py_ssize_t find_tag(Scanner *s, const uint8_t *key, size_t len) {
+    uint64_t h = 0;
+    Py_ssize_t known = known_tag(s, key, len, &h);
+    if (known >= 0) return known;  /* (else h is the key's hash) */
     if ((s->ntags + 1) * 2 > s->nslots && grow_slots(s) < 0) return -1;
     if (s->ntags == s->tags_cap) {
         Py_ssize_t cap = s->tags_cap ? s->tags_cap * 2 : 16;
@@ -133,10 +162,11 @@ static Py_ssize_t find_tag(Scanner *s, const uint8_t *key, size_t len) {
     t->key_len = len;
     t->hash = h;
     t->meta_offset = -1;
+    t->next = -1;
     t->verdict = TAG_PENDING;
     Py_ssize_t idx = s->ntags++;
     insert_slot(s, idx);
-    return s->last = idx;
+    return hit(s, idx);
 }
 
 /* With the GIL: drop the rows and metadata staged by this chunk's loop (and the bytes made of the
@@ -250,7 +280,7 @@ static int stage_row(Tag *t, int64_t offset, int64_t step, double wall, double v
 /* Stage one fast value for its tag (unless the tag is refused); -1 when out of memory.
    Rows of a tag whose verdict is pending are staged too, until feed() asks accept(). No GIL needed. */
 static int emit_value(Scanner *s, const FastValue *fv, int64_t offset, int64_t step, double wall) {
-    Py_ssize_t ti = find_tag(s, fv->tag, fv->tag_len);
+    Py_ssize_t ti = fv->tag_index >= 0 ? fv->tag_index : find_tag(s, fv->tag, fv->tag_len);
     if (ti < 0) return -1;
     Tag *t = &s->tags[ti];
     if (t->verdict == TAG_REFUSED) return 0;
@@ -266,7 +296,7 @@ static int emit_value(Scanner *s, const FastValue *fv, int64_t offset, int64_t s
 }
 
 /* Note a record for the proto decoder (payload at buf[pos:pos + len]); -1 when out of memory. No GIL needed. */
-static int note_other(Scanner *s, int64_t offset, Py_ssize_t pos, Py_ssize_t len) {
+static int note_other(Scanner *s, int64_t offset, Py_ssize_t pos, Py_ssize_t len, const Other *described) {
     if (s->npending == s->pending_cap) {
         Py_ssize_t cap = s->pending_cap ? s->pending_cap * 2 : 64;
         Other *pending = PyMem_RawRealloc(s->pending, (size_t)cap * sizeof(Other));
@@ -274,7 +304,9 @@ static int note_other(Scanner *s, int64_t offset, Py_ssize_t pos, Py_ssize_t len
         s->pending = pending;
         s->pending_cap = cap;
     }
-    s->pending[s->npending++] = (Other){offset, pos, len};
+    if (described) s->pending[s->npending] = *described;
+    else s->pending[s->npending] = (Other){.offset = offset, .pos = pos, .len = len};
+    s->npending++;
     return 0;
 }
 
@@ -283,7 +315,14 @@ static int settle_chunk(Scanner *s, const uint8_t *buf, Py_ssize_t first_new) {
     int ok = 1;
     for (Py_ssize_t i = 0; ok && i < s->npending; i++) {
         const Other *o = &s->pending[i];
-        PyObject *item = Py_BuildValue("(Ly#)", (long long)o->offset, (const char *)buf + o->pos, o->len);
+        PyObject *item;
+        if (o->described) {
+            PyObject *tag = PyUnicode_DecodeUTF8((const char *)buf + o->tag_pos, o->tag_len, "strict");
+            item = tag ? Py_BuildValue("(Ly#LdN)", (long long)o->offset, (const char *)buf + o->pos, o->len,
+                                       (long long)o->step, o->wall, tag) : NULL;
+        } else {
+            item = Py_BuildValue("(Ly#)", (long long)o->offset, (const char *)buf + o->pos, o->len);
+        }
         ok = item && PyList_Append(s->others, item) == 0;
         Py_XDECREF(item);
     }
@@ -299,11 +338,57 @@ static int settle_chunk(Scanner *s, const uint8_t *buf, Py_ssize_t first_new) {
     return ok ? 0 : -1;
 }
 
+/* After fast_value(): whether the value's tag is a known one (its index noted in fv) or valid UTF-8 (a new one:
+   a tag that is not is left to the proto decoder, which reports the record). No GIL needed. */
+static int tag_ok(Scanner *s, FastValue *fv) {
+    uint64_t h;
+    fv->tag_index = fv->tag_len ? known_tag(s, fv->tag, fv->tag_len, &h) : -1;
+    return fv->tag_index >= 0 || utf8_ok(fv->tag, fv->tag_len);
+}
+
+/* A HistogramProto as protobuf writes it: doubles 1-5, packed doubles 6-7, nothing else (else 0: the proto
+   decoder takes the event, as it always could). No GIL needed. */
+static int histo_ok(Cur h) {
+    uint64_t key;
+    while (h.p < h.end) {
+        if (!field_key(&h, &key)) return 0;
+        int f = (int)(key >> 3), wt = (int)(key & 7);
+        Cur s;
+        if (f >= 1 && f <= 5) {
+            if (wt != 1 || h.end - h.p < 8) return 0;
+            h.p += 8;
+        } else if (f == 6 || f == 7) {
+            if (wt != 2 || !bytes_field(&h, &s) || (s.end - s.p) % 8) return 0;
+        } else return 0;
+    }
+    return 1;
+}
+
+/* A Summary.Value that is a tag (non-empty, valid UTF-8) and a histo, each once, nothing else: 1 and its tag. */
+static int lone_histogram(Cur v, const uint8_t **tag, size_t *tag_len) {
+    uint64_t key;
+    int have_tag = 0, have_histo = 0;
+    while (v.p < v.end) {
+        if (!field_key(&v, &key)) return 0;
+        int f = (int)(key >> 3), wt = (int)(key & 7);
+        Cur s;
+        if (f == 1 && wt == 2 && !have_tag) {
+            if (!bytes_field(&v, &s) || s.p == s.end || !utf8_ok(s.p, (size_t)(s.end - s.p))) return 0;
+            *tag = s.p; *tag_len = (size_t)(s.end - s.p); have_tag = 1;
+        } else if (f == 5 && wt == 2 && !have_histo) {
+            if (!bytes_field(&v, &s) || !histo_ok(s)) return 0;
+            have_histo = 1;
+        } else return 0;
+    }
+    return have_tag && have_histo;
+}
+
 /* Which part of an Event a record holds. */
 enum { W_NONE, W_SUMMARY, W_GRAPH, W_RUN_METADATA, W_ALWAYS };
 
-/* Decode one payload: 1 = taken into columns, 0 = hand to the proto decoder, 2 = drop, -1 out of memory. */
-static int decode_event(Scanner *s, const uint8_t *p, size_t n, int64_t offset) {
+/* Decode one payload: 1 = taken into columns, 0 = hand to the proto decoder, 2 = drop, -1 out of memory,
+   3 = a described lone histogram (want_other bit 8; *d filled in but for the positions). */
+static int decode_event(Scanner *s, const uint8_t *p, size_t n, int64_t offset, Other *d) {
     Cur c = {p, p + n}, summary = {NULL, NULL};
     uint64_t key, v;
     double wall = 0;
@@ -331,22 +416,33 @@ static int decode_event(Scanner *s, const uint8_t *p, size_t n, int64_t offset) 
     enum { KEEP = 8 };
     FastValue kept[KEEP];
     int nkept = 0, nfast = 0;
-    Cur sc = summary;
-    int all_fast = 1;
+    Cur sc = summary, lone = {NULL, NULL};
+    int all_fast = 1, nvalues = 0;
     while (sc.p < sc.end) {
         Cur vc;
         if (!field_key(&sc, &key)) return 0;
         if ((key >> 3) != 1 || (key & 7) != 2) { if (!skip(&sc, (int)(key & 7))) return 0; continue; }
         if (!bytes_field(&sc, &vc)) return 0;
+        if (!nvalues++) lone = vc;
         FastValue fv;
         int r = fast_value(vc, &fv);
+        if (r >= 0 && !tag_ok(s, &fv)) r = -1;
         if (r < 0) all_fast = 0;
         else if (r > 0) {
             if (nkept < KEEP) kept[nkept++] = fv;
             nfast++;
         }
     }
-    if (!all_fast && (s->want_other & 4)) return 0;
+    if (!all_fast && (s->want_other & 4)) {
+        const uint8_t *tag;
+        size_t tag_len;
+        if ((s->want_other & 8) && nvalues == 1 && lone_histogram(lone, &tag, &tag_len)) {
+            d->described = 1; d->step = step; d->wall = wall;
+            d->tag_pos = (Py_ssize_t)(tag - p); d->tag_len = (Py_ssize_t)tag_len;  /* from the payload, for now */
+            return 3;
+        }
+        return 0;
+    }
     if (!nfast) return all_fast ? 1 : 2;
     for (int i = 0; i < nkept; i++)
         if (emit_value(s, &kept[i], offset, step, wall) < 0) return -1;
@@ -360,7 +456,9 @@ static int decode_event(Scanner *s, const uint8_t *p, size_t n, int64_t offset) 
         if ((key >> 3) != 1 || (key & 7) != 2) { skip(&sc, (int)(key & 7)); continue; }
         bytes_field(&sc, &vc);
         FastValue fv;
-        if (fast_value(vc, &fv) <= 0 || seen++ < KEEP) continue;
+        int r = fast_value(vc, &fv);
+        if (r > 0 && !tag_ok(s, &fv)) r = -1;
+        if (r <= 0 || seen++ < KEEP) continue;
         if (emit_value(s, &fv, offset, step, wall) < 0) return -1;
     }
     return 1;
@@ -396,8 +494,12 @@ static PyObject *Scanner_feed(Scanner *s, PyObject *args) {
             status = 2; length = (long long)(len + 16); break;
         }
         s->records++;
-        int r = decode_event(s, payload, (size_t)len, base + pos);
-        if (r == 0) r = note_other(s, base + pos, pos + 12, (Py_ssize_t)len);
+        Other d;
+        int r = decode_event(s, payload, (size_t)len, base + pos, &d);
+        if (r == 3) {
+            d.offset = base + pos; d.pos = pos + 12; d.len = (Py_ssize_t)len; d.tag_pos += pos + 12;
+            r = note_other(s, base + pos, pos + 12, (Py_ssize_t)len, &d);
+        } else if (r == 0) r = note_other(s, base + pos, pos + 12, (Py_ssize_t)len, NULL);
         if (r < 0) { oom = 1; break; }
         pos += (Py_ssize_t)len + 16;
     }

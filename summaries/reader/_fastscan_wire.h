@@ -253,9 +253,12 @@ typedef struct {
     const uint8_t *meta; size_t meta_len; int has_meta;
     double value;
     int is_tensor;
+    Py_ssize_t tag_index;   /* set by the caller: the index of a known tag, or -1 */
 } FastValue;
 
-/* One Summary.Value: 1 = a fast scalar (filled in), 0 = no value at all (skip), -1 = not fast. */
+/* One Summary.Value: 1 = a fast scalar (filled in), 0 = no value at all (skip), -1 = not fast. The tag's bytes are
+   not checked here: a tag that is not valid UTF-8 makes the value not fast, which the caller checks (only for tags
+   it has not seen: a tag it knows was checked when first seen). */
 static int fast_value(Cur v, FastValue *fv) {
     uint64_t key;
     int have = 0;
@@ -265,7 +268,7 @@ static int fast_value(Cur v, FastValue *fv) {
         int f = (int)(key >> 3), wt = (int)(key & 7);
         Cur s;
         switch (f) {
-        case 1: if (wt != 2 || !bytes_field(&v, &s) || !utf8_ok(s.p, (size_t)(s.end - s.p))) return -1;
+        case 1: if (wt != 2 || !bytes_field(&v, &s)) return -1;  /* its UTF-8 is the caller's to check */
             fv->tag = s.p; fv->tag_len = (size_t)(s.end - s.p); break;
         case 2: {
             if (wt != 5 || v.end - v.p < 4) return -1;

@@ -201,6 +201,19 @@ def histo_row(p) -> tuple:
     return (p.min, p.max, p.num, p.sum, p.sum_squares, limits, counts)
 
 
+class RawHistogram:
+    """A histogram left undecoded: the payload of its event, whose summary is this one value (the C scanner checked
+    its layout); :meth:`proto` decodes it."""
+
+    __slots__ = ("payload",)
+
+    def __init__(self, payload: bytes):
+        self.payload = payload
+
+    def proto(self):
+        return event_pb2.Event.FromString(self.payload).summary.value[0].histo
+
+
 @dataclass
 class FileRows:
     """What one event file holds, by kind, before the run is merged.
@@ -208,7 +221,8 @@ class FileRows:
     Every entry carries ``offset`` (the record's byte offset), which orders entries of one file
     the way they were written. ``scalars[tag]`` has parallel columns offset/step/wall_time/value;
     ``values[tag]`` holds ``(offset, step, wall_time, what, payload)`` for non-scalar values with
-    ``what`` in {'histo', 'image', 'audio', 'tensor'} (a histo as :func:`histo_row`'s tuple); ``metadata[tag]`` is the first
+    ``what`` in {'histo', 'image', 'audio', 'tensor'} (a histo as :func:`histo_row`'s tuple, or as its
+    HistogramProto with ``raw_histograms``); ``metadata[tag]`` is the first
     ``(offset, SummaryMetadata bytes)`` seen for the tag.
     """
 
@@ -226,6 +240,8 @@ class FileRows:
     end: int = 0  # where reading stopped (see scan.scan_stream)
     min_wall_time: float = float("inf")  # the earliest finite wall time of the events outside ``scalars``
     keep_empty: bool = False  # keep values without a value oneof as 'empty' entries (the live loader's null tensors)
+    raw_histograms: bool = False  # keep a histo as its HistogramProto or a RawHistogram, for :func:`histo_row` later
+    # (the live loader turns into rows only the histograms its reservoirs keep)
     tag_filter: Optional[object] = None  # callable(tag) -> bool, or None for every tag
     kinds: Optional[frozenset] = None
     _accepted: Dict[str, bool] = field(default_factory=dict)
@@ -273,6 +289,15 @@ class FileRows:
                 trm = event.tagged_run_metadata
                 self.run_metadata.append((offset, step, wall_time, trm.tag, trm.run_metadata))
 
+    def add_lone_histogram(self, offset: int, payload: bytes, step: int, wall_time: float, tag: str) -> None:
+        """File an event the scanner described as one histogram value of ``tag`` (no metadata), undecoded: what
+        :meth:`add_event` would file, with a :class:`RawHistogram` for the HistogramProto."""
+        if wall_time < self.min_wall_time and wall_time - wall_time == 0:
+            self.min_wall_time = wall_time
+        ok = self._accepted.get(tag)
+        if ok or (ok is None and self.accepts(tag)):
+            self.values.setdefault(tag, []).append((offset, step, wall_time, "histo", RawHistogram(payload)))
+
     def _add_summary(self, offset: int, step: int, wall_time: float, summary) -> None:
         accepted, metadata = self._accepted, self.metadata
         for value in summary.value:
@@ -307,7 +332,7 @@ class FileRows:
                 cols[3].append(scalar)
             else:
                 payload = getattr(value, what)
-                if what == "histo":
+                if what == "histo" and not self.raw_histograms:
                     payload = histo_row(payload)
                 self.values.setdefault(tag, []).append((offset, step, wall_time, what, payload))
 

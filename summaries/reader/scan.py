@@ -28,7 +28,7 @@ except ImportError:  # built without a C compiler: the pure-Python path does eve
 __all__ = ["scan_file", "scan_stream", "have_fast_path"]
 
 CHUNK = 4 << 20  # bytes read at a time on the fast path
-_WANT_GRAPHS, _WANT_RUN_METADATA, _WANT_SUMMARIES = 1, 2, 4
+_WANT_GRAPHS, _WANT_RUN_METADATA, _WANT_SUMMARIES, _DESCRIBE_HISTOGRAMS = 1, 2, 4, 8
 
 
 def have_fast_path() -> bool:
@@ -102,14 +102,16 @@ def _scan_pure(f: BinaryIO, size: int, rows: FileRows, check_crc: bool, on_error
 
 
 def _scan_fast(f: BinaryIO, size: int, rows: FileRows, check_crc: bool, on_error: str, start: int = 0,
-               tail_ok: bool = False) -> None:
+               tail_ok: bool = False, chunk: int = CHUNK) -> None:
     want = _WANT_SUMMARIES
     if rows.kinds is None or "graphs" in rows.kinds:
         want |= _WANT_GRAPHS
     if rows.kinds is None or "run_metadata" in rows.kinds:
         want |= _WANT_RUN_METADATA
+    if rows.raw_histograms:   # lone histograms come described, left undecoded (FileRows.add_lone_histogram)
+        want |= _DESCRIBE_HISTOGRAMS
     scanner = _fastscan.Scanner(rows.tag_filter, want, check_crc)
-    buf = bytearray(min(CHUNK, max(size - start, record.HEADER_SIZE)))
+    buf = bytearray(min(chunk, max(size - start, record.HEADER_SIZE)))
     base, filled, eof = start, 0, False  # buf[:filled] holds the file from offset base
     f.seek(start)
     while True:
@@ -120,8 +122,11 @@ def _scan_fast(f: BinaryIO, size: int, rows: FileRows, check_crc: bool, on_error
             eof = n == 0 or base + filled >= size
         with memoryview(buf) as view:
             status, used, length = scanner.feed(view[:filled], base)
-        for offset, payload in scanner.take_others():
-            rows.add_event(offset, payload)
+        for other in scanner.take_others():
+            if len(other) == 2:
+                rows.add_event(*other)
+            else:
+                rows.add_lone_histogram(*other)
         if status == 0:
             if eof:
                 rows.end = base + used
@@ -155,19 +160,23 @@ def _scan_fast(f: BinaryIO, size: int, rows: FileRows, check_crc: bool, on_error
 def scan_stream(f: BinaryIO, path: str, size: int, *, tag_filter: Optional[Callable[[str], bool]] = None,
                 kinds: Optional[frozenset] = None, check_crc: bool = True, on_error: str = "warn",
                 fast: Optional[bool] = None, start: int = 0, tail_ok: bool = False,
-                keep_empty: bool = False) -> FileRows:
+                keep_empty: bool = False, raw_histograms: bool = False, chunk: int = CHUNK) -> FileRows:
     """Read an open, seekable binary file of ``size`` bytes into FileRows, from the record boundary ``start``.
 
     ``rows.end`` is where reading stopped: the end of the last whole record, or the start of a record the
     file ends inside. That record is reported as truncated unless ``tail_ok`` (a live file: its writer may
-    still be writing it, so the next pass reads it from ``rows.end``).
+    still be writing it, so the next pass reads it from ``rows.end``). ``keep_empty`` and ``raw_histograms``: see
+    :class:`FileRows`. ``chunk``: bytes read at a time on the fast path (less memory, more calls).
     """
-    rows = FileRows(path, tag_filter=tag_filter, kinds=kinds, keep_empty=keep_empty)
+    rows = FileRows(path, tag_filter=tag_filter, kinds=kinds, keep_empty=keep_empty, raw_histograms=raw_histograms)
     if fast is None:
         fast = _fastscan is not None
     elif fast and _fastscan is None:
         raise RuntimeError("the _fastscan extension is not built")
-    (_scan_fast if fast else _scan_pure)(f, size, rows, check_crc, on_error, start, tail_ok)
+    if fast:
+        _scan_fast(f, size, rows, check_crc, on_error, start, tail_ok, chunk)
+    else:
+        _scan_pure(f, size, rows, check_crc, on_error, start, tail_ok)
     return rows.finish()
 
 

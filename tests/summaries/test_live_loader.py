@@ -65,9 +65,17 @@ def test_packing_is_lossless_and_falls_back_when_columns_do_not_fit():
         assert out[1].tobytes() == walls.tobytes()   # bit for bit, NaN included
         assert np.array_equal(out[2], values)
     packed = pack_columns(*cases[0])
-    assert packed[1].dtype == np.int16 and packed[3].dtype == np.int32   # steps 7 apart, walls ~0.5 s apart
+    assert packed[1][0].dtype == np.int8 and packed[3][0].dtype == np.int32   # steps 7 apart, walls ~0.5 s apart
     packed = pack_columns(np.arange(3) * 10 ** 5, 1.7e9 + np.arange(3) * 1e-4, np.zeros(3, np.float32))
-    assert packed[1].dtype == np.int32 and packed[3].dtype == np.int16
+    assert packed[1][0].dtype == np.int32 and packed[3][0].dtype == np.int16
+    # walls 1 ms apart but for two 1 s gaps (a writer's flush): int16, the two gaps kept aside
+    walls = 1.7e9 + np.cumsum(np.where(np.isin(np.arange(1000), [300, 700]), 1.0, 1e-3))
+    packed = pack_columns(np.arange(1000), walls, np.zeros(1000, np.float32))
+    assert packed[3][0].dtype == np.int16 and packed[3][1].tolist() == [299, 699]
+    assert unpack_columns(packed)[1].tobytes() == walls.tobytes()
+    # steps near the ends of int64: the differences wrap, and unwrap exactly
+    extreme = np.array([0, 2 ** 63 - 1, -2 ** 63, 5], dtype=np.int64)
+    assert np.array_equal(unpack_columns(pack_columns(extreme, np.zeros(4), np.zeros(4, np.float32)))[0], extreme)
 
 
 def test_histograms_compact_losslessly_into_the_rust_servers_tensor(peer_logdir, tmp_path):

@@ -3,7 +3,8 @@ does on its Rust data server.
 
 One logdir holds runs written by TF1, TF2, tensorboardX and torch (tests/peer_runs.py), one of ours with every
 kind, and one whose series are longer than the sampling limits. Two real TensorBoards serve it: one on the Rust
-data server (``--load_fast=true``), one through ``--grpc_data_provider`` on ``tfevents serve --provider-only``.
+data server (``--load_fast=true``), one through ``--grpc_data_provider`` on ``tfevents serve --provider-only``, run
+as ``tfevents serve`` runs it (without TensorFlow: ``viewer/serve/web.py``).
 The JSON (and blob bytes) of the runs, tags and data routes of Scalars, Histograms, Distributions, Images, Audio,
 Text, Graphs (graph and run metadata), HParams, PR Curves, Custom Scalars and Mesh must be equal, except:
 
@@ -24,6 +25,7 @@ import pytest
 from _browser import browser, browser_session, load, required_browser  # noqa: F401 (fixtures)
 from _serve import ProviderProcess
 from _tensorboard import TensorBoardServer
+from tfevents.viewer.serve import web
 
 LONG = {"scalars": 1100, "histograms": 110, "images": 13, "text": 105}
 TIMEOUT = 90
@@ -84,6 +86,7 @@ def served(peer_logdir, tmp_path_factory):
             "rust": stack.enter_context(TensorBoardServer(root, load_fast=True, timeout=TIMEOUT, request_timeout=30,
                                                           log_path=os.path.join(logs, "rust.log"))),
             "ours": stack.enter_context(TensorBoardServer(root, timeout=TIMEOUT, request_timeout=30,
+                                                          command=web.tensorboard_command(),
                                                           extra_args=("--grpc_data_provider", provider.address),
                                                           log_path=os.path.join(logs, "ours.log"))),
         }

@@ -55,6 +55,8 @@ def test_serve_starts_tensorboard_and_stops_it_with_itself(small_logdir, sig):
         assert rows and b"0.2" in rows                   # the last point, 1/5, served through TensorBoard
         (tensorboard,) = _children(proc.pid)
         assert _alive(tensorboard)
+        with open("/proc/%d/maps" % tensorboard) as f:   # started without TensorFlow (viewer/serve/web.py)
+            assert "libtensorflow" not in f.read()
         os.kill(proc.pid, sig)                           # the serve process only, as a terminal or systemd would
         assert proc.wait(timeout=30) == 0
         deadline = time.monotonic() + 10
@@ -80,6 +82,16 @@ def test_a_missing_logdir_is_a_clear_error(tmp_path):
     out = subprocess.run([sys.executable, "-m", "tfevents.viewer.cli", "serve", str(tmp_path / "nope")],
                          capture_output=True, text=True, timeout=60)
     assert out.returncode == 2 and "no such directory" in out.stderr
+
+
+def test_tensorflow_is_needed_only_for_checkpoint_backed_embeddings(tmp_path):
+    from tfevents.viewer.serve.web import needs_tensorflow
+    (tmp_path / "run").mkdir()
+    assert not needs_tensorflow(str(tmp_path))
+    (tmp_path / "run" / "projector_config.pbtxt").write_text('embeddings { tensor_path: "tensors.tsv" }')
+    assert not needs_tensorflow(str(tmp_path))
+    (tmp_path / "run" / "projector_config.pbtxt").write_text('model_checkpoint_path: "model.ckpt-5"')
+    assert needs_tensorflow(str(tmp_path)) and not needs_tensorflow("s3://bucket/logs")
 
 
 def test_samples_per_plugin_parses_tensorboards_flag():

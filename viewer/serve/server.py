@@ -1,20 +1,16 @@
-"""Running the data provider: a gRPC server, a reload thread, and TensorBoard's web server as a child.
+"""Running the data provider: a gRPC server and a reload thread (``DataServer``).
 
-``DataServer`` owns the first two; ``start_tensorboard`` launches ``tensorboard --grpc_data_provider ADDR`` in a
-process group of its own (so stopping it stops whatever it started), and ``serve_forever`` ties them together
-until Ctrl-C or SIGTERM, then stops the child and the gRPC server, leaving no orphan.
+TensorBoard's web server, its child, is started by ``web.py``; ``tfevents serve`` (viewer/cli/cmd_serve.py) ties
+them together until Ctrl-C or SIGTERM, then stops the child and the gRPC server, leaving no orphan.
 """
 from __future__ import annotations
 
 import logging
 import os
-import signal
-import subprocess
-import sys
 import threading
 import time
 from concurrent import futures
-from typing import Dict, List, Mapping, Optional
+from typing import Dict, Mapping, Optional
 
 import grpc
 from tensorboard.data.proto import data_provider_pb2_grpc as pb_grpc
@@ -23,7 +19,7 @@ from tfevents.summaries.live.loader import UNBOUNDED, LiveLogdir
 
 from .provider import DataProvider
 
-__all__ = ["DataServer", "parse_samples_per_plugin", "start_tensorboard", "stop_process_group"]
+__all__ = ["DataServer", "parse_samples_per_plugin"]
 
 log = logging.getLogger("tfevents.serve")
 
@@ -53,24 +49,58 @@ def parse_samples_per_plugin(text: Optional[str]) -> Dict[str, int]:
     return out
 
 
-def _one_malloc_arena() -> None:
-    """glibc gives each thread that allocates its own malloc arena; the reload threads' arenas fragment and add
-    ~15 MB to the peak of a big first load (benchmarks/serve.py). One arena costs no speed here. No-op off glibc."""
-    import ctypes
+def _libc():
+    """The C library when it is glibc (has mallopt), else None."""
+    import ctypes  # lazy: glibc's malloc tuning only
     try:
-        ctypes.CDLL(None).mallopt(-8, 1)   # M_ARENA_MAX
-    except (OSError, AttributeError):
-        pass
+        libc = ctypes.CDLL(None)
+    except OSError:
+        return None
+    return libc if hasattr(libc, "mallopt") else None
+
+
+def _tune_malloc() -> None:
+    """glibc's malloc, set for a big load of short-lived columns. One arena: each reload thread's own arena
+    fragments and adds ~15 MB to the peak of a big first load. No trimming and no mmap below 32 MB while loading:
+    the scan's columns are freed and allocated again file after file, and handing them back to the kernel makes it
+    zero fresh pages every time (a third of the scan's CPU on benchmarks/serve.py's logdir); :func:`_trim` gives
+    the free memory back after each pass. No-op off glibc."""
+    libc = _libc()
+    if libc is not None:
+        libc.mallopt(-8, 1)           # M_ARENA_MAX
+        libc.mallopt(-3, 32 << 20)    # M_MMAP_THRESHOLD (its maximum; fixes it, as setting either does)
+        libc.mallopt(-1, 1 << 30)     # M_TRIM_THRESHOLD
+
+
+def _trim() -> None:
+    """Give the heap's free memory back to the kernel (glibc's malloc_trim)."""
+    libc = _libc()
+    if libc is not None and hasattr(libc, "malloc_trim"):
+        libc.malloc_trim(0)
+
+
+def default_load_threads() -> int:
+    """Files a reload pass reads at once: the CPUs but one (at least 1, at most 4). The CPU left over is
+    TensorBoard's web server's and the RPCs', which run while the first pass loads; each scan thread also holds its
+    own slice of columns at the peak. On benchmarks/serve.py's 2-CPU machine one thread was as fast to a full load
+    of the scalars-only logdir as two (3.8-4.1 s against 4.3-4.5 s) in 12 MB less (111-113 MB against 123-126 MB);
+    on the logdir with histograms, where more of the work is the scan's, two were faster (7.5 s against 8.5 s) for
+    17 MB more: ``--load-threads`` chooses."""
+    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    return max(1, min(4, cpus - 1))
 
 
 class DataServer:
-    """The gRPC data provider over a logdir, reloading it every ``reload_interval`` seconds (0: load once)."""
+    """The gRPC data provider over a logdir, reloading it every ``reload_interval`` seconds (0: load once).
+    ``threads``: gRPC workers; ``load_threads``: files read at once in a reload pass (default:
+    :func:`default_load_threads`)."""
 
     def __init__(self, logdir: str, *, host: str = "127.0.0.1", port: int = 0, reload_interval: float = 5.0,
                  samples_per_plugin: Optional[Mapping[str, int]] = None, storage_options: Optional[dict] = None,
-                 threads: int = 8):
-        _one_malloc_arena()
-        self.live = LiveLogdir(logdir, samples_per_plugin, storage_options)
+                 threads: int = 8, load_threads: Optional[int] = None):
+        _tune_malloc()
+        self.live = LiveLogdir(logdir, samples_per_plugin, storage_options,
+                               threads=load_threads if load_threads is not None else default_load_threads())
         self.reload_interval = reload_interval
         self._server = grpc.server(futures.ThreadPoolExecutor(max_workers=threads),
                                    options=[("grpc.max_send_message_length", _MAX_MESSAGE),
@@ -100,6 +130,7 @@ class DataServer:
                 self.live.reload()
             except Exception:  # a bad pass must not end serving: say so and try again next interval
                 log.exception("reload of %s failed", self.live.path)
+            _trim()
             log.info("reload pass %d took %.2f s", self.live.passes, time.perf_counter() - t)
             self.loaded.set()
             if self.reload_interval <= 0:
@@ -113,36 +144,3 @@ class DataServer:
 
 def _bracket(host: str) -> str:
     return "[%s]" % host if ":" in host and not host.startswith("[") else host
-
-
-def tensorboard_command() -> List[str]:
-    exe = os.path.join(os.path.dirname(sys.executable), "tensorboard")
-    return [exe] if os.path.exists(exe) else [sys.executable, "-m", "tensorboard.main"]
-
-
-def start_tensorboard(provider_address: str, *, host: str, port: int, logdir: Optional[str],
-                      samples_per_plugin: Optional[str], reload_interval: float,
-                      extra: Optional[List[str]] = None) -> subprocess.Popen:
-    """TensorBoard's web server on our provider, in a new process group. ``logdir`` (local logdirs) is passed
-    too, for plugins that read files themselves (the Projector)."""
-    cmd = tensorboard_command() + ["--grpc_data_provider", provider_address, "--host", host, "--port", str(port),
-                                   "--reload_interval", str(reload_interval)]
-    if logdir:
-        cmd += ["--logdir", logdir]
-    if samples_per_plugin:
-        cmd += ["--samples_per_plugin", samples_per_plugin]
-    return subprocess.Popen(cmd + list(extra or ()), start_new_session=True)
-
-
-def stop_process_group(proc: subprocess.Popen, timeout: float = 10.0) -> None:
-    """SIGTERM the child's process group, SIGKILL it if it lingers."""
-    if proc.poll() is not None:
-        return
-    try:
-        os.killpg(proc.pid, signal.SIGTERM)
-        proc.wait(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
-        proc.wait(timeout=timeout)
-    except ProcessLookupError:
-        pass
