@@ -178,8 +178,8 @@ ALLOWED = {
     "core/train/__init__.py": ({"__import__"}, "imports its own queue_runner submodule by a fixed name"),
     "viewer/cli/cmd_demo.py": ({"subprocess"},
                                "starts the tensorboard binary on the demo's logdir (argv list, no shell)"),
-    "viewer/serve/server.py": ({"subprocess"}, "starts TensorBoard's web server on our data provider (argv list, no "
-                                               "shell; the logdir is one argument)"),
+    "viewer/serve/web.py": ({"subprocess"}, "starts TensorBoard's web server on our data provider (argv list, no "
+                                            "shell; the logdir is one argument)"),
 }
 
 
