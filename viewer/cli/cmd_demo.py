@@ -8,6 +8,8 @@ import shutil
 import sys
 from typing import List
 
+from .arg_types import positive_float, positive_int
+
 # The demo's matrices are small (batch x 784 x 300): one BLAS thread is faster than a pool, and much faster on
 # a busy machine, where a pool's threads spin against each other. Only effective before numpy is imported,
 # and never overriding the user's own setting.
@@ -19,26 +21,6 @@ if "numpy" not in sys.modules:
 SEED_RUNS = r"/seed_\d+"   # the part of a sweep trial's run naming its seed: lr_<rate>/seed_<s>/train -> lr_<rate>/train
 
 
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError("expected an integer, got %r" % text) from None
-    if value < 1:
-        raise argparse.ArgumentTypeError("must be at least 1, got %d" % value)
-    return value
-
-
-def _positive_float(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError("expected a number, got %r" % text) from None
-    if not value > 0:
-        raise argparse.ArgumentTypeError("must be positive, got %r" % text)
-    return value
-
-
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     from tfevents.core.demo import MODELS, SWEEP_FACTORS, DemoConfig, OPTIMIZERS  # lazy: numpy after BLAS settings
 
@@ -47,31 +29,31 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--model", choices=MODELS, default=d.model,
                         help="mlp: 784-300-100-10; cnn: conv 5x5x16, pool, conv 5x5x32, pool, dense 256, "
                              "logging its first layer's filters too (default %(default)s)")
-    parser.add_argument("--epochs", type=_positive_int, default=d.epochs, help="epochs (default %(default)s)")
+    parser.add_argument("--epochs", type=positive_int, default=d.epochs, help="epochs (default %(default)s)")
     parser.add_argument("--optimizer", choices=sorted(OPTIMIZERS), default=d.optimizer,
                         help="tf.train optimizer (default %(default)s)")
-    parser.add_argument("--learning-rate", type=_positive_float, default=None,
+    parser.add_argument("--learning-rate", type=positive_float, default=None,
                         help="initial learning rate, decayed linearly to a hundredth of it over the run "
                              "(default: per optimizer, momentum %s)" % OPTIMIZERS["momentum"][2])
-    parser.add_argument("--batch-size", type=_positive_int, default=d.batch_size, help="default %(default)s")
-    parser.add_argument("--train-size", type=_positive_int, default=d.n_train,
+    parser.add_argument("--batch-size", type=positive_int, default=d.batch_size, help="default %(default)s")
+    parser.add_argument("--train-size", type=positive_int, default=d.n_train,
                         help="synthetic training examples (default %(default)s)")
-    parser.add_argument("--test-size", type=_positive_int, default=d.n_test,
+    parser.add_argument("--test-size", type=positive_int, default=d.n_test,
                         help="synthetic test examples (default %(default)s)")
-    parser.add_argument("--clip-norm", type=_positive_float, default=d.clip_norm,
+    parser.add_argument("--clip-norm", type=positive_float, default=d.clip_norm,
                         help="clip_by_global_norm threshold (default %(default)s)")
-    parser.add_argument("--max-norm", type=_positive_float, default=d.max_norm,
+    parser.add_argument("--max-norm", type=positive_float, default=d.max_norm,
                         help="max-norm bound on each unit's incoming weights (default %(default)s)")
     parser.add_argument("--ema-decay", type=float, default=d.ema_decay,
                         help="ExponentialMovingAverage decay (default %(default)s)")
-    parser.add_argument("--log-every", type=_positive_int, default=d.log_every,
+    parser.add_argument("--log-every", type=positive_int, default=d.log_every,
                         help="training scalars every N steps (default %(default)s)")
     parser.add_argument("--seed", type=int, default=d.seed, help="data and initialization seed (default %(default)s)")
     parser.add_argument("--sweep", nargs="?", const="default", default=None, metavar="RATES",
                         help="train one trial per learning rate, each under LOGDIR/lr_<rate>, for TensorBoard's "
                              "HParams table: RATES is a comma-separated list (default: the initial learning rate "
                              "times %s)" % ", ".join("%g" % f for f in SWEEP_FACTORS))
-    parser.add_argument("--seeds", type=_positive_int, default=1, metavar="N",
+    parser.add_argument("--seeds", type=positive_int, default=1, metavar="N",
                         help="with --sweep: N trials per learning rate, LOGDIR/lr_<rate>/seed_<s> for the seeds "
                              "--seed, --seed + 1, ...; the report draws each rate's seeds as bands (tfevents plot/report "
                              "--aggregate '/seed_\\d+')")
@@ -98,7 +80,7 @@ def _learning_rates(text: str, config) -> List[float]:
         return sweep_learning_rates(config)
     rates = []
     for item in text.split(","):
-        rates.append(_positive_float(item.strip()))
+        rates.append(positive_float(item.strip()))
     if len(set(rates)) != len(rates):
         raise argparse.ArgumentTypeError("--sweep names a learning rate twice: %s" % text)
     return rates

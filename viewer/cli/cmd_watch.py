@@ -9,12 +9,13 @@ import re
 import sys
 
 from .. import logdir_data
+from .arg_types import positive_float
 from .cmd_plot import _weight
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("logdir", help="directory of runs: a local path or an fsspec URL (s3://, gs://, ...)")
-    parser.add_argument("--interval", type=_seconds, default=2.0,
+    parser.add_argument("--interval", type=positive_float, default=2.0,
                         help="seconds between reload passes (default 2; each reads only what was appended)")
     parser.add_argument("--tags", metavar="REGEX", help="the tag filter to start with (re.search)")
     parser.add_argument("--runs", metavar="REGEX", help="runs shown at start (the others can be toggled on)")
@@ -23,16 +24,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--samples", type=int, default=1000,
                         help="points kept per series (a reservoir, as `serve`; default 1000)")
     parser.add_argument("--mono", action="store_true", help="no colours (also when NO_COLOR is set)")
-
-
-def _seconds(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError("not a number: %r" % text) from None
-    if not value > 0:
-        raise argparse.ArgumentTypeError("the interval must be positive, got %s" % text)
-    return value
 
 
 def run(args) -> int:
