@@ -5,7 +5,8 @@ This is the loader behind ``tfevents serve``, with the Rust data server's model 
 
 - a run is a directory of event files (``walk.discover``); runs whose files are gone are dropped;
 - every file keeps a byte offset; a pass scans from there (the C fast path), and a record the file ends
-  inside is read again next pass, not reported. A file that shrank or was replaced (new inode) is read
+  inside is read again next pass, not reported. The scanner reduces a scalar series' rows to what its reservoir
+  would keep of them as it reads, so a scan holds little whatever the file's length (``HOLD_BYTES``). A file that shrank or was replaced (new inode) is read
   again from its start. A corrupted record is reported once with file and offset, and the records after it
   are read (the Rust server stops reading such a file);
 - a run's series are keyed by tag; the first value of a tag fixes its *data class* and metadata (TF1
@@ -32,7 +33,7 @@ from tfevents.proto import summary_pb2, tensor_pb2, tensor_shape_pb2, types_pb2
 from ..reader.decode import FileRows, Problem, RawHistogram, histo_row
 from .packing import CompactHistogram
 from .reservoir import Reservoir
-from ..reader.scan import scan_stream
+from ..reader.scan import have_fast_path, scan_stream
 from ..reader.walk import discover
 
 __all__ = ["LiveLogdir", "LiveRun", "Series", "tensor_bytes", "SCALAR", "TENSOR", "BLOB_SEQUENCE",
@@ -43,8 +44,9 @@ log = logging.getLogger("tfevents.serve")
 UNKNOWN, SCALAR, TENSOR, BLOB_SEQUENCE = 0, 1, 2, 3
 RUN_GRAPH_TAG = "__run_graph__"
 DEFAULT_CAPACITY = {SCALAR: 1000, TENSOR: 100, BLOB_SEQUENCE: 10}
-SCAN_BYTES = 16 << 20  # a file is read in slices of this size, so a pass holds little of it at a time
-READ_BYTES = 1 << 20   # read (and framed) at a time within a slice: ~8 MB less at the peak of a 2-thread load than
+HOLD_BYTES = 16 << 20  # a scan of a file stops once the rows and undecoded records it holds reach this (C path)
+SCAN_BYTES = 16 << 20  # without the C scanner, a file is read in slices of this size instead
+READ_BYTES = 1 << 20   # read (and framed) at a time within a scan: ~8 MB less at the peak of a 2-thread load than
 #                        the offline reader's 4 MB, for the same CPU
 UNBOUNDED = 2 ** 62  # a reservoir capacity that keeps every point (TensorBoard's ``--samples_per_plugin x=all``)
 _TENSOR_PLUGINS = frozenset({"histograms", "text", "hparams", "pr_curves", "mesh", "custom_scalars"})
@@ -150,22 +152,64 @@ class LiveRun:
     start_time: Optional[float] = None
     series: Dict[str, Series] = field(default_factory=dict)
 
+    def _capacity(self, plugin: str, data_class: int) -> int:
+        return self.capacity.get(plugin, DEFAULT_CAPACITY.get(data_class, 0)) if data_class else 0
+
     def _series(self, tag: str, first_what: str, metadata: Optional[bytes]) -> Optional[Series]:
         s = self.series.get(tag)
         if s is None:
             md, data_class, plugin = initial_metadata(first_what, metadata)
-            cap = self.capacity.get(plugin, DEFAULT_CAPACITY.get(data_class, 0)) if data_class else 0
+            cap = self._capacity(plugin, data_class)
             dtype = np.float32 if data_class == SCALAR else object
             s = self.series[tag] = Series(data_class, md, plugin, Reservoir(cap, dtype))
         return s
 
+    @staticmethod
+    def _first_seen(tag: str, rows: FileRows) -> Tuple[str, Optional[bytes]]:
+        """(first_what, metadata) of a tag new to the run: the kind of its first value in ``rows`` and its first
+        metadata, which fix its data class (``initial_metadata``)."""
+        cols = rows.scalars.get(tag)
+        others = rows.values.get(tag, ())
+        meta = rows.metadata.get(tag)
+        first_scalar = int(cols[0][0]) if cols is not None and len(cols[0]) else None
+        first_other = others[0][0] if others else None
+        if first_other is None or (first_scalar is not None and first_scalar < first_other):
+            first_what = "tensor" if tag in rows.tensor_scalars else "simple_value"
+        else:
+            first_what = "tensor" if others[0][3] == "empty" else others[0][3]
+        return first_what, meta[1] if meta else None
+
+    def scalar_capacity(self, tag: str, metadata: Optional[bytes], first_is_tensor: bool) -> int:
+        """The C scanner's ``keep``: the capacity of the scalar reservoir a tag's rows go to (0: not a scalar
+        series as far as can be told from its first row, or one that keeps every point)."""
+        s = self.series.get(tag)
+        if s is not None:
+            data_class, cap = s.data_class, s.reservoir.capacity
+        else:
+            _, data_class, plugin = initial_metadata("tensor" if first_is_tensor else "simple_value", metadata)
+            cap = self._capacity(plugin, data_class)
+        return cap if data_class == SCALAR and cap < UNBOUNDED else 0
+
+    def reduction_exact(self, rows: FileRows, decided: Mapping[str, int]) -> bool:
+        """Whether every tag the scanner reduced (by ``decided[tag]``, from :meth:`scalar_capacity`) goes, alone,
+        to a scalar reservoir of that capacity: else its rows are not all there (a tag logged both as scalars and
+        as other values in one scan, or first as something else) and the scan is read again unreduced."""
+        for tag in rows.reduced:
+            if tag in rows.merged or tag in rows.values:
+                return False
+            s = self.series.get(tag)
+            if s is None:
+                _, data_class, plugin = initial_metadata(*self._first_seen(tag, rows))
+                cap = self._capacity(plugin, data_class)
+            else:
+                data_class, cap = s.data_class, s.reservoir.capacity
+            if data_class != SCALAR or cap != decided.get(tag):
+                return False
+        return True
+
     def apply(self, rows: FileRows) -> None:
         """Fold one scan of a file's new bytes into the run's series."""
-        earliest = rows.min_wall_time  # the other events'; the scalar columns' finite wall times too:
-        for _, _, walls, _ in rows.scalars.values():
-            finite = walls[np.isfinite(walls)]
-            if len(finite):
-                earliest = min(earliest, float(finite.min()))
+        earliest = min(rows.min_wall_time, rows.fast_min_wall_time)  # finite wall times of every event read
         if earliest != float("inf") and (self.start_time is None or earliest < self.start_time):
             self.start_time = earliest
         tags = set(rows.scalars) | set(rows.values)
@@ -188,16 +232,9 @@ class LiveRun:
     def _apply_tag(self, tag: str, rows: FileRows) -> None:
         cols = rows.scalars.get(tag)
         others = rows.values.get(tag, ())
-        meta = rows.metadata.get(tag)
         s = self.series.get(tag)
         if s is None:
-            first_scalar = int(cols[0][0]) if cols is not None and len(cols[0]) else None
-            first_other = others[0][0] if others else None
-            if first_other is None or (first_scalar is not None and first_scalar < first_other):
-                first_what = "tensor" if tag in rows.tensor_scalars else "simple_value"
-            else:
-                first_what = "tensor" if others[0][3] == "empty" else others[0][3]
-            s = self._series(tag, first_what, meta[1] if meta else None)
+            s = self._series(tag, *self._first_seen(tag, rows))
         if s.reservoir.capacity <= 0:
             return
         if s.data_class == SCALAR:
@@ -319,7 +356,15 @@ class LiveLogdir:
     def _read_run(self, fs, run: "LiveRun", files: List[str]) -> None:
         for path in files:
             while True:
-                rows = self._scan(fs, run, path)
+                decided: Dict[str, int] = {}
+
+                def keep(tag: str, metadata: Optional[bytes], first_is_tensor: bool) -> int:
+                    decided[tag] = run.scalar_capacity(tag, metadata, first_is_tensor)
+                    return decided[tag]
+
+                rows = self._scan(fs, run, path, keep)
+                if rows is not None and rows.reduced and not run.reduction_exact(rows, decided):
+                    rows = self._scan(fs, run, path, None)
                 if rows is None:
                     break
                 for problem in rows.problems:
@@ -327,9 +372,11 @@ class LiveLogdir:
                         self._report(problem)
                 with self.lock:
                     run.apply(rows)
+                run.files[path].offset = rows.end
 
-    def _scan(self, fs, run: "LiveRun", path: str) -> Optional[FileRows]:
-        """The rows appended to ``path`` since the last pass (None when nothing was), its cursor moved on."""
+    def _scan(self, fs, run: "LiveRun", path: str, keep: Optional[Callable]) -> Optional[FileRows]:
+        """The rows appended to ``path`` since the last pass (None when nothing was), as far as one scan holds;
+        the caller moves the file's cursor to ``rows.end``. ``keep``: see ``scan_stream``."""
         cursor = run.files.get(path)
         if cursor is None:
             cursor = run.files[path] = _Cursor()
@@ -351,13 +398,13 @@ class LiveLogdir:
             cursor.inode = inode
             if size <= cursor.offset:
                 return None
-            start, end = cursor.offset, min(size, cursor.offset + SCAN_BYTES)
-            rows = scan_stream(f, path, end, start=start, tail_ok=True, check_crc=self.check_crc,
-                               on_error="skip", keep_empty=True, raw_histograms=True, chunk=READ_BYTES)
+            start = cursor.offset
+            end = size if have_fast_path() else min(size, start + SCAN_BYTES)
+            rows = scan_stream(f, path, end, start=start, tail_ok=True, check_crc=self.check_crc, on_error="skip",
+                               keep_empty=True, raw_histograms=True, chunk=READ_BYTES, keep=keep, budget=HOLD_BYTES)
             if rows.end == start and end < size:  # one record longer than a slice: read it whole
                 rows = scan_stream(f, path, size, start=start, tail_ok=True, check_crc=self.check_crc,
                                    on_error="skip", keep_empty=True, raw_histograms=True, chunk=READ_BYTES)
         if rows.end <= start:
             return None  # only a partial record so far: the next pass reads it
-        cursor.offset = rows.end
         return rows

@@ -1,10 +1,13 @@
 /* Scalar fast path of the offline reader: frames TFRecords, checks both CRC32C checksums and
  * decodes scalar summaries straight from the protobuf wire format into per-tag columns.
  *
- *   Scanner(accept, want_other, check_crc)
+ *   Scanner(accept, want_other, check_crc, keep=None)
  *     accept(tag: str) -> bool   called once per new tag; rows of refused tags are dropped
  *     want_other: bit 1 graphs, bit 2 run metadata, bit 4 non-scalar summaries,
  *                 bit 8 described histograms (see take_others)
+ *     keep(tag: str, metadata: bytes | None, first_is_tensor: bool) -> int   called once per accepted new tag:
+ *                 the capacity of the reservoir its rows go to (0: none; every row is kept). The rows of a tag
+ *                 with a capacity are reduced to what that reservoir would keep of them (see reduce_rows)
  *   Scanner.feed(buf, base) -> (status, used, length)
  *     frames the complete records of buf (buf[0] is at file offset base) and stops at
  *     status 0: an incomplete record at buf[used:] (length = its full size if its header is whole)
@@ -15,10 +18,11 @@
  *     with want_other bit 8, an event whose summary is one value of a tag (valid UTF-8) and a HistogramProto of
  *     the usual layout, nothing else, comes as (offset, payload bytes, step, wall_time, tag): the caller may
  *     leave the histogram undecoded until it needs it (the live loader decodes only the ones it keeps)
- *   Scanner.columns() -> [(tag, meta_offset, meta bytes | None, offsets, steps, wall_times, values, from_tensor)]
- *     columns are bytearrays of int64 / int64 / float64 / float64;
- *     from_tensor: some rows were tensors
- *   Scanner.records  number of framed records
+ *   Scanner.columns() -> [(tag, meta_offset, meta bytes | None, rows, from_tensor, reduced, min_wall_time)]
+ *     rows: a RowsBuffer, a read-only buffer of 32-byte rows (int64 offset, int64 step, float64 wall_time,
+ *     float64 value); from_tensor: some rows were tensors; reduced: rows were dropped as the tag's reservoir
+ *     would; min_wall_time: the least finite wall time of all its rows (inf: none)
+ *   Scanner.records  number of framed records;  Scanner.rows_held  rows held now (all tags)
  *
  * feed() releases the GIL while it frames and decodes (see "per-tag columns" below), so threads
  * scanning different files run in parallel; one Scanner serves one feed() at a time.
@@ -37,19 +41,53 @@
 
 #include "_fastscan_wire.h"
 
-/* ------------------------------------------------------------------ per-tag columns
+/* ------------------------------------------------------------------ per-tag rows
  *
  * feed() runs its record loop without the GIL, so nothing the loop touches is a Python object.
- * The loop works in raw C memory (PyMem_Raw*, which needs no GIL): it stages each tag's new rows
- * and first metadata there, creates tags it has not seen (their verdict pending), and notes the
- * records left to the proto decoder as positions in the caller's buffer. After the loop, with the
- * GIL back, feed() settles the chunk: the noted records become (offset, bytes) while it still
- * holds the buffer; each new tag gets its Python name and its accept() verdict (a refused tag's
- * staged rows are dropped); and the staged rows of accepted tags are appended to their bytearray
- * columns. (Appending per chunk, from staging arrays that stay allocated, costs one copy of the
- * rows out of cache; building the columns only in columns() would cost a copy of every row into
- * fresh memory plus that memory at the peak.)
+ * The loop appends each fast value as a Row to its tag's array (raw C memory, PyMem_Raw*, grown by
+ * doubling), creates tags it has not seen (their verdict pending), and notes the records left to
+ * the proto decoder as positions in the caller's buffer. After the loop, with the GIL back, feed()
+ * settles the chunk: the noted records become (offset, bytes) while it still holds the buffer;
+ * each new tag gets its Python name, its accept() verdict (a refused tag's rows are dropped) and
+ * its keep() capacity; and a tag with a capacity that holds more than twice it is reduced to what a
+ * reservoir of that capacity would keep (reduce_rows), so a scan holds few rows per tag whatever the
+ * length of the file. columns() hands each tag's array to Python as it is (a RowsBuffer), without
+ * copying; a later feed() that adds rows to the tag copies them back first.
  */
+
+typedef struct { int64_t offset, step; double wall, value; } Row;  /* one value; the layout of ROW in scan.py */
+
+/* A tag's rows, handed to Python: owns the array, exports it as a buffer of bytes. */
+typedef struct {
+    PyObject_HEAD
+    Row *rows;
+    Py_ssize_t n;
+} RowsBuffer;
+
+static int RowsBuffer_getbuffer(RowsBuffer *self, Py_buffer *view, int flags) {
+    return PyBuffer_FillInfo(view, (PyObject *)self, self->rows, self->n * (Py_ssize_t)sizeof(Row), 1, flags);
+}
+
+static void RowsBuffer_dealloc(RowsBuffer *self) {
+    PyMem_RawFree(self->rows);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static Py_ssize_t RowsBuffer_len(RowsBuffer *self) { return self->n; }
+
+static PyBufferProcs RowsBuffer_as_buffer = {(getbufferproc)RowsBuffer_getbuffer, NULL};
+static PySequenceMethods RowsBuffer_as_sequence = {.sq_length = (lenfunc)RowsBuffer_len};
+
+static PyTypeObject RowsBufferType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "tfevents.summaries._fastscan.RowsBuffer",
+    .tp_basicsize = sizeof(RowsBuffer),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_dealloc = (destructor)RowsBuffer_dealloc,
+    .tp_as_buffer = &RowsBuffer_as_buffer,
+    .tp_as_sequence = &RowsBuffer_as_sequence,
+    .tp_doc = "One tag's rows (int64 offset, int64 step, float64 wall_time, float64 value; 32 bytes each), read-only.",
+};
 
 enum { TAG_REFUSED, TAG_ACCEPTED, TAG_PENDING };  /* Tag.verdict: PENDING until feed() asks accept() */
 
@@ -57,14 +95,19 @@ typedef struct {
     uint8_t *key; size_t key_len; uint64_t hash;   /* the tag's UTF-8 bytes */
     Py_ssize_t next;                /* the tag whose value came right after this one's last time (-1: none) */
     int verdict, from_tensor;
+    int first_is_tensor;            /* its first row came from a tensor (what keep() is told) */
+    int reduced;                    /* reduce_rows() dropped rows of it */
     PyObject *name;                 /* str; NULL while the verdict is pending */
     PyObject *meta;                 /* bytes: the tag's first SummaryMetadata (NULL: none, or still staged) */
     int64_t meta_offset;            /* the offset of its record (-1: none seen yet) */
     uint8_t *staged_meta; size_t staged_meta_len;  /* the first metadata, found by this chunk's loop */
-    PyObject *cols[4];              /* bytearrays: int64 offsets, int64 steps, double wall_times, double values */
-    Py_ssize_t n;                   /* rows in cols */
-    void *stage[4];                 /* raw: this chunk's rows, in the same layout */
-    Py_ssize_t staged, stage_cap;
+    Row *rows; Py_ssize_t n, cap;   /* rows[0:n]; NULL with n > 0 while `handed` holds them */
+    Py_ssize_t settled;             /* rows[0:settled] were there before this chunk */
+    PyObject *handed;               /* the RowsBuffer columns() last made of this tag's rows, or NULL */
+    Py_ssize_t keep;                /* reservoir capacity from keep() (0: every row is kept) */
+    int filtering;                  /* rows are filtered on arrival by `threshold` (see reduce_rows) */
+    uint64_t threshold;
+    double min_wall;                /* least finite wall time of its rows, reduced ones included (inf: none) */
 } Tag;
 
 /* A record for the proto decoder, noted during the loop: its payload is buf[pos:pos + len]. */
@@ -75,7 +118,7 @@ typedef struct {
 
 typedef struct {
     PyObject_HEAD
-    PyObject *accept;
+    PyObject *accept, *keep;
     int want_other, check_crc;
     int busy;                       /* a feed() is running: the tags are not to be read or changed */
     PyObject *others;               /* list of (offset, bytes) */
@@ -164,15 +207,16 @@ static Py_ssize_t find_tag(Scanner *s, const uint8_t *key, size_t len) {
     t->meta_offset = -1;
     t->next = -1;
     t->verdict = TAG_PENDING;
+    t->min_wall = INFINITY;
     Py_ssize_t idx = s->ntags++;
     insert_slot(s, idx);
     return hit(s, idx);
 }
 
-/* With the GIL: drop the rows and metadata staged by this chunk's loop (and the bytes made of the
-   metadata by a reserve_staged() whose chunk then failed). */
-static void drop_staged(Tag *t) {
-    t->staged = 0;
+/* With the GIL: drop the rows and metadata this chunk's loop added (and the bytes settle_meta() made of the
+   metadata before the chunk then failed). */
+static void drop_chunk(Tag *t) {
+    t->n = t->settled;
     if (t->staged_meta) {  /* the tag had no metadata before this chunk */
         PyMem_RawFree(t->staged_meta);
         t->staged_meta = NULL; t->staged_meta_len = 0; t->meta_offset = -1;
@@ -184,9 +228,10 @@ static void drop_staged(Tag *t) {
 static void forget_tags(Scanner *s, Py_ssize_t first) {
     for (Py_ssize_t i = first; i < s->ntags; i++) {
         Tag *t = &s->tags[i];
-        for (int k = 0; k < 4; k++) { Py_CLEAR(t->cols[k]); PyMem_RawFree(t->stage[k]); }
+        PyMem_RawFree(t->rows);
         PyMem_RawFree(t->staged_meta);
         PyMem_RawFree(t->key);
+        Py_CLEAR(t->handed);
         Py_CLEAR(t->name);
         Py_CLEAR(t->meta);
     }
@@ -197,9 +242,82 @@ static void forget_tags(Scanner *s, Py_ssize_t first) {
     for (Py_ssize_t i = 0; i < s->ntags; i++) insert_slot(s, i);
 }
 
-/* With the GIL, after the loop: name each tag first seen in it and ask accept() about it, in the
-   order first seen (the order in which accept() used to be asked, on first sight). A refused
-   tag's staged rows are dropped. On error the tags not yet settled are forgotten. */
+/* ------------------------------------------------------------------ reducing a tag's rows to a reservoir's
+ *
+ * What summaries/live/reservoir.py keeps of a chunk, given the rows kept so far and its capacity k: points with a
+ * finite wall time; of those, the survivors of preemption (a point is dropped by any later one whose step is <= its
+ * own); of the survivors, the last, the first (its step is the chunk's least, which decides which kept points the
+ * chunk preempts) and the k - 1 others of least priority (splitmix64 of the step: reservoir.py's _priority).
+ * Offering the reduced rows leaves a reservoir as offering them all would: a survivor left out has k - 1 survivors
+ * of lower priority that outrank it whatever the reservoir already holds.
+ *
+ * The same holds of a row that arrives later with a priority above the threshold of the last reduction (the
+ * (k - 1)-th least priority), as long as no row since has preempted any (which could remove a row below it) or had
+ * a wall time that is not finite: append_row() drops such a row as soon as another follows it (the last row is
+ * always kept), so a long series is mostly filtered on arrival. Pure C: no GIL needed. */
+
+static inline uint64_t priority(int64_t step) {
+    uint64_t z = (uint64_t)step + 0x9E3779B97F4A7C15ULL;
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+    return z ^ (z >> 31);
+}
+
+/* The k-th smallest (0-based) of a[0:n] (k < n), reordering a (quickselect; the priorities are well mixed, so the
+   middle element is as good a pivot as any). */
+static uint64_t kth_smallest(uint64_t *a, Py_ssize_t n, Py_ssize_t k) {
+    Py_ssize_t lo = 0, hi = n - 1;
+    while (lo < hi) {
+        uint64_t pivot = a[lo + (hi - lo) / 2];
+        Py_ssize_t i = lo, j = hi;
+        while (i <= j) {
+            while (a[i] < pivot) i++;
+            while (a[j] > pivot) j--;
+            if (i <= j) { uint64_t x = a[i]; a[i] = a[j]; a[j] = x; i++; j--; }
+        }
+        if (k <= j) hi = j;
+        else if (k >= i) lo = i;
+        else return a[k];
+    }
+    return a[k];
+}
+
+/* Reduce rows[0:n] of a tag with capacity t->keep > 0 (see above); 0, or -1 when out of memory (rows unchanged). */
+static int reduce_rows(Tag *t) {
+    Row *r = t->rows;
+    Py_ssize_t n = t->n, m = 0, k = t->keep;
+    if (!r) return 0;
+    for (Py_ssize_t i = 0; i < n; i++) {   /* finite wall times, then survivors: a stack of increasing steps */
+        if (!isfinite(r[i].wall)) continue;
+        while (m > 0 && r[m - 1].step >= r[i].step) m--;
+        r[m++] = r[i];
+    }
+    if (m > k + 1) {
+        uint64_t *prio = PyMem_RawMalloc((size_t)(m - 1) * sizeof(uint64_t));
+        if (!prio) return -1;
+        for (Py_ssize_t i = 0; i < m - 1; i++) prio[i] = priority(r[i].step);
+        int some = k > 1;
+        uint64_t threshold = some ? kth_smallest(prio, m - 1, k - 2) : 0;
+        PyMem_RawFree(prio);
+        Py_ssize_t j = 1;                  /* the first stays */
+        for (Py_ssize_t i = 1; i < m - 1; i++)
+            if (some && priority(r[i].step) <= threshold) r[j++] = r[i];
+        r[j++] = r[m - 1];                 /* and the last */
+        m = j;
+        t->filtering = 1;
+        t->threshold = threshold;
+    } else {
+        t->filtering = 0;
+    }
+    if (m < n) t->reduced = 1;
+    t->n = m;
+    return 0;
+}
+
+/* ------------------------------------------------------------------ settling a chunk, with the GIL */
+
+/* Name each tag first seen in the chunk, ask accept() about it, in the order first seen; a refused tag's rows are
+   dropped. On error the tags not yet settled are forgotten. */
 static int settle_tags(Scanner *s, Py_ssize_t first) {
     for (Py_ssize_t i = first; i < s->ntags; i++) {
         Tag *t = &s->tags[i];  /* stays valid: `busy` keeps accept() from re-entering feed() */
@@ -218,67 +336,67 @@ static int settle_tags(Scanner *s, Py_ssize_t first) {
         }
         t->name = name;
         t->verdict = accepted ? TAG_ACCEPTED : TAG_REFUSED;
-        if (!accepted) {  /* its rows are never wanted: free the staging arrays too */
-            drop_staged(t);
-            for (int k = 0; k < 4; k++) { PyMem_RawFree(t->stage[k]); t->stage[k] = NULL; }
-            t->stage_cap = 0;
+        if (!accepted) {  /* its rows are never wanted: free them */
+            drop_chunk(t);
+            PyMem_RawFree(t->rows);
+            t->rows = NULL; t->n = t->cap = t->settled = 0;
             t->from_tensor = 0;
         }
     }
     return 0;
 }
 
-/* With the GIL: make room in an accepted tag's columns for its staged rows, and the bytes of its
-   staged metadata. May fail; nothing is committed until commit_staged(). */
-static int reserve_staged(Tag *t) {
+/* The bytes of an accepted tag's metadata staged by this chunk. */
+static int settle_meta(Tag *t) {
     if (t->staged_meta && !t->meta) {
         t->meta = PyBytes_FromStringAndSize((const char *)t->staged_meta, (Py_ssize_t)t->staged_meta_len);
         if (!t->meta) return -1;
     }
-    if (!t->staged) return 0;
-    if (t->n > (PY_SSIZE_T_MAX / 8) - t->staged) { PyErr_NoMemory(); return -1; }
-    Py_ssize_t size = (t->n + t->staged) * 8;  /* exact: bytearrays over-allocate as they grow */
-    for (int k = 0; k < 4; k++) {
-        if (!t->cols[k]) {
-            if (!(t->cols[k] = PyByteArray_FromStringAndSize(NULL, size))) return -1;
-        } else if (PyByteArray_Resize(t->cols[k], size) < 0) {
-            return -1;  /* columns() trims the ones already grown back to n rows */
-        }
-    }
     return 0;
 }
 
-/* After reserve_staged(): append the staged rows to the columns (cannot fail). */
-static void commit_staged(Tag *t) {
-    PyMem_RawFree(t->staged_meta);
-    t->staged_meta = NULL; t->staged_meta_len = 0;
-    for (int k = 0; k < 4; k++)
-        memcpy(PyByteArray_AS_STRING(t->cols[k]) + t->n * 8, t->stage[k], (size_t)t->staged * 8);
-    t->n += t->staged;
-    t->staged = 0;
-}
-
-static int stage_row(Tag *t, int64_t offset, int64_t step, double wall, double value) {
-    if (t->staged == t->stage_cap) {
-        if (t->stage_cap > PY_SSIZE_T_MAX / 16) return -1;
-        Py_ssize_t cap = t->stage_cap ? t->stage_cap * 2 : 16;  /* small: every tag keeps its staging arrays */
-        for (int k = 0; k < 4; k++) {
-            void *col = PyMem_RawRealloc(t->stage[k], (size_t)cap * 8);
-            if (!col) return -1;  /* the arrays grown so far keep their rows; stage_cap stays the old one */
-            t->stage[k] = col;
-        }
-        t->stage_cap = cap;
-    }
-    Py_ssize_t i = t->staged++;
-    ((int64_t *)t->stage[0])[i] = offset;
-    ((int64_t *)t->stage[1])[i] = step;
-    ((double *)t->stage[2])[i] = wall;
-    ((double *)t->stage[3])[i] = value;
+/* keep(tag, metadata, first_is_tensor) of a new accepted tag: its reservoir capacity (0: keep every row). */
+static int settle_keep(Scanner *s, Tag *t) {
+    if (s->keep == Py_None) return 0;
+    PyObject *r = PyObject_CallFunction(s->keep, "OOO", t->name, t->meta ? t->meta : Py_None,
+                                        t->first_is_tensor ? Py_True : Py_False);
+    if (!r) return -1;
+    Py_ssize_t k = PyLong_AsSsize_t(r);
+    Py_DECREF(r);
+    if (k == -1 && PyErr_Occurred()) return -1;
+    t->keep = k > 0 ? k : 0;
     return 0;
 }
 
-/* Stage one fast value for its tag (unless the tag is refused); -1 when out of memory.
-   Rows of a tag whose verdict is pending are staged too, until feed() asks accept(). No GIL needed. */
+/* Append one row to a tag's array (taking back the rows columns() handed out, if any); -1 when out of memory.
+   No GIL needed. */
+static int append_row(Tag *t, int64_t offset, int64_t step, double wall, double value) {
+    if (t->filtering) {   /* see reduce_rows: the last row of this chunk, if outranked, gives way to the new one */
+        Row *last = &t->rows[t->n - 1];
+        if (!isfinite(wall) || step <= last->step) {
+            t->filtering = 0;
+        } else if (t->n - 1 >= t->settled && priority(last->step) > t->threshold) {
+            *last = (Row){offset, step, wall, value};
+            t->reduced = 1;
+            return 0;
+        }
+    }
+    if (t->n == t->cap || !t->rows) {
+        Py_ssize_t cap = t->cap > t->n ? t->cap : (t->n ? t->n * 2 : 16);
+        if (cap > PY_SSIZE_T_MAX / (Py_ssize_t)sizeof(Row)) return -1;
+        Row *rows = PyMem_RawRealloc(t->rows, (size_t)cap * sizeof(Row));
+        if (!rows) return -1;
+        if (!t->rows && t->n)   /* handed out: the RowsBuffer keeps its own; work on a copy */
+            memcpy(rows, ((RowsBuffer *)t->handed)->rows, (size_t)t->n * sizeof(Row));
+        t->rows = rows;
+        t->cap = cap;
+    }
+    t->rows[t->n++] = (Row){offset, step, wall, value};
+    return 0;
+}
+
+/* Append one fast value to its tag (unless the tag is refused); -1 when out of memory.
+   Rows of a tag whose verdict is pending are kept too, until feed() asks accept(). No GIL needed. */
 static int emit_value(Scanner *s, const FastValue *fv, int64_t offset, int64_t step, double wall) {
     Py_ssize_t ti = fv->tag_index >= 0 ? fv->tag_index : find_tag(s, fv->tag, fv->tag_len);
     if (ti < 0) return -1;
@@ -291,8 +409,10 @@ static int emit_value(Scanner *s, const FastValue *fv, int64_t offset, int64_t s
         t->staged_meta_len = fv->meta_len;
         t->meta_offset = offset;
     }
+    if (!t->n) t->first_is_tensor = fv->is_tensor;
     t->from_tensor |= fv->is_tensor;
-    return stage_row(t, offset, step, wall, fv->value);
+    if (isfinite(wall) && wall < t->min_wall) t->min_wall = wall;
+    return append_row(t, offset, step, wall, fv->value);
 }
 
 /* Note a record for the proto decoder (payload at buf[pos:pos + len]); -1 when out of memory. No GIL needed. */
@@ -328,14 +448,25 @@ static int settle_chunk(Scanner *s, const uint8_t *buf, Py_ssize_t first_new) {
     }
     s->npending = 0;
     if (ok) ok = settle_tags(s, first_new) == 0;
-    for (Py_ssize_t i = 0; ok && i < s->ntags; i++)  /* first everything that may fail, */
-        if (s->tags[i].verdict == TAG_ACCEPTED) ok = reserve_staged(&s->tags[i]) == 0;
-    for (Py_ssize_t i = 0; i < s->ntags; i++) {      /* then commit, or leave no trace of the chunk */
-        if (!ok) drop_staged(&s->tags[i]);
-        else if (s->tags[i].verdict == TAG_ACCEPTED) commit_staged(&s->tags[i]);
+    for (Py_ssize_t i = 0; ok && i < s->ntags; i++) {  /* first everything that may fail, */
+        Tag *t = &s->tags[i];
+        if (t->verdict == TAG_ACCEPTED) ok = settle_meta(t) == 0 && (i < first_new || settle_keep(s, t) == 0);
     }
-    if (!ok) forget_tags(s, first_new);
-    return ok ? 0 : -1;
+    if (!ok) {                                         /* then leave no trace of the chunk, */
+        for (Py_ssize_t i = 0; i < s->ntags; i++) drop_chunk(&s->tags[i]);
+        forget_tags(s, first_new);
+        return -1;
+    }
+    for (Py_ssize_t i = 0; i < s->ntags; i++) {        /* or keep it */
+        Tag *t = &s->tags[i];
+        if (t->verdict != TAG_ACCEPTED) continue;
+        PyMem_RawFree(t->staged_meta);
+        t->staged_meta = NULL; t->staged_meta_len = 0;
+        if (t->rows && t->handed) Py_CLEAR(t->handed);  /* the tag's rows were taken back */
+        if (t->keep && t->n >= 2 * t->keep + 64) reduce_rows(t);  /* (out of memory: reduced later) */
+        t->settled = t->n;
+    }
+    return 0;
 }
 
 /* After fast_value(): whether the value's tag is a known one (its index noted in fv) or valid UTF-8 (a new one:
@@ -424,12 +555,13 @@ static int decode_event(Scanner *s, const uint8_t *p, size_t n, int64_t offset, 
         if ((key >> 3) != 1 || (key & 7) != 2) { if (!skip(&sc, (int)(key & 7))) return 0; continue; }
         if (!bytes_field(&sc, &vc)) return 0;
         if (!nvalues++) lone = vc;
-        FastValue fv;
-        int r = fast_value(vc, &fv);
-        if (r >= 0 && !tag_ok(s, &fv)) r = -1;
+        FastValue spare;  /* decoded in place: copying a FastValue just written stalls on store forwarding */
+        FastValue *fv = nkept < KEEP ? &kept[nkept] : &spare;
+        int r = fast_value(vc, fv);
+        if (r >= 0 && !tag_ok(s, fv)) r = -1;
         if (r < 0) all_fast = 0;
         else if (r > 0) {
-            if (nkept < KEEP) kept[nkept++] = fv;
+            if (fv != &spare) nkept++;
             nfast++;
         }
     }
@@ -509,7 +641,7 @@ static PyObject *Scanner_feed(Scanner *s, PyObject *args) {
     if (!ok) {  /* a failed feed keeps nothing of its chunk: no rows, tags, records or others */
         if (!result) {  /* settle_chunk() cleans up after itself */
             s->npending = 0;
-            for (Py_ssize_t i = 0; i < s->ntags; i++) drop_staged(&s->tags[i]);
+            for (Py_ssize_t i = 0; i < s->ntags; i++) drop_chunk(&s->tags[i]);
             forget_tags(s, first_new);
         }
         Py_CLEAR(result);
@@ -539,17 +671,29 @@ static PyObject *Scanner_columns(Scanner *s, PyObject *Py_UNUSED(ignored)) {
     for (Py_ssize_t i = 0; i < s->ntags; i++) {
         Tag *t = &s->tags[i];
         if (t->verdict != TAG_ACCEPTED || !t->n) continue;
-        for (int k = 0; k < 4; k++)  /* n rows each (a no-op unless a failed feed left one longer) */
-            if (PyByteArray_GET_SIZE(t->cols[k]) != t->n * 8 && PyByteArray_Resize(t->cols[k], t->n * 8) < 0) {
-                Py_DECREF(out);
-                return NULL;
-            }
-        PyObject *item = Py_BuildValue("(OLOOOOOO)", t->name, (long long)t->meta_offset, t->meta ? t->meta : Py_None,
-                                       t->cols[0], t->cols[1], t->cols[2], t->cols[3], t->from_tensor ? Py_True : Py_False);
+        if (t->rows) {  /* hand the rows over (reduced first), or hand the same RowsBuffer again */
+            if (t->keep && reduce_rows(t) < 0) { Py_DECREF(out); return PyErr_NoMemory(); }
+            RowsBuffer *rb = PyObject_New(RowsBuffer, &RowsBufferType);
+            if (!rb) { Py_DECREF(out); return NULL; }
+            Row *rows = PyMem_RawRealloc(t->rows, (size_t)t->n * sizeof(Row));  /* shrinks: cannot move far */
+            rb->rows = rows ? rows : t->rows;
+            rb->n = t->n;
+            t->rows = NULL; t->cap = 0; t->settled = t->n; t->filtering = 0;
+            Py_XSETREF(t->handed, (PyObject *)rb);
+        }
+        PyObject *item = Py_BuildValue("(OLOOOOd)", t->name, (long long)t->meta_offset, t->meta ? t->meta : Py_None,
+                                       t->handed, t->from_tensor ? Py_True : Py_False,
+                                       t->reduced ? Py_True : Py_False, t->min_wall);
         if (!item || PyList_Append(out, item) < 0) { Py_XDECREF(item); Py_DECREF(out); return NULL; }
         Py_DECREF(item);
     }
     return out;
+}
+
+static PyObject *Scanner_get_rows_held(Scanner *s, void *Py_UNUSED(c)) {
+    Py_ssize_t n = 0;
+    for (Py_ssize_t i = 0; i < s->ntags; i++) n += s->tags[i].n;
+    return PyLong_FromSsize_t(n);
 }
 
 static void Scanner_clear_tags(Scanner *s) {
@@ -563,13 +707,16 @@ static void Scanner_clear_tags(Scanner *s) {
 }
 
 static int Scanner_init(Scanner *s, PyObject *args, PyObject *kwds) {
-    static char *kwlist[] = {"accept", "want_other", "check_crc", NULL};
-    PyObject *accept = Py_None;
+    static char *kwlist[] = {"accept", "want_other", "check_crc", "keep", NULL};
+    PyObject *accept = Py_None, *keep = Py_None;
     int want_other = 7, check_crc = 1;
     if (s->busy) { PyErr_SetString(PyExc_RuntimeError, BUSY); return -1; }
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "|Oip", kwlist, &accept, &want_other, &check_crc)) return -1;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "|OipO", kwlist, &accept, &want_other, &check_crc, &keep))
+        return -1;
     Py_INCREF(accept);
     Py_XSETREF(s->accept, accept);
+    Py_INCREF(keep);
+    Py_XSETREF(s->keep, keep);
     s->want_other = want_other;
     s->check_crc = check_crc;
     Py_XSETREF(s->others, PyList_New(0));
@@ -582,6 +729,7 @@ static int Scanner_init(Scanner *s, PyObject *args, PyObject *kwds) {
 static void Scanner_dealloc(Scanner *s) {
     Scanner_clear_tags(s);
     Py_XDECREF(s->accept);
+    Py_XDECREF(s->keep);
     Py_XDECREF(s->others);
     Py_TYPE(s)->tp_free((PyObject *)s);
 }
@@ -597,6 +745,7 @@ static PyMethodDef Scanner_methods[] = {
 
 static PyGetSetDef Scanner_getset[] = {
     {"records", (getter)Scanner_get_records, NULL, "records framed so far", NULL},
+    {"rows_held", (getter)Scanner_get_rows_held, NULL, "rows held for accepted and pending tags", NULL},
     {NULL, NULL, NULL, NULL, NULL},
 };
 
@@ -634,7 +783,7 @@ PyMODINIT_FUNC PyInit__fastscan(void) {
     __builtin_cpu_init();
     if (__builtin_cpu_supports("sse4.2")) crc32c = crc_hw;
 #endif
-    if (PyType_Ready(&ScannerType) < 0) return NULL;
+    if (PyType_Ready(&ScannerType) < 0 || PyType_Ready(&RowsBufferType) < 0) return NULL;
     PyObject *m = PyModule_Create(&moduledef);
     if (!m) return NULL;
     Py_INCREF(&ScannerType);

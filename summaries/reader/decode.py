@@ -236,6 +236,9 @@ class FileRows:
     file_versions: List[tuple] = field(default_factory=list)  # (offset, version)
     problems: List[Problem] = field(default_factory=list)
     tensor_scalars: set = field(default_factory=set)  # tags whose scalar rows include tensor values
+    reduced: set = field(default_factory=set)  # tags whose fast rows the scanner reduced (scan_stream's ``keep``)
+    merged: set = field(default_factory=set)   # tags with scalar rows from both paths (merged by offset)
+    fast_min_wall_time: float = float("inf")   # the earliest finite wall time of the fast path's rows
     records: int = 0
     end: int = 0  # where reading stopped (see scan.scan_stream)
     min_wall_time: float = float("inf")  # the earliest finite wall time of the events outside ``scalars``
@@ -345,6 +348,7 @@ class FileRows:
         if cols is None:
             self.scalars[tag] = (offsets, steps, wall_times, values)
             return
+        self.merged.add(tag)
         o = np.concatenate([offsets, np.asarray(cols[0], dtype=np.int64)])
         order = np.argsort(o, kind="stable")
         self.scalars[tag] = (

@@ -29,6 +29,8 @@ __all__ = ["scan_file", "scan_stream", "have_fast_path"]
 
 CHUNK = 4 << 20  # bytes read at a time on the fast path
 _WANT_GRAPHS, _WANT_RUN_METADATA, _WANT_SUMMARIES, _DESCRIBE_HISTOGRAMS = 1, 2, 4, 8
+# one scalar value as the C scanner hands it out (its Row)
+ROW = np.dtype([("offset", "<i8"), ("step", "<i8"), ("wall_time", "<f8"), ("value", "<f8")])
 
 
 def have_fast_path() -> bool:
@@ -102,7 +104,8 @@ def _scan_pure(f: BinaryIO, size: int, rows: FileRows, check_crc: bool, on_error
 
 
 def _scan_fast(f: BinaryIO, size: int, rows: FileRows, check_crc: bool, on_error: str, start: int = 0,
-               tail_ok: bool = False, chunk: int = CHUNK) -> None:
+               tail_ok: bool = False, chunk: int = CHUNK, keep: Optional[Callable] = None,
+               budget: Optional[int] = None) -> None:
     want = _WANT_SUMMARIES
     if rows.kinds is None or "graphs" in rows.kinds:
         want |= _WANT_GRAPHS
@@ -110,9 +113,10 @@ def _scan_fast(f: BinaryIO, size: int, rows: FileRows, check_crc: bool, on_error
         want |= _WANT_RUN_METADATA
     if rows.raw_histograms:   # lone histograms come described, left undecoded (FileRows.add_lone_histogram)
         want |= _DESCRIBE_HISTOGRAMS
-    scanner = _fastscan.Scanner(rows.tag_filter, want, check_crc)
+    scanner = _fastscan.Scanner(rows.tag_filter, want, check_crc, keep)
     buf = bytearray(min(chunk, max(size - start, record.HEADER_SIZE)))
     base, filled, eof = start, 0, False  # buf[:filled] holds the file from offset base
+    held = 0  # bytes of the records left to the proto decoder
     f.seek(start)
     while True:
         if not eof and filled < len(buf):
@@ -123,10 +127,15 @@ def _scan_fast(f: BinaryIO, size: int, rows: FileRows, check_crc: bool, on_error
         with memoryview(buf) as view:
             status, used, length = scanner.feed(view[:filled], base)
         for other in scanner.take_others():
+            held += len(other[1])
             if len(other) == 2:
                 rows.add_event(*other)
             else:
                 rows.add_lone_histogram(*other)
+        if status == 0 and budget is not None and used and not eof and \
+                held + scanner.rows_held * ROW.itemsize >= budget:
+            rows.end = base + used  # enough held for one scan: the caller reads on from here
+            break
         if status == 0:
             if eof:
                 rows.end = base + used
@@ -149,24 +158,35 @@ def _scan_fast(f: BinaryIO, size: int, rows: FileRows, check_crc: bool, on_error
         f.seek(resume)
         base, filled, eof = resume, 0, False
     rows.records += scanner.records
-    for tag, meta_offset, meta, offsets, steps, wall_times, values, from_tensor in scanner.columns():
+    for tag, meta_offset, meta, tag_rows, from_tensor, reduced, min_wall_time in scanner.columns():
         if from_tensor:
             rows.tensor_scalars.add(tag)
+        if reduced:
+            rows.reduced.add(tag)
+        rows.fast_min_wall_time = min(rows.fast_min_wall_time, min_wall_time)
+        table = np.frombuffer(tag_rows, dtype=ROW)
         rows.add_fast_columns(tag, (meta_offset, meta) if meta is not None else None,
-                              np.frombuffer(offsets, dtype=np.int64), np.frombuffer(steps, dtype=np.int64),
-                              np.frombuffer(wall_times, dtype=np.float64), np.frombuffer(values, dtype=np.float64))
+                              table["offset"], table["step"], table["wall_time"], table["value"])
 
 
 def scan_stream(f: BinaryIO, path: str, size: int, *, tag_filter: Optional[Callable[[str], bool]] = None,
                 kinds: Optional[frozenset] = None, check_crc: bool = True, on_error: str = "warn",
                 fast: Optional[bool] = None, start: int = 0, tail_ok: bool = False,
-                keep_empty: bool = False, raw_histograms: bool = False, chunk: int = CHUNK) -> FileRows:
+                keep_empty: bool = False, raw_histograms: bool = False, chunk: int = CHUNK,
+                keep: Optional[Callable[[str, Optional[bytes], bool], int]] = None,
+                budget: Optional[int] = None) -> FileRows:
     """Read an open, seekable binary file of ``size`` bytes into FileRows, from the record boundary ``start``.
 
     ``rows.end`` is where reading stopped: the end of the last whole record, or the start of a record the
     file ends inside. That record is reported as truncated unless ``tail_ok`` (a live file: its writer may
     still be writing it, so the next pass reads it from ``rows.end``). ``keep_empty`` and ``raw_histograms``: see
     :class:`FileRows`. ``chunk``: bytes read at a time on the fast path (less memory, more calls).
+
+    For a reader that keeps reservoirs (the live loader), on the fast path: ``keep(tag, metadata,
+    first_is_tensor)`` gives the capacity of the reservoir a new tag's scalar rows go to (0: none), and its rows
+    are then reduced to what that reservoir would keep of them (the tag is in ``rows.reduced`` if any were
+    dropped; ``rows.fast_min_wall_time`` still counts them); ``budget``: stop, at a record boundary, once the
+    rows and undecoded records held reach this many bytes (``rows.end`` says where).
     """
     rows = FileRows(path, tag_filter=tag_filter, kinds=kinds, keep_empty=keep_empty, raw_histograms=raw_histograms)
     if fast is None:
@@ -174,7 +194,7 @@ def scan_stream(f: BinaryIO, path: str, size: int, *, tag_filter: Optional[Calla
     elif fast and _fastscan is None:
         raise RuntimeError("the _fastscan extension is not built")
     if fast:
-        _scan_fast(f, size, rows, check_crc, on_error, start, tail_ok, chunk)
+        _scan_fast(f, size, rows, check_crc, on_error, start, tail_ok, chunk, keep, budget)
     else:
         _scan_pure(f, size, rows, check_crc, on_error, start, tail_ok)
     return rows.finish()

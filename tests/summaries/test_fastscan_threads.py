@@ -195,12 +195,13 @@ def test_tag_filter_with_tags_first_seen_mid_chunk(tbx_file, chunk):
     columns = scanner.columns()
     assert [c[0] for c in columns] == ["keep/loss", "keep/lr"]
     expected = _oracle_scalars(tbx_file, lambda tag: tag.startswith("keep/"))
-    for tag, meta_offset, meta, offsets, steps, walls, values, from_tensor in columns:
-        got = list(zip(np.frombuffer(steps, np.int64).tolist(), np.frombuffer(walls, np.float64).tolist(),
-                       np.frombuffer(values, np.float64).tolist()))
+    for tag, meta_offset, meta, rows, from_tensor, reduced, min_wall_time in columns:
+        table = np.frombuffer(rows, _reader_scan.ROW)
+        got = list(zip(table["step"].tolist(), table["wall_time"].tolist(), table["value"].tolist()))
         assert got == expected[tag]
-        assert not from_tensor
-        offsets = np.frombuffer(offsets, np.int64)
+        assert not from_tensor and not reduced  # no keep(): every row is kept
+        assert min_wall_time == min(w for _, w, _ in expected[tag])
+        offsets = table["offset"]
         assert (np.diff(offsets) > 0).all() and offsets[-1] < len(data)
         if tag == "keep/lr":  # the first metadata of the tag, from its first record
             from tfevents.proto import summary_pb2
@@ -301,8 +302,8 @@ def test_out_of_memory_leaves_no_trace_of_the_chunk(tbx_file):
     cut = offsets[len(offsets) // 2]  # new tags and metadata appear after it (see tbx_file)
     keep = lambda tag: not tag.startswith("drop/")  # noqa: E731
 
-    def state(scanner):  # copies: columns() hands out the scanner's live bytearrays
-        columns = [c[:3] + tuple(bytes(col) for col in c[3:7]) + c[7:] for c in scanner.columns()]
+    def state(scanner):  # the rows as bytes: columns() hands out the scanner's own buffers
+        columns = [c[:3] + (bytes(c[3]),) + c[4:] for c in scanner.columns()]
         return scanner.records, columns, scanner.take_others()
 
     reference = _fastscan.Scanner(keep, 7, True)

@@ -5,8 +5,9 @@ import os
 import numpy as np
 import pytest
 
+from tfevents.proto import summary_pb2, tensor_pb2, tensor_shape_pb2, types_pb2
 from tfevents.summaries import SummaryWriter
-from tfevents.summaries.live.loader import SCALAR, TENSOR, LiveLogdir, tensor_bytes
+from tfevents.summaries.live.loader import SCALAR, TENSOR, LiveLogdir, LiveRun, tensor_bytes
 from tfevents.summaries.live.packing import CompactHistogram, pack_columns, unpack_columns
 from tfevents.summaries.live.reservoir import Reservoir
 
@@ -165,3 +166,113 @@ def test_a_replaced_file_is_read_again_from_its_start(tmp_path):
     os.replace(path + ".tmp", path)
     live.reload()
     assert live.runs["run"].files[path].offset <= len(head) // 2
+
+
+def _event(step, wall, *values):
+    from tfevents.proto import event_pb2
+    return event_pb2.Event(step=step, wall_time=wall, summary=summary_pb2.Summary(value=list(values)))
+
+
+def _scalar(tag, value):
+    return summary_pb2.Summary.Value(tag=tag, simple_value=value)
+
+
+def _tensor_scalar(tag, value, plugin, data_class=0):
+    md = summary_pb2.SummaryMetadata(data_class=data_class)
+    md.plugin_data.plugin_name = plugin
+    return summary_pb2.Summary.Value(tag=tag, metadata=md, tensor=tensor_pb2.TensorProto(
+        dtype=types_pb2.DT_FLOAT, float_val=[value], tensor_shape=tensor_shape_pb2.TensorShapeProto()))
+
+
+def _histogram(tag, step):
+    h = summary_pb2.HistogramProto(min=0.0, max=step + 1.0, num=2, sum=step + 1.0, sum_squares=(step + 1.0) ** 2,
+                                   bucket_limit=[0.5, step + 2.0], bucket=[1.0, 1.0])
+    return summary_pb2.Summary.Value(tag=tag, histo=h)
+
+
+def _reducible_events(mixed: bool):
+    """Events that exercise the scanner's reduction: long scalar series (simple values and TF2-style tensors) with
+    restarts that re-log the steps they preempt (the first at event 3,000) and wall times that are not finite, and a rank-0 tensor series of
+    another data class (never reduced); ``mixed`` adds a tag logged first as a histogram and then as scalars, and a
+    tag whose scalars sometimes share an event with a histogram (some rows come from the proto decoder): the scans
+    the reduction cannot stand for."""
+    events = []
+    wall = 1.7e9
+    steps = list(range(0, 3000)) + list(range(1500, 5000)) + list(range(4000, 7000))   # restarts at 1500, 4000
+    for i, step in enumerate(steps):
+        wall += 0.01
+        w = float("nan") if i == 2000 else float("inf") if i == 2500 else wall
+        events.append(_event(step, w, _scalar("loss", float(i)), _tensor_scalar("acc", i / 10, "scalars"),
+                             _tensor_scalar("custom", float(i), "custom", data_class=2)))
+        if mixed and i < 3000:
+            events.append(_event(step, wall, _histogram("first_histogram", step) if i < 50 else
+                                 _scalar("first_histogram", float(i))))
+        if mixed:   # a histogram in one event in 7: all of it goes to the proto decoder
+            events.append(_event(step, wall, _scalar("sometimes_merged", float(i)),
+                                 *([_histogram("h", step)] if i % 7 == 0 else [])))
+    return events
+
+
+@pytest.mark.parametrize("hold", [None, 96 << 10])
+def test_the_scanners_reduction_leaves_the_reservoirs_as_every_row_would(tmp_path, monkeypatch, hold):
+    """The C scanner drops the rows a scalar reservoir would not keep as it reads; a live logdir must end up with
+    the same series, points and start time as one that offers every row. Small reads make many feeds per scan (rows
+    are filtered on arrival between them); a small ``HOLD_BYTES`` makes several scans per file."""
+    from tfevents.summaries import record
+    from tfevents.summaries.live import loader
+    monkeypatch.setattr(loader, "READ_BYTES", 16 << 10)
+    if hold is not None:
+        monkeypatch.setattr(loader, "HOLD_BYTES", hold)
+    reduced, inexact = set(), []
+    scan = loader.scan_stream
+
+    def spying_scan(*args, **kwargs):
+        rows = scan(*args, **kwargs)
+        reduced.update(rows.reduced)
+        return rows
+    monkeypatch.setattr(loader, "scan_stream", spying_scan)
+    exact = LiveRun.reduction_exact
+
+    def spying_exact(self, rows, decided):
+        ok = exact(self, rows, decided)
+        inexact.extend([] if ok else sorted(rows.reduced))
+        return ok
+    monkeypatch.setattr(LiveRun, "reduction_exact", spying_exact)
+
+    records = {}
+    for name in ("clean", "mixed"):
+        (tmp_path / name).mkdir()
+        records[str(tmp_path / name / "events.out.tfevents.1.host")] = [
+            record.encode_record(e.SerializeToString()) for e in _reducible_events(mixed=name == "mixed")]
+    live, every_row = LiveLogdir(str(tmp_path), threads=1), LiveLogdir(str(tmp_path), threads=1)
+
+    def reload_both():
+        live.reload()
+        with monkeypatch.context() as m:   # the same loader, told no series is a scalar reservoir's
+            m.setattr(LiveRun, "scalar_capacity", lambda self, *args: 0)
+            every_row.reload()
+        for name in ("clean", "mixed"):
+            a, b = live.runs[name], every_row.runs[name]
+            assert a.start_time == b.start_time and sorted(a.series) == sorted(b.series)
+            for tag, s in a.series.items():
+                t = b.series[tag]
+                assert (s.data_class, s.metadata, s.plugin) == (t.data_class, t.metadata, t.plugin), tag
+                (s1, w1, v1), (s2, w2, v2) = s.reservoir.data, t.reservoir.data
+                assert s1.tolist() == s2.tolist() and w1.tobytes() == w2.tobytes(), (name, tag)
+                if s.data_class == SCALAR:
+                    assert v1.tobytes() == v2.tobytes(), (name, tag)
+                else:
+                    assert [tensor_bytes(v) for v in v1] == [tensor_bytes(v) for v in v2], (name, tag)
+
+    for first in (True, False):   # a pass, then one after more was appended: the clean run's first restart
+        for path, recs in records.items():
+            cut = 3000 if "clean" in path else 5000
+            with open(path, "ab") as f:
+                f.write(b"".join(recs[:cut] if first else recs[cut:]))
+        reduced.clear()
+        reload_both()
+        assert {"loss", "acc"} <= reduced and "custom" not in reduced   # the reduction happened in this pass,
+    assert {"first_histogram", "sometimes_merged"} & set(inexact)   # and the scans it could not stand for were read again
+    clean, mixed = live.runs["clean"], live.runs["mixed"]
+    assert len(clean.series["loss"].reservoir) == 1000 and clean.series["loss"].reservoir.data[0][-1] == 6999
+    assert mixed.series["first_histogram"].data_class == TENSOR and clean.series["custom"].data_class == TENSOR
