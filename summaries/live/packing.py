@@ -60,11 +60,10 @@ def narrow_ints(a: np.ndarray) -> Optional[tuple]:
             if size * n < best_cost:
                 best, best_cost = (dtype, None), size * n
             break                  # wider types only cost more
-        # Skip counting when even the fewest entries that cannot fit cost too much: one at least, all of them when
-        # the range misses the type's altogether (wall-time differences are mostly > 2**15: int8, int16 lose at once).
-        fewest_outside = n if lo > type_max or hi < type_min else 1
-        if size * n + _EXCEPTION_BYTES * fewest_outside >= best_cost:
-            continue
+        if lo > type_max or hi < type_min:
+            continue               # every entry outside: 12 bytes each, more than int64 (wall-time bit differences)
+        if size * n + _EXCEPTION_BYTES >= best_cost:
+            continue               # one entry at least outside: this type cannot win, whatever the count
         outside = _outside(a, type_min, span)
         cost = size * n + _EXCEPTION_BYTES * int(np.count_nonzero(outside))
         if cost < best_cost:
@@ -151,7 +150,9 @@ class CompactHistogram:
         self.nonzero = nz.astype(np.uint16 if self.k < 65536 else np.uint32).tobytes()
         vals = counts[nz]              # a new array, not a view of the row
         as32 = vals.astype(np.float32)
-        self.counts = vals if np.count_nonzero(as32 != vals) else as32   # float32 when that holds them exactly
+        # float32 when it holds the counts exactly: compared as bit patterns, the cheapest test (no zero is kept, so
+        # -0.0 never meets 0.0; a NaN count is kept as float32 only if it converts back to the same bits)
+        self.counts = as32 if as32.astype(np.float64).tobytes() == vals.tobytes() else vals
         if len(counts) != len(limits):  # not a valid histogram: served as nothing (the Rust server's DataLoss)
             self.k = -1
 

@@ -94,7 +94,7 @@ class Reservoir:
         self._store(np.empty(0, np.int64), np.empty(0, np.float64), np.empty(0, value_dtype))
 
     def _store(self, steps: np.ndarray, walls: np.ndarray, values: np.ndarray) -> None:
-        stats = (len(steps), int(steps[-1]), float(walls.max())) if len(steps) else (0, None, None)
+        stats = (len(steps), int(steps[-1]), float(np.maximum.reduce(walls))) if len(steps) else (0, None, None)
         stored = pack_columns(steps, walls, values) if self._packed else (steps, walls, values)
         self._stored, self.stats = stored, stats
 
