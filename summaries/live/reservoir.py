@@ -38,6 +38,7 @@ def _priority(steps: np.ndarray) -> np.ndarray:
 
 _recent = threading.local()  # per thread: ``answers``, the last few sample_indices answers, newest first
 _RECENT_ANSWERS = 4          # a few, so that chunks offered tag by tag (one step set, then the merged one) still hit
+_RECENT_STEPS = 1 << 20      # steps remembered beside the newest answer's, at most (8 MB a thread)
 
 
 def sample_indices(steps: np.ndarray, k: int) -> np.ndarray:
@@ -64,7 +65,12 @@ def sample_indices(steps: np.ndarray, k: int) -> np.ndarray:
     chosen = kept.nonzero()[0]     # increasing: a mask read back costs less than sorting the partition's indices
     chosen.flags.writeable = False
     answers.insert(0, (np.array(steps, copy=True), k, chosen))
-    del answers[_RECENT_ANSWERS:]
+    older = 0     # forget the oldest answers: past _RECENT_ANSWERS, or past _RECENT_STEPS steps beside the newest
+    for i in range(1, len(answers)):
+        older += len(answers[i][0])
+        if i == _RECENT_ANSWERS or older > _RECENT_STEPS:
+            del answers[i:]
+            break
     return chosen
 
 
