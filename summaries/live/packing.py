@@ -79,6 +79,15 @@ def narrow_ints(a: np.ndarray) -> Optional[tuple]:
     return (small, where.astype(np.int32), a[where])
 
 
+def widen_ints(packed: tuple) -> np.ndarray:
+    """The int64 array :func:`narrow_ints` packed."""
+    small, where, wide = packed
+    out = small.astype(np.int64)
+    if where is not None:
+        out[where] = wide
+    return out
+
+
 def pack_columns(steps: np.ndarray, walls: np.ndarray, values: np.ndarray) -> tuple:
     """``(first_step, step_diffs, first_wall_bits, wall_bit_diffs, values)`` with the differences packed by
     :func:`narrow_ints` wherever that saves memory (else ``first_*`` is None and the column is kept whole)."""

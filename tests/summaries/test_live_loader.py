@@ -9,7 +9,8 @@ from tfevents.proto import tensor_pb2
 from tfevents.summaries import SummaryWriter
 from tfevents.summaries.iterator import summary_iterator
 from tfevents.summaries.live.loader import SCALAR, TENSOR, LiveLogdir, tensor_bytes
-from tfevents.summaries.live.packing import CompactHistogram, _edge_table, pack_columns, unpack_columns
+from tfevents.summaries.live.packing import (CompactHistogram, _edge_table, pack_columns, unpack_columns,
+                                            widen_ints)
 from tfevents.summaries.live.reservoir import Reservoir, sample_indices
 from tfevents.summaries.reader.decode import histo_row, tensor_to_ndarray
 
@@ -222,6 +223,7 @@ def test_packed_columns_take_the_cheapest_form_and_unpack_bit_for_bit():
             assert (where.tolist() if where is not None else []) == outside
             assert small.tolist() == [0 if i in set(outside) else d for i, d in enumerate(diffs)]
             assert wide is None or wide.tolist() == [diffs[i] for i in outside]
+            assert widen_ints(column).tolist() == diffs
         out = unpack_columns(packed)
         assert out[0].dtype == np.int64 and out[0].tobytes() == steps.tobytes()
         assert out[1].tobytes() == walls.tobytes()
