@@ -5,11 +5,15 @@ import os
 import numpy as np
 import pytest
 
-from tfevents.proto import summary_pb2, tensor_pb2, tensor_shape_pb2, types_pb2
-from tfevents.summaries import SummaryWriter
+from tfevents.proto import event_pb2, summary_pb2, tensor_pb2, tensor_shape_pb2, types_pb2
+from tfevents.summaries import SummaryWriter, record
+from tfevents.summaries.live import loader
+from tfevents.summaries.iterator import summary_iterator
 from tfevents.summaries.live.loader import SCALAR, TENSOR, LiveLogdir, LiveRun, tensor_bytes
-from tfevents.summaries.live.packing import CompactHistogram, pack_columns, unpack_columns
-from tfevents.summaries.live.reservoir import Reservoir
+from tfevents.summaries.live.packing import (CompactHistogram, _edge_table, pack_columns, unpack_columns,
+                                            widen_ints)
+from tfevents.summaries.live.reservoir import Reservoir, sample_indices
+from tfevents.summaries.reader.decode import histo_row, tensor_to_ndarray
 
 
 def preempted_stream(steps):
@@ -79,14 +83,197 @@ def test_packing_is_lossless_and_falls_back_when_columns_do_not_fit():
     assert np.array_equal(unpack_columns(pack_columns(extreme, np.zeros(4), np.zeros(4, np.float32)))[0], extreme)
 
 
+# ---------------------------------------------------------------- the fast paths against plain references
+
+def splitmix64(step: int) -> int:
+    """The priority of a step, on Python ints (the reservoir's docstring: splitmix64 of the step as uint64)."""
+    z = (step + 0x9E3779B97F4A7C15) % 2 ** 64
+    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) % 2 ** 64
+    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) % 2 ** 64
+    return z ^ (z >> 31)
+
+
+def reference_offer(kept: list, chunk: list, capacity: int) -> list:
+    """The reservoir's rule on lists of (step, wall, value), point by point: non-finite walls dropped; a point of
+    the chunk survives iff its step is below every later step of the chunk, a kept point iff its step is below
+    the chunk's smallest; then the last and the ``capacity - 1`` others of least priority."""
+    chunk = [p for p in chunk if np.isfinite(p[1])]
+    if not chunk:
+        return kept
+    survivors, later_min = [], None
+    for p in reversed(chunk):
+        if later_min is None or p[0] < later_min:
+            survivors.append(p)
+        later_min = p[0] if later_min is None else min(later_min, p[0])
+    merged = [p for p in kept if p[0] < later_min] + survivors[::-1]
+    if len(merged) <= capacity:
+        return merged
+    least = set(sorted(range(len(merged) - 1), key=lambda i: splitmix64(merged[i][0]))[:capacity - 1])
+    return [p for i, p in enumerate(merged[:-1]) if i in least] + merged[-1:]
+
+
+I64 = np.iinfo(np.int64)
+
+
+def random_steps(rng, n: int, start: int) -> np.ndarray:
+    kind = rng.integers(6)
+    if kind == 0:
+        steps = start + np.arange(n)                                   # a training loop
+    elif kind == 1:
+        steps = start + np.cumsum(rng.integers(1, 400, n))             # gaps, some too wide for int8
+    elif kind == 2:
+        steps = np.sort(start + rng.integers(0, n + 1, n))             # steps logged twice: preempted, never lower
+    elif kind == 3:
+        steps = start + rng.integers(-60, 60, n)                       # restarts: preemption inside the chunk
+    elif kind == 4:
+        steps = np.sort(rng.integers(I64.min, I64.max, n, endpoint=True))   # differences that wrap around
+    else:
+        steps = rng.choice([I64.min, I64.min + 1, -1, 0, 1, I64.max - 1, I64.max], n)
+    return steps.astype(np.int64)
+
+
+def random_walls(rng, n: int) -> np.ndarray:
+    walls = 1.7e9 + np.cumsum(rng.choice([1e-3, 0.01, 1.0, 300.0], n) * rng.random(n))
+    if rng.random() < 0.3:                       # a flush's long gap, a clock stepping back, huge or tiny times
+        walls[rng.random(n) < 0.05] = rng.choice([0.0, 1e-300, 1e300, -5.0, 1.7e9 - 100])
+    if rng.random() < 0.3:
+        walls[rng.random(n) < 0.1] = rng.choice([np.nan, np.inf, -np.inf])
+    if n and rng.random() < 0.2:
+        walls[rng.integers(n)] = np.nan
+    return walls
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_reservoir_offers_keep_what_the_plain_rule_keeps(seed):
+    """Random chunks (preemption within and across them, non-finite walls, steps at the ends of int64) offered to
+    reservoirs of the typical sizes: every kept step, wall time (bit for bit) and value, and the stats, are the
+    plain rule's, and the packed columns unpack to the same arrays."""
+    rng = np.random.default_rng(seed)
+    for trial in range(12):
+        capacity = int(rng.choice([1, 2, 7, 100, 1000]))
+        objects = trial % 4 == 3                 # histograms, images: object arrays, kept unpacked
+        r = Reservoir(capacity, object if objects else np.float32)
+        kept, start = [], 0
+        for _ in range(int(rng.integers(1, 5))):
+            n = int(rng.choice([0, 1, 3, 100, 1200, 6000]))
+            steps, walls = random_steps(rng, n, start), random_walls(rng, n)
+            values = rng.standard_normal(n).astype(np.float32)
+            if objects:
+                values = np.array([("v", float(v)) for v in values] + [None], dtype=object)[:-1]
+            r.offer(steps, walls, values)
+            kept = reference_offer(kept, list(zip(steps.tolist(), walls.tolist(), values.tolist())), capacity)
+            got_steps, got_walls, got_values = r.data
+            assert got_steps.dtype == np.int64 and got_steps.tolist() == [p[0] for p in kept]
+            assert got_walls.tobytes() == np.array([p[1] for p in kept], np.float64).tobytes()
+            assert got_values.dtype == (object if objects else np.float32)
+            assert got_values.tolist() == [p[2] for p in kept]
+            assert r.stats == ((len(kept), kept[-1][0], max(p[1] for p in kept)) if kept else (0, None, None))
+            if kept:                             # next chunk: after the last kept step, at it (re-logged), or before
+                start = min(kept[-1][0] + int(rng.choice([1, 1, 1, 0, -5])), 2 ** 62)
+
+
+def test_sample_indices_depend_on_the_steps_and_k_alone():
+    """Asked in turn about step sets that share their length, their last step, or all but one step, and about
+    different k: each answer is the plain rule's (the answers remembered for equal steps never leak across)."""
+    base = np.arange(3000, dtype=np.int64) * 3
+    sets = [base, base + 1, np.concatenate([[-7], base[1:]]), np.concatenate([base[:1500], base[1500:] + 1]),
+            base[::-1].copy()]
+    sets[4][-1] = base[-1]
+    asked = [(steps, k) for steps in sets for k in (2, 10, 1000)]
+    for steps, k in asked + [(steps, k) for k in (2, 10, 1000) for steps in sets]:   # each k, then each set, in turn
+        plain = sorted(sorted(range(len(steps) - 1), key=lambda i: splitmix64(int(steps[i])))[:k - 1])
+        assert sample_indices(steps, k).tolist() == plain + [len(steps) - 1]
+
+
+def reference_narrow(diffs: list):
+    """(dtype, indices of the differences that do not fit it) of least ``itemsize * n + 12 * exceptions``; on a
+    tie int64 (kept whole) first, then the narrower; int8 when there are none (one point)."""
+    if not diffs:
+        return np.int8, []
+    best, best_cost = (np.int64, []), 8 * len(diffs)
+    for dtype in (np.int8, np.int16, np.int32):
+        info = np.iinfo(dtype)
+        outside = [i for i, d in enumerate(diffs) if not info.min <= d <= info.max]
+        cost = info.bits // 8 * len(diffs) + 12 * len(outside)
+        if cost < best_cost:
+            best, best_cost = (dtype, outside), cost
+    return best
+
+
+def test_packed_columns_take_the_cheapest_form_and_unpack_bit_for_bit():
+    rng = np.random.default_rng(7)
+    for trial in range(400):
+        n = int(rng.choice([1, 2, 5, 40, 1000]))
+        steps = random_steps(rng, n, int(rng.integers(-10 ** 6, 10 ** 6)))
+        if trial % 3 == 0:                       # narrow differences but for a few wide ones, at the types' ends too
+            wide = rng.choice([-2 ** 40, 2 ** 40, -2 ** 31 - 1, -2 ** 31, 2 ** 31 - 1, 2 ** 31, -32769, -32768, 32767,
+                               32768, -129, -128, 127, 128], n)
+            narrow = rng.integers(-128, 128, n) if trial % 2 else rng.integers(-32768, 32768, n)
+            steps = np.cumsum(np.where(rng.random(n) < rng.choice([0.01, 0.05, 0.3]), wide, narrow)).astype(np.int64)
+        walls = random_walls(rng, n)
+        packed = pack_columns(steps, walls, rng.random(n).astype(np.float32))
+        for first, column, whole in ((packed[0], packed[1], steps), (packed[2], packed[3], walls)):
+            ints = whole.view(np.int64)
+            diffs = [(b - a + 2 ** 63) % 2 ** 64 - 2 ** 63 for a, b in zip(ints.tolist(), ints.tolist()[1:])]
+            dtype, outside = reference_narrow(diffs)
+            if dtype is np.int64:
+                assert first is None and column is whole
+                continue
+            small, where, wide = column
+            assert first == ints[0] and small.dtype == dtype
+            assert (where.tolist() if where is not None else []) == outside
+            assert small.tolist() == [0 if i in set(outside) else d for i, d in enumerate(diffs)]
+            assert wide is None or wide.tolist() == [diffs[i] for i in outside]
+            assert widen_ints(column).tolist() == diffs
+        out = unpack_columns(packed)
+        assert out[0].dtype == np.int64 and out[0].tobytes() == steps.tobytes()
+        assert out[1].tobytes() == walls.tobytes()
+
+
+def test_compact_histograms_rebuild_the_rust_servers_tensor_for_any_limits():
+    """Runs and subsets of TensorFlow's default edges, custom limits, counts float32 cannot hold, NaN counts,
+    mismatched lengths: the rebuilt tensor is the row's, bit for bit; default edges are kept as table indices.
+    (Not covered, as before: a -0.0 limit or count comes back as 0.0.)"""
+    table, rng = _edge_table(), np.random.default_rng(3)
+    for trial in range(600):
+        kind = trial % 4
+        if kind == 0:                            # a run of the default edges (our writer, tensorboardX, torch)
+            a = int(rng.integers(0, len(table) - 1))
+            limits = table[a:int(rng.integers(a + 1, min(len(table), a + 700) + 1))]
+        elif kind == 1:                          # default edges with the empty buckets merged (TF1): never a run
+            limits = np.sort(rng.choice(table[::2], int(rng.integers(2, 60)), replace=False))
+        elif kind == 2:
+            limits = np.sort(rng.standard_normal(int(rng.integers(0, 40))))
+        else:                                    # none, one or two default edges
+            limits = table[int(rng.integers(0, 20)):][:int(rng.integers(0, 3))]
+        k = len(limits)
+        counts = np.where(rng.random(k) < 0.8, 0.0, rng.integers(1, 10 ** 4, k).astype(np.float64))
+        if k and rng.random() < 0.3:
+            counts[int(rng.integers(k))] = rng.choice([0.5, 2.0 ** 25 + 1, 1e300, np.nan])
+        lo, hi = float(rng.standard_normal()), float(rng.standard_normal())
+        mismatched = rng.random() < 0.05         # one count too few or too many: not a valid histogram
+        stored_counts = (counts[:-1] if k else np.ones(1)) if mismatched else counts
+        row = (lo, hi, 1.0, 2.0, 3.0, limits.tobytes(), stored_counts.tobytes())
+        with np.errstate(over="ignore"):         # 1e300 as float32, tried and refused
+            compact = CompactHistogram(row)
+        if mismatched:
+            assert compact.tensor_bytes() is None
+            continue
+        expected = np.array([[left, right, c] for left, right, c in zip(
+            [lo] + limits[:-1].tolist(), limits[:-1].tolist() + [hi], counts)]).reshape(-1, 3)
+        got = tensor_to_ndarray(tensor_pb2.TensorProto.FromString(compact.tensor_bytes()))
+        assert got.shape == expected.shape and got.tobytes() == expected.tobytes(), (kind, trial)
+        if kind == 0:
+            assert isinstance(compact.edges, slice)
+        elif kind == 1:
+            assert isinstance(compact.edges, bytes) and len(compact.edges) == 2 * k   # uint16 indices
+
+
 def test_histograms_compact_losslessly_into_the_rust_servers_tensor(peer_logdir, tmp_path):
     """Every TF1-style histogram the peers (TF1, tensorboardX, torch) and we write, compacted and rebuilt, is the
     [k, 3] tensor of the Rust data server's data_compat.rs: lefts ``[min] + limits[:-1]``, rights ``limits[:-1] +
     [max]``, counts (TensorBoard's Python data_compat trims empty end buckets instead; tests/viewer/test_serve.py checks
     the served histograms against the Rust server itself)."""
-    from tfevents.proto import tensor_pb2
-    from tfevents.summaries.iterator import summary_iterator
-    from tfevents.summaries.reader.decode import histo_row, tensor_to_ndarray
     with SummaryWriter(str(tmp_path / "ours")) as w:
         w.add_histogram("h", np.random.default_rng(1).normal(size=500), 0)
         w.add_histogram("wide", np.array([0.0, 0.0, 1e30, -3e-5]), 1)
@@ -169,7 +356,6 @@ def test_a_replaced_file_is_read_again_from_its_start(tmp_path):
 
 
 def _event(step, wall, *values):
-    from tfevents.proto import event_pb2
     return event_pb2.Event(step=step, wall_time=wall, summary=summary_pb2.Summary(value=list(values)))
 
 
@@ -218,8 +404,6 @@ def test_the_scanners_reduction_leaves_the_reservoirs_as_every_row_would(tmp_pat
     """The C scanner drops the rows a scalar reservoir would not keep as it reads; a live logdir must end up with
     the same series, points and start time as one that offers every row. Small reads make many feeds per scan (rows
     are filtered on arrival between them); a small ``HOLD_BYTES`` makes several scans per file."""
-    from tfevents.summaries import record
-    from tfevents.summaries.live import loader
     monkeypatch.setattr(loader, "READ_BYTES", 16 << 10)
     if hold is not None:
         monkeypatch.setattr(loader, "HOLD_BYTES", hold)
