@@ -5,8 +5,9 @@ This is the loader behind ``tfevents serve``, with the Rust data server's model 
 
 - a run is a directory of event files (``walk.discover``); runs whose files are gone are dropped;
 - every file keeps a byte offset; a pass scans from there (the C fast path), and a record the file ends
-  inside is read again next pass, not reported. The scanner reduces a scalar series' rows to what its reservoir
-  would keep of them as it reads, so a scan holds little whatever the file's length (``HOLD_BYTES``). A file that shrank or was replaced (new inode) is read
+  inside is read again next pass, not reported. The scanner reduces the rows of a scalar series, and the lone
+  histograms of a histogram series, to what its reservoir would keep of them as it reads, so a scan holds little
+  whatever the file's length (``HOLD_BYTES``). A file that shrank or was replaced (new inode) is read
   again from its start. A corrupted record is reported once with file and offset, and the records after it
   are read (the Rust server stops reading such a file);
 - a run's series are keyed by tag; the first value of a tag fixes its *data class* and metadata (TF1
@@ -179,31 +180,37 @@ class LiveRun:
             first_what = "tensor" if others[0][3] == "empty" else others[0][3]
         return first_what, meta[1] if meta else None
 
-    def scalar_capacity(self, tag: str, metadata: Optional[bytes], first_is_tensor: bool) -> int:
-        """The C scanner's ``keep``: the capacity of the scalar reservoir a tag's rows go to (0: not a scalar
-        series as far as can be told from its first row, or one that keeps every point)."""
+    def _reservoir(self, tag: str, first_what: str, metadata: Optional[bytes]) -> Tuple[int, int]:
+        """(data class, capacity) of the tag's series: the run's, or the one its first value would make."""
         s = self.series.get(tag)
         if s is not None:
-            data_class, cap = s.data_class, s.reservoir.capacity
-        else:
-            _, data_class, plugin = initial_metadata("tensor" if first_is_tensor else "simple_value", metadata)
-            cap = self._capacity(plugin, data_class)
-        return cap if data_class == SCALAR and cap < UNBOUNDED else 0
+            return s.data_class, s.reservoir.capacity
+        _, data_class, plugin = initial_metadata(first_what, metadata)
+        return data_class, self._capacity(plugin, data_class)
+
+    def reservoir_capacity(self, tag: str, metadata: Optional[bytes], first_what: str) -> int:
+        """The C scanner's ``keep``: the capacity of the reservoir a tag's rows of its first kind go to (scalars
+        to a scalar series, lone histograms to a tensor series), or 0 when, as far as its first row tells, they go
+        to none or to one that keeps every point."""
+        data_class, cap = self._reservoir(tag, first_what, metadata)
+        wanted = TENSOR if first_what == "histo" else SCALAR
+        return cap if data_class == wanted and cap < UNBOUNDED else 0
 
     def reduction_exact(self, rows: FileRows, decided: Mapping[str, int]) -> bool:
-        """Whether every tag the scanner reduced (by ``decided[tag]``, from :meth:`scalar_capacity`) goes, alone,
-        to a scalar reservoir of that capacity: else its rows are not all there (a tag logged both as scalars and
-        as other values in one scan, or first as something else) and the scan is read again unreduced."""
-        for tag in rows.reduced:
-            if tag in rows.merged or tag in rows.values:
-                return False
-            s = self.series.get(tag)
-            if s is None:
-                _, data_class, plugin = initial_metadata(*self._first_seen(tag, rows))
-                cap = self._capacity(plugin, data_class)
+        """Whether every tag the scanner reduced (by ``decided[tag]``, from :meth:`reservoir_capacity`) has only
+        rows of that kind in the scan and a reservoir of that capacity for them: else some of its rows are missing
+        (a tag logged both as scalars and as other values in one scan, or first as something else), and the scan
+        is read again unreduced."""
+        for tag in rows.reduced | rows.reduced_histograms:
+            histograms = tag in rows.reduced_histograms
+            if histograms:
+                alone = tag not in rows.scalars and len(rows.values[tag]) == rows.described[tag]
             else:
-                data_class, cap = s.data_class, s.reservoir.capacity
-            if data_class != SCALAR or cap != decided.get(tag):
+                alone = tag not in rows.merged and tag not in rows.values
+            if not alone or (histograms and tag in rows.reduced):
+                return False
+            data_class, cap = self._reservoir(tag, *self._first_seen(tag, rows))
+            if data_class != (TENSOR if histograms else SCALAR) or cap != decided.get(tag):
                 return False
         return True
 
@@ -358,8 +365,8 @@ class LiveLogdir:
             while True:
                 decided: Dict[str, int] = {}
 
-                def keep(tag: str, metadata: Optional[bytes], first_is_tensor: bool) -> int:
-                    decided[tag] = run.scalar_capacity(tag, metadata, first_is_tensor)
+                def keep(tag: str, metadata: Optional[bytes], first_what: str) -> int:
+                    decided[tag] = run.reservoir_capacity(tag, metadata, first_what)
                     return decided[tag]
 
                 rows = self._scan(fs, run, path, keep)

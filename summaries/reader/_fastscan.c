@@ -4,25 +4,27 @@
  *   Scanner(accept, want_other, check_crc, keep=None)
  *     accept(tag: str) -> bool   called once per new tag; rows of refused tags are dropped
  *     want_other: bit 1 graphs, bit 2 run metadata, bit 4 non-scalar summaries,
- *                 bit 8 described histograms (see take_others)
- *     keep(tag: str, metadata: bytes | None, first_is_tensor: bool) -> int   called once per accepted new tag:
- *                 the capacity of the reservoir its rows go to (0: none; every row is kept). The rows of a tag
- *                 with a capacity are reduced to what that reservoir would keep of them (see reduce_rows)
+ *                 bit 8 described histograms (see take_histograms)
+ *     keep(tag: str, metadata: bytes | None, first_what: str) -> int   called once per accepted new tag, with
+ *                 the kind of its first row ('simple_value', 'tensor', 'histo'): the capacity of the reservoir the
+ *                 rows of that kind go to (0: none; every row is kept). They are reduced to what that reservoir
+ *                 would keep of them (see reduce_rows)
  *   Scanner.feed(buf, base) -> (status, used, length)
  *     frames the complete records of buf (buf[0] is at file offset base) and stops at
  *     status 0: an incomplete record at buf[used:] (length = its full size if its header is whole)
  *     status 1: a bad length checksum at buf[used]
  *     status 2: a bad payload checksum at buf[used] (length = its full size)
  *   Scanner.take_others() -> [(offset, payload bytes)]  records left to the proto-based decoder:
- *     file_version, session_log, anything not a pure scalar summary, unparseable payloads;
- *     with want_other bit 8, an event whose summary is one value of a tag (valid UTF-8) and a HistogramProto of
- *     the usual layout, nothing else, comes as (offset, payload bytes, step, wall_time, tag): the caller may
- *     leave the histogram undecoded until it needs it (the live loader decodes only the ones it keeps)
+ *     file_version, session_log, anything not a pure scalar summary, unparseable payloads
+ *   Scanner.take_histograms() -> [(tag, reduced, min_wall_time, [(offset, payload bytes, step, wall_time)])]
+ *     with want_other bit 8, the events whose summary is one value of a tag (valid UTF-8) and a HistogramProto
+ *     of the usual layout, nothing else, by tag, described: the caller may leave the histogram undecoded until
+ *     it needs it (the live loader decodes only the ones it keeps); the scanner then forgets them
  *   Scanner.columns() -> [(tag, meta_offset, meta bytes | None, rows, from_tensor, reduced, min_wall_time)]
  *     rows: a RowsBuffer, a read-only buffer of 32-byte rows (int64 offset, int64 step, float64 wall_time,
  *     float64 value); from_tensor: some rows were tensors; reduced: rows were dropped as the tag's reservoir
  *     would; min_wall_time: the least finite wall time of all its rows (inf: none)
- *   Scanner.records  number of framed records;  Scanner.rows_held  rows held now (all tags)
+ *   Scanner.records  number of framed records;  Scanner.held_bytes  bytes of rows and histograms held now
  *
  * feed() releases the GIL while it frames and decodes (see "per-tag columns" below), so threads
  * scanning different files run in parallel; one Scanner serves one feed() at a time.
@@ -45,17 +47,33 @@
  *
  * feed() runs its record loop without the GIL, so nothing the loop touches is a Python object.
  * The loop appends each fast value as a Row to its tag's array (raw C memory, PyMem_Raw*, grown by
- * doubling), creates tags it has not seen (their verdict pending), and notes the records left to
- * the proto decoder as positions in the caller's buffer. After the loop, with the GIL back, feed()
+ * doubling), and each described lone histogram (want_other bit 8) as a Row holding a copy of its
+ * payload to the tag's second array; creates tags it has not seen (their verdict pending); and notes
+ * the records left to the proto decoder as positions in the caller's buffer. After the loop, with the GIL back, feed()
  * settles the chunk: the noted records become (offset, bytes) while it still holds the buffer;
  * each new tag gets its Python name, its accept() verdict (a refused tag's rows are dropped) and
  * its keep() capacity; and a tag with a capacity that holds more than twice it is reduced to what a
  * reservoir of that capacity would keep (reduce_rows), so a scan holds few rows per tag whatever the
- * length of the file. columns() hands each tag's array to Python as it is (a RowsBuffer), without
- * copying; a later feed() that adds rows to the tag copies them back first.
+ * length of the file. The capacity applies to the kind of the tag's first row (scalar or histogram);
+ * rows of the other kind are all kept. columns() hands each tag's scalar rows to Python as they are
+ * (a RowsBuffer), without copying (a later feed() that adds rows to the tag copies them back first);
+ * take_histograms() hands out the histograms' payloads and frees them.
  */
 
-typedef struct { int64_t offset, step; double wall, value; } Row;  /* one value; the layout of ROW in scan.py */
+/* One value: a scalar (the layout of ROW in scan.py), or a histogram, whose payload is `blob`: its length (a
+   size_t) then its bytes, owned by the row. */
+typedef struct { int64_t offset, step; double wall; union { double value; uint8_t *blob; }; } Row;
+
+/* The rows of one kind of a tag; see reduce_rows() for keep, filtering and threshold. */
+typedef struct {
+    Row *rows; Py_ssize_t n, cap;   /* rows[0:n]; NULL with n > 0 while the tag's `handed` holds them */
+    Py_ssize_t settled;             /* rows[0:settled] were there before this chunk */
+    Py_ssize_t keep;                /* reservoir capacity from keep() (0: every row is kept) */
+    int blobs;                      /* the rows own blobs */
+    int reduced;                    /* reduction dropped rows */
+    int filtering;                  /* rows are filtered on arrival by `threshold` */
+    uint64_t threshold;
+} RowSet;
 
 /* A tag's rows, handed to Python: owns the array, exports it as a buffer of bytes. */
 typedef struct {
@@ -95,26 +113,24 @@ typedef struct {
     uint8_t *key; size_t key_len; uint64_t hash;   /* the tag's UTF-8 bytes */
     Py_ssize_t next;                /* the tag whose value came right after this one's last time (-1: none) */
     int verdict, from_tensor;
-    int first_is_tensor;            /* its first row came from a tensor (what keep() is told) */
-    int reduced;                    /* reduce_rows() dropped rows of it */
+    int first_what;                 /* its first row: FIRST_SIMPLE_VALUE, FIRST_TENSOR or FIRST_HISTO (0: none) */
     PyObject *name;                 /* str; NULL while the verdict is pending */
     PyObject *meta;                 /* bytes: the tag's first SummaryMetadata (NULL: none, or still staged) */
     int64_t meta_offset;            /* the offset of its record (-1: none seen yet) */
     uint8_t *staged_meta; size_t staged_meta_len;  /* the first metadata, found by this chunk's loop */
-    Row *rows; Py_ssize_t n, cap;   /* rows[0:n]; NULL with n > 0 while `handed` holds them */
-    Py_ssize_t settled;             /* rows[0:settled] were there before this chunk */
-    PyObject *handed;               /* the RowsBuffer columns() last made of this tag's rows, or NULL */
-    Py_ssize_t keep;                /* reservoir capacity from keep() (0: every row is kept) */
-    int filtering;                  /* rows are filtered on arrival by `threshold` (see reduce_rows) */
-    uint64_t threshold;
+    RowSet scalars, histos;         /* its scalar rows, its described histograms */
+    PyObject *handed;               /* the RowsBuffer columns() last made of the scalar rows, or NULL */
     double min_wall;                /* least finite wall time of its rows, reduced ones included (inf: none) */
 } Tag;
 
+enum { FIRST_SIMPLE_VALUE = 1, FIRST_TENSOR, FIRST_HISTO };
+static const char *const FIRST_WHAT[] = {"", "simple_value", "tensor", "histo"};  /* initial_metadata()'s words */
+
 /* A record for the proto decoder, noted during the loop: its payload is buf[pos:pos + len]. */
-typedef struct {
-    int64_t offset; Py_ssize_t pos, len;
-    int described; int64_t step; double wall; Py_ssize_t tag_pos, tag_len;  /* described: a lone histogram */
-} Other;
+typedef struct { int64_t offset; Py_ssize_t pos, len; } Other;
+
+/* A lone histogram as decode_event() describes it: its event's step and wall time, its tag at payload[tag_pos:]. */
+typedef struct { int64_t step; double wall; Py_ssize_t tag_pos, tag_len; } Described;
 
 typedef struct {
     PyObject_HEAD
@@ -127,6 +143,7 @@ typedef struct {
     Py_ssize_t *slots; Py_ssize_t nslots; /* open addressing: index+1 into tags, 0 empty */
     Py_ssize_t last;                /* last tag hit */
     Py_ssize_t records;
+    Py_ssize_t blob_bytes;          /* bytes of the histograms' payloads held */
 } Scanner;
 
 static uint64_t fnv1a(const uint8_t *p, size_t n) {
@@ -208,15 +225,38 @@ static Py_ssize_t find_tag(Scanner *s, const uint8_t *key, size_t len) {
     t->next = -1;
     t->verdict = TAG_PENDING;
     t->min_wall = INFINITY;
+    t->histos.blobs = 1;
     Py_ssize_t idx = s->ntags++;
     insert_slot(s, idx);
     return hit(s, idx);
 }
 
+/* Free the blobs of rows[from:to] of a set (no-op for scalars). */
+static void free_blobs(Scanner *s, RowSet *rs, Py_ssize_t from, Py_ssize_t to) {
+    if (!rs->blobs || !rs->rows) return;
+    for (Py_ssize_t i = from; i < to; i++) {
+        s->blob_bytes -= (Py_ssize_t)*(size_t *)rs->rows[i].blob;
+        PyMem_RawFree(rs->rows[i].blob);
+    }
+}
+
+/* Empty a set, freeing its memory (its `handed` rows, if any, stay with the RowsBuffer). */
+static void clear_rows(Scanner *s, RowSet *rs) {
+    free_blobs(s, rs, 0, rs->n);
+    PyMem_RawFree(rs->rows);
+    int blobs = rs->blobs;
+    memset(rs, 0, sizeof(RowSet));
+    rs->blobs = blobs;
+}
+
 /* With the GIL: drop the rows and metadata this chunk's loop added (and the bytes settle_meta() made of the
    metadata before the chunk then failed). */
-static void drop_chunk(Tag *t) {
-    t->n = t->settled;
+static void drop_chunk(Scanner *s, Tag *t) {
+    RowSet *sets[2] = {&t->scalars, &t->histos};
+    for (int k = 0; k < 2; k++) {
+        free_blobs(s, sets[k], sets[k]->settled, sets[k]->n);
+        sets[k]->n = sets[k]->settled;
+    }
     if (t->staged_meta) {  /* the tag had no metadata before this chunk */
         PyMem_RawFree(t->staged_meta);
         t->staged_meta = NULL; t->staged_meta_len = 0; t->meta_offset = -1;
@@ -228,7 +268,8 @@ static void drop_chunk(Tag *t) {
 static void forget_tags(Scanner *s, Py_ssize_t first) {
     for (Py_ssize_t i = first; i < s->ntags; i++) {
         Tag *t = &s->tags[i];
-        PyMem_RawFree(t->rows);
+        clear_rows(s, &t->scalars);
+        clear_rows(s, &t->histos);
         PyMem_RawFree(t->staged_meta);
         PyMem_RawFree(t->key);
         Py_CLEAR(t->handed);
@@ -282,35 +323,49 @@ static uint64_t kth_smallest(uint64_t *a, Py_ssize_t n, Py_ssize_t k) {
     return a[k];
 }
 
-/* Reduce rows[0:n] of a tag with capacity t->keep > 0 (see above); 0, or -1 when out of memory (rows unchanged). */
-static int reduce_rows(Tag *t) {
-    Row *r = t->rows;
-    Py_ssize_t n = t->n, m = 0, k = t->keep;
-    if (!r) return 0;
+/* Free the blob of a row that is dropped. */
+static inline void drop_row(Scanner *s, RowSet *rs, Row *r) {
+    if (rs->blobs) {
+        s->blob_bytes -= (Py_ssize_t)*(size_t *)r->blob;
+        PyMem_RawFree(r->blob);
+    }
+}
+
+/* Reduce rows[0:n] of a set with capacity keep > 0 (see above); 0, or -1 when out of memory (nothing dropped but
+   rows that no reservoir keeps). */
+static int reduce_rows(Scanner *s, RowSet *rs) {
+    Row *r = rs->rows;
+    Py_ssize_t n = rs->n, m = 0, k = rs->keep;
+    if (!r || !k) return 0;
     for (Py_ssize_t i = 0; i < n; i++) {   /* finite wall times, then survivors: a stack of increasing steps */
-        if (!isfinite(r[i].wall)) continue;
-        while (m > 0 && r[m - 1].step >= r[i].step) m--;
+        if (!isfinite(r[i].wall)) { drop_row(s, rs, &r[i]); continue; }
+        while (m > 0 && r[m - 1].step >= r[i].step) drop_row(s, rs, &r[--m]);
         r[m++] = r[i];
     }
+    rs->filtering = 0;
     if (m > k + 1) {
         uint64_t *prio = PyMem_RawMalloc((size_t)(m - 1) * sizeof(uint64_t));
-        if (!prio) return -1;
+        if (!prio) {
+            rs->reduced |= m < n;
+            rs->n = m;
+            return -1;
+        }
         for (Py_ssize_t i = 0; i < m - 1; i++) prio[i] = priority(r[i].step);
         int some = k > 1;
         uint64_t threshold = some ? kth_smallest(prio, m - 1, k - 2) : 0;
         PyMem_RawFree(prio);
         Py_ssize_t j = 1;                  /* the first stays */
-        for (Py_ssize_t i = 1; i < m - 1; i++)
+        for (Py_ssize_t i = 1; i < m - 1; i++) {
             if (some && priority(r[i].step) <= threshold) r[j++] = r[i];
+            else drop_row(s, rs, &r[i]);
+        }
         r[j++] = r[m - 1];                 /* and the last */
         m = j;
-        t->filtering = 1;
-        t->threshold = threshold;
-    } else {
-        t->filtering = 0;
+        rs->filtering = 1;
+        rs->threshold = threshold;
     }
-    if (m < n) t->reduced = 1;
-    t->n = m;
+    rs->reduced |= m < n;
+    rs->n = m;
     return 0;
 }
 
@@ -337,9 +392,9 @@ static int settle_tags(Scanner *s, Py_ssize_t first) {
         t->name = name;
         t->verdict = accepted ? TAG_ACCEPTED : TAG_REFUSED;
         if (!accepted) {  /* its rows are never wanted: free them */
-            drop_chunk(t);
-            PyMem_RawFree(t->rows);
-            t->rows = NULL; t->n = t->cap = t->settled = 0;
+            drop_chunk(s, t);
+            clear_rows(s, &t->scalars);
+            clear_rows(s, &t->histos);
             t->from_tensor = 0;
         }
     }
@@ -355,44 +410,51 @@ static int settle_meta(Tag *t) {
     return 0;
 }
 
-/* keep(tag, metadata, first_is_tensor) of a new accepted tag: its reservoir capacity (0: keep every row). */
+/* keep(tag, metadata, first_what) of a new accepted tag: the capacity of the reservoir of its first row's kind
+   (0: keep every row). */
 static int settle_keep(Scanner *s, Tag *t) {
-    if (s->keep == Py_None) return 0;
-    PyObject *r = PyObject_CallFunction(s->keep, "OOO", t->name, t->meta ? t->meta : Py_None,
-                                        t->first_is_tensor ? Py_True : Py_False);
+    if (s->keep == Py_None || !t->first_what) return 0;
+    PyObject *r = PyObject_CallFunction(s->keep, "OOs", t->name, t->meta ? t->meta : Py_None, FIRST_WHAT[t->first_what]);
     if (!r) return -1;
     Py_ssize_t k = PyLong_AsSsize_t(r);
     Py_DECREF(r);
     if (k == -1 && PyErr_Occurred()) return -1;
-    t->keep = k > 0 ? k : 0;
+    (t->first_what == FIRST_HISTO ? &t->histos : &t->scalars)->keep = k > 0 ? k : 0;
     return 0;
 }
 
 /* Append one row to a tag's array (taking back the rows columns() handed out, if any); -1 when out of memory.
    No GIL needed. */
-static int append_row(Tag *t, int64_t offset, int64_t step, double wall, double value) {
-    if (t->filtering) {   /* see reduce_rows: the last row of this chunk, if outranked, gives way to the new one */
-        Row *last = &t->rows[t->n - 1];
-        if (!isfinite(wall) || step <= last->step) {
-            t->filtering = 0;
-        } else if (t->n - 1 >= t->settled && priority(last->step) > t->threshold) {
-            *last = (Row){offset, step, wall, value};
-            t->reduced = 1;
+static int append_row(Scanner *s, Tag *t, RowSet *rs, Row row) {
+    if (rs->filtering) {   /* see reduce_rows: the last row of this chunk, if outranked, gives way to the new one */
+        Row *last = &rs->rows[rs->n - 1];
+        if (!isfinite(row.wall) || row.step <= last->step) {
+            rs->filtering = 0;
+        } else if (rs->n - 1 >= rs->settled && priority(last->step) > rs->threshold) {
+            drop_row(s, rs, last);
+            *last = row;
+            rs->reduced = 1;
             return 0;
         }
     }
-    if (t->n == t->cap || !t->rows) {
-        Py_ssize_t cap = t->cap > t->n ? t->cap : (t->n ? t->n * 2 : 16);
+    if (rs->n == rs->cap || !rs->rows) {
+        Py_ssize_t cap = rs->cap > rs->n ? rs->cap : (rs->n ? rs->n * 2 : 16);
         if (cap > PY_SSIZE_T_MAX / (Py_ssize_t)sizeof(Row)) return -1;
-        Row *rows = PyMem_RawRealloc(t->rows, (size_t)cap * sizeof(Row));
+        Row *rows = PyMem_RawRealloc(rs->rows, (size_t)cap * sizeof(Row));
         if (!rows) return -1;
-        if (!t->rows && t->n)   /* handed out: the RowsBuffer keeps its own; work on a copy */
-            memcpy(rows, ((RowsBuffer *)t->handed)->rows, (size_t)t->n * sizeof(Row));
-        t->rows = rows;
-        t->cap = cap;
+        if (!rs->rows && rs->n)   /* handed out: the RowsBuffer keeps its own; work on a copy */
+            memcpy(rows, ((RowsBuffer *)t->handed)->rows, (size_t)rs->n * sizeof(Row));
+        rs->rows = rows;
+        rs->cap = cap;
     }
-    t->rows[t->n++] = (Row){offset, step, wall, value};
+    rs->rows[rs->n++] = row;
     return 0;
+}
+
+/* The first row of a tag (of either kind) and its wall time. */
+static inline void note_row(Tag *t, int first_what, double wall) {
+    if (!t->first_what) t->first_what = first_what;
+    if (isfinite(wall) && wall < t->min_wall) t->min_wall = wall;
 }
 
 /* Append one fast value to its tag (unless the tag is refused); -1 when out of memory.
@@ -409,14 +471,37 @@ static int emit_value(Scanner *s, const FastValue *fv, int64_t offset, int64_t s
         t->staged_meta_len = fv->meta_len;
         t->meta_offset = offset;
     }
-    if (!t->n) t->first_is_tensor = fv->is_tensor;
+    note_row(t, fv->is_tensor ? FIRST_TENSOR : FIRST_SIMPLE_VALUE, wall);
     t->from_tensor |= fv->is_tensor;
-    if (isfinite(wall) && wall < t->min_wall) t->min_wall = wall;
-    return append_row(t, offset, step, wall, fv->value);
+    Row row = {.offset = offset, .step = step, .wall = wall, .value = fv->value};
+    return append_row(s, t, &t->scalars, row);
+}
+
+/* Append a described lone histogram (payload p[0:len], its tag at tag[0:tag_len]) to its tag, with a copy of the
+   payload (unless the tag is refused); -1 when out of memory. No GIL needed. */
+static int emit_histogram(Scanner *s, const uint8_t *tag, size_t tag_len, const uint8_t *p, size_t len,
+                          int64_t offset, int64_t step, double wall) {
+    Py_ssize_t ti = find_tag(s, tag, tag_len);
+    if (ti < 0) return -1;
+    Tag *t = &s->tags[ti];
+    if (t->verdict == TAG_REFUSED) return 0;
+    uint8_t *blob = PyMem_RawMalloc(sizeof(size_t) + (len ? len : 1));
+    if (!blob) return -1;
+    memcpy(blob, &len, sizeof(size_t));
+    memcpy(blob + sizeof(size_t), p, len);
+    note_row(t, FIRST_HISTO, wall);
+    Row row = {.offset = offset, .step = step, .wall = wall, .blob = blob};
+    s->blob_bytes += (Py_ssize_t)len;
+    if (append_row(s, t, &t->histos, row) < 0) {
+        s->blob_bytes -= (Py_ssize_t)len;
+        PyMem_RawFree(blob);
+        return -1;
+    }
+    return 0;
 }
 
 /* Note a record for the proto decoder (payload at buf[pos:pos + len]); -1 when out of memory. No GIL needed. */
-static int note_other(Scanner *s, int64_t offset, Py_ssize_t pos, Py_ssize_t len, const Other *described) {
+static int note_other(Scanner *s, int64_t offset, Py_ssize_t pos, Py_ssize_t len) {
     if (s->npending == s->pending_cap) {
         Py_ssize_t cap = s->pending_cap ? s->pending_cap * 2 : 64;
         Other *pending = PyMem_RawRealloc(s->pending, (size_t)cap * sizeof(Other));
@@ -424,8 +509,7 @@ static int note_other(Scanner *s, int64_t offset, Py_ssize_t pos, Py_ssize_t len
         s->pending = pending;
         s->pending_cap = cap;
     }
-    if (described) s->pending[s->npending] = *described;
-    else s->pending[s->npending] = (Other){.offset = offset, .pos = pos, .len = len};
+    s->pending[s->npending] = (Other){.offset = offset, .pos = pos, .len = len};
     s->npending++;
     return 0;
 }
@@ -435,14 +519,7 @@ static int settle_chunk(Scanner *s, const uint8_t *buf, Py_ssize_t first_new) {
     int ok = 1;
     for (Py_ssize_t i = 0; ok && i < s->npending; i++) {
         const Other *o = &s->pending[i];
-        PyObject *item;
-        if (o->described) {
-            PyObject *tag = PyUnicode_DecodeUTF8((const char *)buf + o->tag_pos, o->tag_len, "strict");
-            item = tag ? Py_BuildValue("(Ly#LdN)", (long long)o->offset, (const char *)buf + o->pos, o->len,
-                                       (long long)o->step, o->wall, tag) : NULL;
-        } else {
-            item = Py_BuildValue("(Ly#)", (long long)o->offset, (const char *)buf + o->pos, o->len);
-        }
+        PyObject *item = Py_BuildValue("(Ly#)", (long long)o->offset, (const char *)buf + o->pos, o->len);
         ok = item && PyList_Append(s->others, item) == 0;
         Py_XDECREF(item);
     }
@@ -453,7 +530,7 @@ static int settle_chunk(Scanner *s, const uint8_t *buf, Py_ssize_t first_new) {
         if (t->verdict == TAG_ACCEPTED) ok = settle_meta(t) == 0 && (i < first_new || settle_keep(s, t) == 0);
     }
     if (!ok) {                                         /* then leave no trace of the chunk, */
-        for (Py_ssize_t i = 0; i < s->ntags; i++) drop_chunk(&s->tags[i]);
+        for (Py_ssize_t i = 0; i < s->ntags; i++) drop_chunk(s, &s->tags[i]);
         forget_tags(s, first_new);
         return -1;
     }
@@ -462,9 +539,13 @@ static int settle_chunk(Scanner *s, const uint8_t *buf, Py_ssize_t first_new) {
         if (t->verdict != TAG_ACCEPTED) continue;
         PyMem_RawFree(t->staged_meta);
         t->staged_meta = NULL; t->staged_meta_len = 0;
-        if (t->rows && t->handed) Py_CLEAR(t->handed);  /* the tag's rows were taken back */
-        if (t->keep && t->n >= 2 * t->keep + 64) reduce_rows(t);  /* (out of memory: reduced later) */
-        t->settled = t->n;
+        if (t->scalars.rows && t->handed) Py_CLEAR(t->handed);  /* the tag's rows were taken back */
+        RowSet *sets[2] = {&t->scalars, &t->histos};
+        for (int k = 0; k < 2; k++) {
+            if (sets[k]->keep && sets[k]->n >= 2 * sets[k]->keep + 64)
+                reduce_rows(s, sets[k]);  /* (out of memory: reduced later) */
+            sets[k]->settled = sets[k]->n;
+        }
     }
     return 0;
 }
@@ -518,8 +599,8 @@ static int lone_histogram(Cur v, const uint8_t **tag, size_t *tag_len) {
 enum { W_NONE, W_SUMMARY, W_GRAPH, W_RUN_METADATA, W_ALWAYS };
 
 /* Decode one payload: 1 = taken into columns, 0 = hand to the proto decoder, 2 = drop, -1 out of memory,
-   3 = a described lone histogram (want_other bit 8; *d filled in but for the positions). */
-static int decode_event(Scanner *s, const uint8_t *p, size_t n, int64_t offset, Other *d) {
+   3 = a described lone histogram (want_other bit 8; *d filled in). */
+static int decode_event(Scanner *s, const uint8_t *p, size_t n, int64_t offset, Described *d) {
     Cur c = {p, p + n}, summary = {NULL, NULL};
     uint64_t key, v;
     double wall = 0;
@@ -566,10 +647,10 @@ static int decode_event(Scanner *s, const uint8_t *p, size_t n, int64_t offset, 
         }
     }
     if (!all_fast && (s->want_other & 4)) {
-        const uint8_t *tag;
-        size_t tag_len;
+        const uint8_t *tag = NULL;
+        size_t tag_len = 0;
         if ((s->want_other & 8) && nvalues == 1 && lone_histogram(lone, &tag, &tag_len)) {
-            d->described = 1; d->step = step; d->wall = wall;
+            d->step = step; d->wall = wall;
             d->tag_pos = (Py_ssize_t)(tag - p); d->tag_len = (Py_ssize_t)tag_len;  /* from the payload, for now */
             return 3;
         }
@@ -626,12 +707,11 @@ static PyObject *Scanner_feed(Scanner *s, PyObject *args) {
             status = 2; length = (long long)(len + 16); break;
         }
         s->records++;
-        Other d;
+        Described d;
         int r = decode_event(s, payload, (size_t)len, base + pos, &d);
-        if (r == 3) {
-            d.offset = base + pos; d.pos = pos + 12; d.len = (Py_ssize_t)len; d.tag_pos += pos + 12;
-            r = note_other(s, base + pos, pos + 12, (Py_ssize_t)len, &d);
-        } else if (r == 0) r = note_other(s, base + pos, pos + 12, (Py_ssize_t)len, NULL);
+        if (r == 3)
+            r = emit_histogram(s, payload + d.tag_pos, (size_t)d.tag_len, payload, (size_t)len, base + pos, d.step, d.wall);
+        else if (r == 0) r = note_other(s, base + pos, pos + 12, (Py_ssize_t)len);
         if (r < 0) { oom = 1; break; }
         pos += (Py_ssize_t)len + 16;
     }
@@ -641,7 +721,7 @@ static PyObject *Scanner_feed(Scanner *s, PyObject *args) {
     if (!ok) {  /* a failed feed keeps nothing of its chunk: no rows, tags, records or others */
         if (!result) {  /* settle_chunk() cleans up after itself */
             s->npending = 0;
-            for (Py_ssize_t i = 0; i < s->ntags; i++) drop_chunk(&s->tags[i]);
+            for (Py_ssize_t i = 0; i < s->ntags; i++) drop_chunk(s, &s->tags[i]);
             forget_tags(s, first_new);
         }
         Py_CLEAR(result);
@@ -670,30 +750,64 @@ static PyObject *Scanner_columns(Scanner *s, PyObject *Py_UNUSED(ignored)) {
     if (!out) return NULL;
     for (Py_ssize_t i = 0; i < s->ntags; i++) {
         Tag *t = &s->tags[i];
-        if (t->verdict != TAG_ACCEPTED || !t->n) continue;
-        if (t->rows) {  /* hand the rows over (reduced first), or hand the same RowsBuffer again */
-            if (t->keep && reduce_rows(t) < 0) { Py_DECREF(out); return PyErr_NoMemory(); }
+        RowSet *rs = &t->scalars;
+        if (t->verdict != TAG_ACCEPTED || !rs->n) continue;
+        if (rs->rows) {  /* hand the rows over (reduced first), or hand the same RowsBuffer again */
+            if (reduce_rows(s, rs) < 0) { Py_DECREF(out); return PyErr_NoMemory(); }
             RowsBuffer *rb = PyObject_New(RowsBuffer, &RowsBufferType);
             if (!rb) { Py_DECREF(out); return NULL; }
-            Row *rows = PyMem_RawRealloc(t->rows, (size_t)t->n * sizeof(Row));  /* shrinks: cannot move far */
-            rb->rows = rows ? rows : t->rows;
-            rb->n = t->n;
-            t->rows = NULL; t->cap = 0; t->settled = t->n; t->filtering = 0;
+            Row *rows = PyMem_RawRealloc(rs->rows, (size_t)rs->n * sizeof(Row));  /* shrinks: cannot move far */
+            rb->rows = rows ? rows : rs->rows;
+            rb->n = rs->n;
+            rs->rows = NULL; rs->cap = 0; rs->settled = rs->n; rs->filtering = 0;
             Py_XSETREF(t->handed, (PyObject *)rb);
         }
         PyObject *item = Py_BuildValue("(OLOOOOd)", t->name, (long long)t->meta_offset, t->meta ? t->meta : Py_None,
                                        t->handed, t->from_tensor ? Py_True : Py_False,
-                                       t->reduced ? Py_True : Py_False, t->min_wall);
+                                       rs->reduced ? Py_True : Py_False, t->min_wall);
         if (!item || PyList_Append(out, item) < 0) { Py_XDECREF(item); Py_DECREF(out); return NULL; }
         Py_DECREF(item);
     }
     return out;
 }
 
-static PyObject *Scanner_get_rows_held(Scanner *s, void *Py_UNUSED(c)) {
+/* take_histograms(): [(tag, reduced, min_wall_time, [(offset, payload, step, wall_time), ...])], the described
+   histograms of each accepted tag (reduced first), which the scanner then forgets. */
+static PyObject *Scanner_take_histograms(Scanner *s, PyObject *Py_UNUSED(ignored)) {
+    if (s->busy) { PyErr_SetString(PyExc_RuntimeError, BUSY); return NULL; }
+    PyObject *out = PyList_New(0);
+    if (!out) return NULL;
+    for (Py_ssize_t i = 0; i < s->ntags; i++) {
+        Tag *t = &s->tags[i];
+        RowSet *rs = &t->histos;
+        if (t->verdict != TAG_ACCEPTED || !rs->n) continue;
+        if (reduce_rows(s, rs) < 0) { Py_DECREF(out); return PyErr_NoMemory(); }
+        PyObject *items = PyList_New(rs->n);
+        if (!items) { Py_DECREF(out); return NULL; }
+        for (Py_ssize_t j = 0; j < rs->n; j++) {
+            const Row *r = &rs->rows[j];
+            PyObject *item = Py_BuildValue("(Ly#Ld)", (long long)r->offset, (const char *)r->blob + sizeof(size_t),
+                                           (Py_ssize_t)*(size_t *)r->blob, (long long)r->step, r->wall);
+            if (!item) { Py_DECREF(items); Py_DECREF(out); return NULL; }
+            PyList_SET_ITEM(items, j, item);
+        }
+        PyObject *entry = Py_BuildValue("(OOdN)", t->name, rs->reduced ? Py_True : Py_False, t->min_wall, items);
+        if (!entry || PyList_Append(out, entry) < 0) { Py_XDECREF(entry); Py_DECREF(out); return NULL; }
+        Py_DECREF(entry);
+    }
+    for (Py_ssize_t i = 0; i < s->ntags; i++) {   /* all handed out: forget them */
+        RowSet *rs = &s->tags[i].histos;
+        Py_ssize_t keep = rs->keep;
+        clear_rows(s, rs);
+        rs->keep = keep;
+    }
+    return out;
+}
+
+static PyObject *Scanner_get_held_bytes(Scanner *s, void *Py_UNUSED(c)) {
     Py_ssize_t n = 0;
-    for (Py_ssize_t i = 0; i < s->ntags; i++) n += s->tags[i].n;
-    return PyLong_FromSsize_t(n);
+    for (Py_ssize_t i = 0; i < s->ntags; i++) n += s->tags[i].scalars.n + s->tags[i].histos.n;
+    return PyLong_FromSsize_t(n * (Py_ssize_t)sizeof(Row) + s->blob_bytes);
 }
 
 static void Scanner_clear_tags(Scanner *s) {
@@ -702,7 +816,7 @@ static void Scanner_clear_tags(Scanner *s) {
     PyMem_RawFree(s->slots);
     PyMem_RawFree(s->pending);
     s->tags = NULL; s->slots = NULL; s->pending = NULL;
-    s->ntags = s->tags_cap = s->nslots = s->npending = s->pending_cap = 0;
+    s->ntags = s->tags_cap = s->nslots = s->npending = s->pending_cap = s->blob_bytes = 0;
     s->last = -1;
 }
 
@@ -740,12 +854,13 @@ static PyMethodDef Scanner_methods[] = {
     {"feed", (PyCFunction)Scanner_feed, METH_VARARGS, "feed(buf, base) -> (status, used, length)"},
     {"take_others", (PyCFunction)Scanner_take_others, METH_NOARGS, "records left to the proto decoder"},
     {"columns", (PyCFunction)Scanner_columns, METH_NOARGS, "per-tag scalar columns"},
+    {"take_histograms", (PyCFunction)Scanner_take_histograms, METH_NOARGS, "per-tag described histograms"},
     {NULL, NULL, 0, NULL},
 };
 
 static PyGetSetDef Scanner_getset[] = {
     {"records", (getter)Scanner_get_records, NULL, "records framed so far", NULL},
-    {"rows_held", (getter)Scanner_get_rows_held, NULL, "rows held for accepted and pending tags", NULL},
+    {"held_bytes", (getter)Scanner_get_held_bytes, NULL, "bytes of rows and histogram payloads held", NULL},
     {NULL, NULL, NULL, NULL, NULL},
 };
 

@@ -237,6 +237,8 @@ class FileRows:
     problems: List[Problem] = field(default_factory=list)
     tensor_scalars: set = field(default_factory=set)  # tags whose scalar rows include tensor values
     reduced: set = field(default_factory=set)  # tags whose fast rows the scanner reduced (scan_stream's ``keep``)
+    reduced_histograms: set = field(default_factory=set)  # tags whose lone histograms it reduced
+    described: Dict[str, int] = field(default_factory=dict)  # lone histograms filed by add_lone_histograms, by tag
     merged: set = field(default_factory=set)   # tags with scalar rows from both paths (merged by offset)
     fast_min_wall_time: float = float("inf")   # the earliest finite wall time of the fast path's rows
     records: int = 0
@@ -292,14 +294,17 @@ class FileRows:
                 trm = event.tagged_run_metadata
                 self.run_metadata.append((offset, step, wall_time, trm.tag, trm.run_metadata))
 
-    def add_lone_histogram(self, offset: int, payload: bytes, step: int, wall_time: float, tag: str) -> None:
-        """File an event the scanner described as one histogram value of ``tag`` (no metadata), undecoded: what
-        :meth:`add_event` would file, with a :class:`RawHistogram` for the HistogramProto."""
-        if wall_time < self.min_wall_time and wall_time - wall_time == 0:
-            self.min_wall_time = wall_time
-        ok = self._accepted.get(tag)
-        if ok or (ok is None and self.accepts(tag)):
-            self.values.setdefault(tag, []).append((offset, step, wall_time, "histo", RawHistogram(payload)))
+    def add_lone_histograms(self, tag: str, histograms: list) -> None:
+        """File the events the scanner described as one histogram value of ``tag`` (no metadata), ``(offset,
+        payload, step, wall_time)`` in file order, undecoded: what :meth:`add_event` would file, with a
+        :class:`RawHistogram` for the HistogramProto (the scanner accepted the tag and noted the wall times)."""
+        entries = self.values.setdefault(tag, [])
+        mixed = bool(entries)
+        entries.extend((offset, step, wall_time, "histo", RawHistogram(payload))
+                       for offset, payload, step, wall_time in histograms)
+        if mixed:   # other events of the tag went to the proto decoder: in file order with them
+            entries.sort(key=lambda entry: entry[0])
+        self.described[tag] = self.described.get(tag, 0) + len(histograms)
 
     def _add_summary(self, offset: int, step: int, wall_time: float, summary) -> None:
         accepted, metadata = self._accepted, self.metadata

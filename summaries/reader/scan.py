@@ -111,7 +111,7 @@ def _scan_fast(f: BinaryIO, size: int, rows: FileRows, check_crc: bool, on_error
         want |= _WANT_GRAPHS
     if rows.kinds is None or "run_metadata" in rows.kinds:
         want |= _WANT_RUN_METADATA
-    if rows.raw_histograms:   # lone histograms come described, left undecoded (FileRows.add_lone_histogram)
+    if rows.raw_histograms:   # lone histograms come described, left undecoded (FileRows.add_lone_histograms)
         want |= _DESCRIBE_HISTOGRAMS
     scanner = _fastscan.Scanner(rows.tag_filter, want, check_crc, keep)
     buf = bytearray(min(chunk, max(size - start, record.HEADER_SIZE)))
@@ -126,14 +126,10 @@ def _scan_fast(f: BinaryIO, size: int, rows: FileRows, check_crc: bool, on_error
             eof = n == 0 or base + filled >= size
         with memoryview(buf) as view:
             status, used, length = scanner.feed(view[:filled], base)
-        for other in scanner.take_others():
-            held += len(other[1])
-            if len(other) == 2:
-                rows.add_event(*other)
-            else:
-                rows.add_lone_histogram(*other)
-        if status == 0 and budget is not None and used and not eof and \
-                held + scanner.rows_held * ROW.itemsize >= budget:
+        for offset, payload in scanner.take_others():
+            held += len(payload)
+            rows.add_event(offset, payload)
+        if status == 0 and budget is not None and used and not eof and held + scanner.held_bytes >= budget:
             rows.end = base + used  # enough held for one scan: the caller reads on from here
             break
         if status == 0:
@@ -158,6 +154,11 @@ def _scan_fast(f: BinaryIO, size: int, rows: FileRows, check_crc: bool, on_error
         f.seek(resume)
         base, filled, eof = resume, 0, False
     rows.records += scanner.records
+    for tag, reduced, min_wall_time, histograms in scanner.take_histograms():
+        if reduced:
+            rows.reduced_histograms.add(tag)
+        rows.fast_min_wall_time = min(rows.fast_min_wall_time, min_wall_time)
+        rows.add_lone_histograms(tag, histograms)
     for tag, meta_offset, meta, tag_rows, from_tensor, reduced, min_wall_time in scanner.columns():
         if from_tensor:
             rows.tensor_scalars.add(tag)
@@ -182,11 +183,12 @@ def scan_stream(f: BinaryIO, path: str, size: int, *, tag_filter: Optional[Calla
     still be writing it, so the next pass reads it from ``rows.end``). ``keep_empty`` and ``raw_histograms``: see
     :class:`FileRows`. ``chunk``: bytes read at a time on the fast path (less memory, more calls).
 
-    For a reader that keeps reservoirs (the live loader), on the fast path: ``keep(tag, metadata,
-    first_is_tensor)`` gives the capacity of the reservoir a new tag's scalar rows go to (0: none), and its rows
-    are then reduced to what that reservoir would keep of them (the tag is in ``rows.reduced`` if any were
-    dropped; ``rows.fast_min_wall_time`` still counts them); ``budget``: stop, at a record boundary, once the
-    rows and undecoded records held reach this many bytes (``rows.end`` says where).
+    For a reader that keeps reservoirs (the live loader), on the fast path: ``keep(tag, metadata, first_what)``
+    gives the capacity of the reservoir a new tag's rows of its first kind go to ('simple_value' and 'tensor':
+    its scalar rows; 'histo': its lone histograms, with ``raw_histograms``), 0 for none, and those rows are then
+    reduced to what that reservoir would keep of them (the tag is in ``rows.reduced`` or
+    ``rows.reduced_histograms`` if any were dropped; ``rows.fast_min_wall_time`` still counts them); ``budget``:
+    stop, at a record boundary, once the rows and records held reach this many bytes (``rows.end`` says where).
     """
     rows = FileRows(path, tag_filter=tag_filter, kinds=kinds, keep_empty=keep_empty, raw_histograms=raw_histograms)
     if fast is None:

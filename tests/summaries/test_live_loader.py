@@ -378,25 +378,30 @@ def _histogram(tag, step):
 
 def _reducible_events(mixed: bool):
     """Events that exercise the scanner's reduction: long scalar series (simple values and TF2-style tensors) with
-    restarts that re-log the steps they preempt (the first at event 3,000) and wall times that are not finite, and a rank-0 tensor series of
-    another data class (never reduced); ``mixed`` adds a tag logged first as a histogram and then as scalars, and a
+    restarts that re-log the steps they preempt and wall times that are not finite,
+    a long histogram series (lone histograms, one an event), and a rank-0 tensor series of another data class
+    (never reduced); ``mixed`` adds a tag logged first as a histogram and then as scalars, and a
     tag whose scalars sometimes share an event with a histogram (some rows come from the proto decoder): the scans
-    the reduction cannot stand for."""
-    events = []
+    the reduction cannot stand for. Returns the events and the index of the first restart's first event."""
+    events, restart = [], None
     wall = 1.7e9
     steps = list(range(0, 3000)) + list(range(1500, 5000)) + list(range(4000, 7000))   # restarts at 1500, 4000
     for i, step in enumerate(steps):
         wall += 0.01
         w = float("nan") if i == 2000 else float("inf") if i == 2500 else wall
+        if i == 3000:
+            restart = len(events)
         events.append(_event(step, w, _scalar("loss", float(i)), _tensor_scalar("acc", i / 10, "scalars"),
                              _tensor_scalar("custom", float(i), "custom", data_class=2)))
+        if i % 3 == 0:
+            events.append(_event(step, w, _histogram("weights", step)))
         if mixed and i < 3000:
             events.append(_event(step, wall, _histogram("first_histogram", step) if i < 50 else
                                  _scalar("first_histogram", float(i))))
         if mixed:   # a histogram in one event in 7: all of it goes to the proto decoder
             events.append(_event(step, wall, _scalar("sometimes_merged", float(i)),
                                  *([_histogram("h", step)] if i % 7 == 0 else [])))
-    return events
+    return events, restart
 
 
 @pytest.mark.parametrize("hold", [None, 96 << 10])
@@ -412,7 +417,7 @@ def test_the_scanners_reduction_leaves_the_reservoirs_as_every_row_would(tmp_pat
 
     def spying_scan(*args, **kwargs):
         rows = scan(*args, **kwargs)
-        reduced.update(rows.reduced)
+        reduced.update(rows.reduced | rows.reduced_histograms)
         return rows
     monkeypatch.setattr(loader, "scan_stream", spying_scan)
     exact = LiveRun.reduction_exact
@@ -426,14 +431,15 @@ def test_the_scanners_reduction_leaves_the_reservoirs_as_every_row_would(tmp_pat
     records = {}
     for name in ("clean", "mixed"):
         (tmp_path / name).mkdir()
-        records[str(tmp_path / name / "events.out.tfevents.1.host")] = [
-            record.encode_record(e.SerializeToString()) for e in _reducible_events(mixed=name == "mixed")]
+        events, restart = _reducible_events(mixed=name == "mixed")
+        records[str(tmp_path / name / "events.out.tfevents.1.host")] = (
+            [record.encode_record(e.SerializeToString()) for e in events], restart)
     live, every_row = LiveLogdir(str(tmp_path), threads=1), LiveLogdir(str(tmp_path), threads=1)
 
     def reload_both():
         live.reload()
         with monkeypatch.context() as m:   # the same loader, told no series is a scalar reservoir's
-            m.setattr(LiveRun, "scalar_capacity", lambda self, *args: 0)
+            m.setattr(LiveRun, "reservoir_capacity", lambda self, *args: 0)
             every_row.reload()
         for name in ("clean", "mixed"):
             a, b = live.runs[name], every_row.runs[name]
@@ -448,15 +454,15 @@ def test_the_scanners_reduction_leaves_the_reservoirs_as_every_row_would(tmp_pat
                 else:
                     assert [tensor_bytes(v) for v in v1] == [tensor_bytes(v) for v in v2], (name, tag)
 
-    for first in (True, False):   # a pass, then one after more was appended: the clean run's first restart
-        for path, recs in records.items():
-            cut = 3000 if "clean" in path else 5000
+    for first in (True, False):   # a pass, then one after the rest was appended, from the first restart on
+        for path, (recs, cut) in records.items():
             with open(path, "ab") as f:
                 f.write(b"".join(recs[:cut] if first else recs[cut:]))
         reduced.clear()
         reload_both()
-        assert {"loss", "acc"} <= reduced and "custom" not in reduced   # the reduction happened in this pass,
+        assert {"loss", "acc", "weights"} <= reduced and "custom" not in reduced   # the reduction happened in this pass,
     assert {"first_histogram", "sometimes_merged"} & set(inexact)   # and the scans it could not stand for were read again
     clean, mixed = live.runs["clean"], live.runs["mixed"]
     assert len(clean.series["loss"].reservoir) == 1000 and clean.series["loss"].reservoir.data[0][-1] == 6999
+    assert len(clean.series["weights"].reservoir) == 100 and clean.series["weights"].data_class == TENSOR
     assert mixed.series["first_histogram"].data_class == TENSOR and clean.series["custom"].data_class == TENSOR
