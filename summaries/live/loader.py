@@ -25,6 +25,7 @@ from __future__ import annotations
 import logging
 import os
 import threading
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Callable, Dict, List, Mapping, Optional, Tuple
 
@@ -348,10 +349,9 @@ class LiveLogdir:
                 del run.files[gone]
             work.append((run, files))
         # Runs are read by a few threads at once (the C scanner releases the GIL while it frames and decodes);
-        # within a run, files in name order, each in slices of at most SCAN_BYTES, folded in as they are read,
-        # so a pass holds at most one slice's rows per thread.
+        # within a run, files in name order, each in scans that hold at most about HOLD_BYTES, folded in as they
+        # are read, so a pass holds at most one scan's rows per thread.
         if self.threads > 1 and len(work) > 1:
-            from concurrent.futures import ThreadPoolExecutor
             with ThreadPoolExecutor(self.threads) as pool:
                 for future in [pool.submit(self._read_run, fs, run, files) for run, files in work]:
                     future.result()

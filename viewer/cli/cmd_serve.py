@@ -30,7 +30,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--provider-only", action="store_true",
                         help="start only the gRPC data provider and print its address")
     parser.add_argument("--load-threads", type=int, default=None, metavar="N",
-                        help="files read at once in a reload pass (default: the CPUs but one, 1 to 4)")
+                        help="files read at once in a reload pass (default: the CPUs, at most 4)")
     parser.add_argument("--tensorflow", action="store_true",
                         help="run TensorBoard's web server with TensorFlow imported (slower to start; needed only "
                              "for the Projector's checkpoint-backed embeddings, which are detected)")

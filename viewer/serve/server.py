@@ -80,14 +80,13 @@ def _trim() -> None:
 
 
 def default_load_threads() -> int:
-    """Files a reload pass reads at once: the CPUs but one (at least 1, at most 4). The CPU left over is
-    TensorBoard's web server's and the RPCs', which run while the first pass loads; each scan thread also holds its
-    own slice of columns at the peak. On benchmarks/serve.py's 2-CPU machine one thread was as fast to a full load
-    of the scalars-only logdir as two (3.8-4.1 s against 4.3-4.5 s) in 12 MB less (111-113 MB against 123-126 MB);
-    on the logdir with histograms, where more of the work is the scan's, two were faster (7.5 s against 8.5 s) for
-    17 MB more: ``--load-threads`` chooses."""
+    """Files a reload pass reads at once: the CPUs (at most 4). Each scan thread holds little (the scanner reduces
+    rows as it reads: ``live.loader.HOLD_BYTES``) and does most of its work without the GIL, so on
+    benchmarks/serve.py's 2-CPU machine two threads reached a full load sooner than one on both logdirs (scalars
+    only 2.1 s against 2.9 s, with histograms and images 3.0 s against 3.3 s) for ~7-10 MB more at the peak;
+    ``--load-threads`` chooses."""
     cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
-    return max(1, min(4, cpus - 1))
+    return max(1, min(4, cpus))
 
 
 class DataServer:
