@@ -885,8 +885,52 @@ static PyObject *fs_masked_crc32c(PyObject *self, PyObject *arg) {
     return PyLong_FromUnsignedLong(c);
 }
 
+/* lone_histogram_row(payload) -> (min, max, num, sum, sum_squares, bucket_limit bytes, bucket bytes) | None:
+   the HistogramProto of an event the scanner described as a lone histogram, as decode.histo_row gives it (float64
+   bytes of the packed fields), read straight from the wire; None for any other layout (a packed field in pieces,
+   say), which the caller decodes with the proto. */
+static PyObject *fs_lone_histogram_row(PyObject *self, PyObject *arg) {
+    Py_buffer b;
+    if (PyObject_GetBuffer(arg, &b, PyBUF_SIMPLE) < 0) return NULL;
+    Cur c = {b.buf, (const uint8_t *)b.buf + b.len}, summary = {NULL, NULL}, value = {NULL, NULL}, h = {NULL, NULL};
+    uint64_t key;
+    int ok = 1;
+    while (ok && c.p < c.end) {   /* the event's summary */
+        ok = field_key(&c, &key);
+        if (ok && key == ((5 << 3) | 2)) ok = bytes_field(&c, &summary);
+        else if (ok) ok = skip(&c, (int)(key & 7));
+    }
+    while (ok && summary.p && summary.p < summary.end) {   /* its first value */
+        ok = field_key(&summary, &key);
+        if (ok && key == ((1 << 3) | 2) && !value.p) ok = bytes_field(&summary, &value);
+        else if (ok) ok = skip(&summary, (int)(key & 7));
+    }
+    while (ok && value.p && value.p < value.end) {   /* the value's histo */
+        ok = field_key(&value, &key);
+        if (ok && key == ((5 << 3) | 2)) ok = bytes_field(&value, &h);
+        else if (ok) ok = skip(&value, (int)(key & 7));
+    }
+    double d[5] = {0, 0, 0, 0, 0};
+    Cur packed[2] = {{NULL, NULL}, {NULL, NULL}};
+    ok = ok && h.p && histo_ok(h);
+    while (ok && h.p < h.end) {
+        field_key(&h, &key);
+        int f = (int)(key >> 3);
+        if (f <= 5) { memcpy(&d[f - 1], h.p, 8); h.p += 8; }
+        else if (packed[f - 6].p) ok = 0;   /* in pieces: left to the proto */
+        else bytes_field(&h, &packed[f - 6]);
+    }
+    PyObject *out = ok ? Py_BuildValue("(dddddy#y#)", d[0], d[1], d[2], d[3], d[4],
+                                       (const char *)packed[0].p, packed[0].p ? (Py_ssize_t)(packed[0].end - packed[0].p) : 0,
+                                       (const char *)packed[1].p, packed[1].p ? (Py_ssize_t)(packed[1].end - packed[1].p) : 0)
+                       : (Py_INCREF(Py_None), Py_None);
+    PyBuffer_Release(&b);
+    return out;
+}
+
 static PyMethodDef module_methods[] = {
     {"masked_crc32c", fs_masked_crc32c, METH_O, "masked CRC32C of a bytes-like object (for tests)"},
+    {"lone_histogram_row", fs_lone_histogram_row, METH_O, "a described lone histogram's histo_row, or None"},
     {NULL, NULL, 0, NULL},
 };
 

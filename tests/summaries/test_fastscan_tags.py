@@ -77,11 +77,14 @@ def test_lone_histograms_left_undecoded_decode_as_the_proto_does(peer_logdir):
             plain = scan.scan_stream(f, path, os.path.getsize(path), on_error="skip")
             f.seek(0)
             raw = scan.scan_stream(f, path, os.path.getsize(path), on_error="skip", raw_histograms=True)
-        described += sum(isinstance(e[4], RawHistogram) for entries in raw.values.values() for e in entries)
+        lone = [e[4] for entries in raw.values.values() for e in entries if isinstance(e[4], RawHistogram)]
+        described += len(lone)
+        assert [h.row() for h in lone] == [histo_row(h.proto()) for h in lone], path   # the C reading, the proto's
         histos = {t for t, entries in plain.values.items() if any(e[3] == "histo" for e in entries)}
         plain_v, raw_v = _values(plain), _values(raw)
         assert {t: plain_v[t] for t in histos} == {t: raw_v[t] for t in histos}, path
-        assert plain.metadata == raw.metadata and plain.min_wall_time == raw.min_wall_time
+        earliest = [min(rows.min_wall_time, rows.fast_min_wall_time) for rows in (plain, raw)]
+        assert plain.metadata == raw.metadata and earliest[0] == earliest[1]
         assert [(p.offset, p.kind) for p in plain.problems] == [(p.offset, p.kind) for p in raw.problems]
     assert described > 0
 
