@@ -61,7 +61,8 @@
  */
 
 /* One value: a scalar (the layout of ROW in scan.py), or a histogram, whose payload is `blob`: its length (a
-   size_t) then its bytes, owned by the row. */
+   size_t) then its bytes, owned by the row; NULL while the payload is still in the chunk being read (the record at
+   `offset`), until settle_chunk() copies the payloads of the rows still held. */
 typedef struct { int64_t offset, step; double wall; union { double value; uint8_t *blob; }; } Row;
 
 /* The rows of one kind of a tag; see reduce_rows() for keep, filtering and threshold. */
@@ -235,6 +236,7 @@ static Py_ssize_t find_tag(Scanner *s, const uint8_t *key, size_t len) {
 static void free_blobs(Scanner *s, RowSet *rs, Py_ssize_t from, Py_ssize_t to) {
     if (!rs->blobs || !rs->rows) return;
     for (Py_ssize_t i = from; i < to; i++) {
+        if (!rs->rows[i].blob) continue;
         s->blob_bytes -= (Py_ssize_t)*(size_t *)rs->rows[i].blob;
         PyMem_RawFree(rs->rows[i].blob);
     }
@@ -325,7 +327,7 @@ static uint64_t kth_smallest(uint64_t *a, Py_ssize_t n, Py_ssize_t k) {
 
 /* Free the blob of a row that is dropped. */
 static inline void drop_row(Scanner *s, RowSet *rs, Row *r) {
-    if (rs->blobs) {
+    if (rs->blobs && r->blob) {
         s->blob_bytes -= (Py_ssize_t)*(size_t *)r->blob;
         PyMem_RawFree(r->blob);
     }
@@ -477,25 +479,32 @@ static int emit_value(Scanner *s, const FastValue *fv, int64_t offset, int64_t s
     return append_row(s, t, &t->scalars, row);
 }
 
-/* Append a described lone histogram (payload p[0:len], its tag at tag[0:tag_len]) to its tag, with a copy of the
-   payload (unless the tag is refused); -1 when out of memory. No GIL needed. */
-static int emit_histogram(Scanner *s, const uint8_t *tag, size_t tag_len, const uint8_t *p, size_t len,
-                          int64_t offset, int64_t step, double wall) {
+/* Append a described lone histogram (the record at `offset`, its tag at tag[0:tag_len]) to its tag, its payload
+   left in the chunk for now (unless the tag is refused); -1 when out of memory. No GIL needed. */
+static int emit_histogram(Scanner *s, const uint8_t *tag, size_t tag_len, int64_t offset, int64_t step, double wall) {
     Py_ssize_t ti = find_tag(s, tag, tag_len);
     if (ti < 0) return -1;
     Tag *t = &s->tags[ti];
     if (t->verdict == TAG_REFUSED) return 0;
-    uint8_t *blob = PyMem_RawMalloc(sizeof(size_t) + (len ? len : 1));
-    if (!blob) return -1;
-    memcpy(blob, &len, sizeof(size_t));
-    memcpy(blob + sizeof(size_t), p, len);
     note_row(t, FIRST_HISTO, wall);
-    Row row = {.offset = offset, .step = step, .wall = wall, .blob = blob};
-    s->blob_bytes += (Py_ssize_t)len;
-    if (append_row(s, t, &t->histos, row) < 0) {
-        s->blob_bytes -= (Py_ssize_t)len;
-        PyMem_RawFree(blob);
-        return -1;
+    Row row = {.offset = offset, .step = step, .wall = wall, .blob = NULL};
+    return append_row(s, t, &t->histos, row);
+}
+
+/* Copy the payloads of a set's rows that are still in the chunk `buf` (which starts at file offset `base`); -1 when
+   out of memory. */
+static int copy_payloads(Scanner *s, RowSet *rs, const uint8_t *buf, int64_t base) {
+    for (Py_ssize_t i = rs->settled; i < rs->n; i++) {
+        Row *r = &rs->rows[i];
+        if (r->blob) continue;
+        const uint8_t *record = buf + (r->offset - base);
+        size_t len = (size_t)rd64(record);
+        uint8_t *blob = PyMem_RawMalloc(sizeof(size_t) + (len ? len : 1));
+        if (!blob) { PyErr_NoMemory(); return -1; }
+        memcpy(blob, &len, sizeof(size_t));
+        memcpy(blob + sizeof(size_t), record + 12, len);
+        r->blob = blob;
+        s->blob_bytes += (Py_ssize_t)len;
     }
     return 0;
 }
@@ -514,8 +523,9 @@ static int note_other(Scanner *s, int64_t offset, Py_ssize_t pos, Py_ssize_t len
     return 0;
 }
 
-/* With the GIL, after the loop: settle the chunk (see the top of this section). */
-static int settle_chunk(Scanner *s, const uint8_t *buf, Py_ssize_t first_new) {
+/* With the GIL, after the loop: settle the chunk `buf`, which starts at file offset `base` (see the top of this
+   section). */
+static int settle_chunk(Scanner *s, const uint8_t *buf, int64_t base, Py_ssize_t first_new) {
     int ok = 1;
     for (Py_ssize_t i = 0; ok && i < s->npending; i++) {
         const Other *o = &s->pending[i];
@@ -527,7 +537,9 @@ static int settle_chunk(Scanner *s, const uint8_t *buf, Py_ssize_t first_new) {
     if (ok) ok = settle_tags(s, first_new) == 0;
     for (Py_ssize_t i = 0; ok && i < s->ntags; i++) {  /* first everything that may fail, */
         Tag *t = &s->tags[i];
-        if (t->verdict == TAG_ACCEPTED) ok = settle_meta(t) == 0 && (i < first_new || settle_keep(s, t) == 0);
+        if (t->verdict == TAG_ACCEPTED)
+            ok = settle_meta(t) == 0 && (i < first_new || settle_keep(s, t) == 0) &&
+                 copy_payloads(s, &t->histos, buf, base) == 0;
     }
     if (!ok) {                                         /* then leave no trace of the chunk, */
         for (Py_ssize_t i = 0; i < s->ntags; i++) drop_chunk(s, &s->tags[i]);
@@ -709,15 +721,14 @@ static PyObject *Scanner_feed(Scanner *s, PyObject *args) {
         s->records++;
         Described d;
         int r = decode_event(s, payload, (size_t)len, base + pos, &d);
-        if (r == 3)
-            r = emit_histogram(s, payload + d.tag_pos, (size_t)d.tag_len, payload, (size_t)len, base + pos, d.step, d.wall);
+        if (r == 3) r = emit_histogram(s, payload + d.tag_pos, (size_t)d.tag_len, base + pos, d.step, d.wall);
         else if (r == 0) r = note_other(s, base + pos, pos + 12, (Py_ssize_t)len);
         if (r < 0) { oom = 1; break; }
         pos += (Py_ssize_t)len + 16;
     }
     Py_END_ALLOW_THREADS
     PyObject *result = oom ? PyErr_NoMemory() : Py_BuildValue("(inL)", status, pos, length);
-    int ok = result && settle_chunk(s, p, first_new) == 0;  /* while the buffer is still held */
+    int ok = result && settle_chunk(s, p, base, first_new) == 0;  /* while the buffer is still held */
     if (!ok) {  /* a failed feed keeps nothing of its chunk: no rows, tags, records or others */
         if (!result) {  /* settle_chunk() cleans up after itself */
             s->npending = 0;
