@@ -607,6 +607,31 @@ static int lone_histogram(Cur v, const uint8_t **tag, size_t *tag_len) {
     return have_tag && have_histo;
 }
 
+/* The usual scalar event, as TF1, tensorboardX, torch and our writer write it, matched byte for byte: wall_time,
+   step, and a summary of one value, a tag (non-empty) and a simple_value, in field order and nothing else. 1 when
+   it was (its value emitted), 0 when the payload is anything else (decode_event() reads it), -1 out of memory. The
+   same value decode_event() would emit, without its general field loops. No GIL needed. */
+static int simple_event(Scanner *s, const uint8_t *p, size_t n, int64_t offset) {
+    uint64_t step, len;
+    if (n < 20 || p[0] != 0x09 || p[9] != 0x10) return 0;            /* 1: wall_time (fixed64), 2: step */
+    Cur c = {p + 10, p + n};
+    if (!varint(&c, &step) || c.p == c.end || *c.p++ != 0x2a ||        /* 5: summary, to the end */
+        !varint(&c, &len) || len != (uint64_t)(c.end - c.p)) return 0;
+    if (c.p == c.end || *c.p++ != 0x0a || !varint(&c, &len) || len != (uint64_t)(c.end - c.p))  /* its one value */
+        return 0;
+    if (c.p == c.end || *c.p++ != 0x0a || !varint(&c, &len) || !len || len + 5 != (uint64_t)(c.end - c.p))
+        return 0;                                                      /* the value: 1 tag, 2 simple_value */
+    if (c.p[len] != 0x15) return 0;
+    FastValue fv = {.tag = c.p, .tag_len = (size_t)len};
+    float x;
+    memcpy(&x, c.p + len + 1, 4);
+    fv.value = x;
+    if (!tag_ok(s, &fv)) return 0;   /* not UTF-8: decode_event() leaves it to the proto decoder */
+    double wall;
+    memcpy(&wall, p + 1, 8);
+    return emit_value(s, &fv, offset, (int64_t)step, wall) < 0 ? -1 : 1;
+}
+
 /* Which part of an Event a record holds. */
 enum { W_NONE, W_SUMMARY, W_GRAPH, W_RUN_METADATA, W_ALWAYS };
 
@@ -720,7 +745,8 @@ static PyObject *Scanner_feed(Scanner *s, PyObject *args) {
         }
         s->records++;
         Described d;
-        int r = decode_event(s, payload, (size_t)len, base + pos, &d);
+        int r = simple_event(s, payload, (size_t)len, base + pos);
+        if (r == 0) r = decode_event(s, payload, (size_t)len, base + pos, &d);
         if (r == 3) r = emit_histogram(s, payload + d.tag_pos, (size_t)d.tag_len, base + pos, d.step, d.wall);
         else if (r == 0) r = note_other(s, base + pos, pos + 12, (Py_ssize_t)len);
         if (r < 0) { oom = 1; break; }
