@@ -278,7 +278,7 @@ class LiveRun:
 def compact_histogram(value) -> CompactHistogram:
     """A histogram as the scan left it (a RawHistogram, a HistogramProto or a ``histo_row`` tuple), compacted."""
     if isinstance(value, RawHistogram):
-        return CompactHistogram(value.row())
+        return CompactHistogram.of_event(value.payload) or CompactHistogram(value.row())
     return CompactHistogram(value if isinstance(value, tuple) else histo_row(value))
 
 

@@ -23,6 +23,7 @@ import numpy as np
 from tfevents.proto import tensor_pb2, types_pb2
 
 from ..builders.histograms import default_bucket_edges
+from ..reader.scan import _fastscan
 
 __all__ = ["pack_columns", "unpack_columns", "narrow_ints", "widen_ints", "CompactHistogram"]
 
@@ -147,6 +148,20 @@ class CompactHistogram:
     """One TF1 histogram (min, max, bucket limits, counts) in little memory; see the module docstring."""
 
     __slots__ = ("lo", "hi", "edges", "nonzero", "counts", "k")
+
+    @classmethod
+    def of_event(cls, payload: bytes) -> Optional["CompactHistogram"]:
+        """The histogram of an event the C scanner described as a lone histogram, compacted by the scanner when its
+        limits are a run of the default edges (what every writer writes); None otherwise, or without the
+        scanner: ``CompactHistogram(row)`` then. The same object either way."""
+        parts = _fastscan.compact_lone_histogram(payload, _edge_bytes()[0]) if _fastscan is not None else None
+        if parts is None:
+            return None
+        lo, hi, first, k, nonzero, counts, float32 = parts
+        h = cls.__new__(cls)
+        h.lo, h.hi, h.k, h.edges, h.nonzero = lo, hi, k, slice(first, first + k), nonzero
+        h.counts = np.frombuffer(counts, np.float32 if float32 else np.float64)
+        return h
 
     def __init__(self, row: tuple):
         lo, hi, _num, _sum, _sq, limits, counts = row

@@ -965,9 +965,67 @@ static PyObject *fs_lone_histogram_row(PyObject *self, PyObject *arg) {
     return out;
 }
 
+/* compact_lone_histogram(payload, edges) -> (min, max, first, k, nonzero indices, counts, counts_are_float32) | None:
+   a described lone histogram in live/packing.py's CompactHistogram form when its bucket limits are the float64
+   table `edges` (bytes) from index `first` on, byte for byte (what the writers write), k of them; nonzero: the indices of
+   the non-zero counts (uint16 bytes, uint32 from 65,536 buckets), counts: those counts, as float32 bytes when
+   every one converts back to the same float64 bits, else float64 bytes. None for anything else (the caller
+   compacts it in Python). */
+static PyObject *fs_compact_lone_histogram(PyObject *self, PyObject *args) {
+    Py_buffer b, e;
+    if (!PyArg_ParseTuple(args, "y*y*", &b, &e)) return NULL;
+    PyObject *out = NULL, *row = fs_lone_histogram_row(self, PyTuple_GET_ITEM(args, 0));
+    if (!row || row == Py_None) { out = row; goto done; }
+    const char *limits = PyBytes_AS_STRING(PyTuple_GET_ITEM(row, 5)), *counts = PyBytes_AS_STRING(PyTuple_GET_ITEM(row, 6));
+    Py_ssize_t k = PyBytes_GET_SIZE(PyTuple_GET_ITEM(row, 5)) / 8, nedges = e.len / 8;
+    const double *table = e.buf;
+    if (k == 0 || PyBytes_GET_SIZE(PyTuple_GET_ITEM(row, 6)) != 8 * k) { Py_INCREF(Py_None); out = Py_None; goto done; }
+    double first_limit;
+    memcpy(&first_limit, limits, 8);
+    Py_ssize_t lo = 0, hi = nedges;   /* the first edge >= the first limit */
+    while (lo < hi) { Py_ssize_t mid = lo + (hi - lo) / 2; if (table[mid] < first_limit) lo = mid + 1; else hi = mid; }
+    if (lo + k > nedges || memcmp(table + lo, limits, (size_t)(8 * k)) != 0) { Py_INCREF(Py_None); out = Py_None; goto done; }
+    int wide = k >= 65536, narrow32 = 1;
+    Py_ssize_t nz = 0;
+    for (Py_ssize_t i = 0; i < k; i++) {
+        double c; memcpy(&c, counts + 8 * i, 8);
+        if (c != 0) nz++;
+    }
+    PyObject *idx = PyBytes_FromStringAndSize(NULL, nz * (wide ? 4 : 2));
+    PyObject *vals64 = idx ? PyBytes_FromStringAndSize(NULL, nz * 8) : NULL;
+    if (!vals64) { Py_XDECREF(idx); goto done; }
+    char *ip = PyBytes_AS_STRING(idx);
+    double *vp = (double *)PyBytes_AS_STRING(vals64);
+    for (Py_ssize_t i = 0, j = 0; i < k; i++) {
+        double c; memcpy(&c, counts + 8 * i, 8);
+        if (c == 0) continue;
+        if (wide) { uint32_t x = (uint32_t)i; memcpy(ip + 4 * j, &x, 4); }
+        else { uint16_t x = (uint16_t)i; memcpy(ip + 2 * j, &x, 2); }
+        double back = (double)(float)c;
+        narrow32 &= memcmp(&back, &c, 8) == 0;
+        vp[j++] = c;
+    }
+    PyObject *vals = vals64;
+    if (narrow32) {
+        vals = PyBytes_FromStringAndSize(NULL, nz * 4);
+        if (!vals) { Py_DECREF(idx); Py_DECREF(vals64); goto done; }
+        float *fp = (float *)PyBytes_AS_STRING(vals);
+        for (Py_ssize_t j = 0; j < nz; j++) fp[j] = (float)vp[j];
+        Py_DECREF(vals64);
+    }
+    out = Py_BuildValue("(OOnnNNO)", PyTuple_GET_ITEM(row, 0), PyTuple_GET_ITEM(row, 1), lo, k, idx, vals,
+                        narrow32 ? Py_True : Py_False);
+done:
+    Py_XDECREF(row);
+    PyBuffer_Release(&b);
+    PyBuffer_Release(&e);
+    return out;
+}
+
 static PyMethodDef module_methods[] = {
     {"masked_crc32c", fs_masked_crc32c, METH_O, "masked CRC32C of a bytes-like object (for tests)"},
     {"lone_histogram_row", fs_lone_histogram_row, METH_O, "a described lone histogram's histo_row, or None"},
+    {"compact_lone_histogram", fs_compact_lone_histogram, METH_VARARGS, "a lone histogram's compact form, or None"},
     {NULL, NULL, 0, NULL},
 };
 

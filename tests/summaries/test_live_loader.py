@@ -277,6 +277,9 @@ def test_histograms_compact_losslessly_into_the_rust_servers_tensor(peer_logdir,
     with SummaryWriter(str(tmp_path / "ours")) as w:
         w.add_histogram("h", np.random.default_rng(1).normal(size=500), 0)
         w.add_histogram("wide", np.array([0.0, 0.0, 1e30, -3e-5]), 1)
+        edges = _edge_table()[700:720].tolist()   # default edges; counts that float32 cannot hold, and a -0.0 limit
+        w.add_histogram_raw("fractions", -1, 1, 3, 0, 1, edges, [0.1] + [0.0] * 18 + [2.0], 2)
+        w.add_histogram_raw("negative_zero", -1, 1, 3, 0, 1, [-0.0, 1.0], [1.0, 2.0], 3)
     paths = [os.path.join(d, f) for root in (peer_logdir, str(tmp_path)) for d, _, fs in os.walk(root)
              for f in fs if "tfevents" in f]
     kinds = set()
@@ -293,7 +296,20 @@ def test_histograms_compact_losslessly_into_the_rust_servers_tensor(peer_logdir,
                 got = tensor_to_ndarray(tensor_pb2.TensorProto.FromString(compact.tensor_bytes()))
                 assert got.shape == expected.shape and got.tobytes() == expected.tobytes(), path
                 kinds.add(type(compact.edges).__name__)
-    assert kinds == {"slice", "bytes"}     # contiguous default edges (ours) and sparse or custom ones (peers)
+                # the C scanner's compaction of the same histogram as a lone event: the same object, or none
+                from_c = CompactHistogram.of_event(event_pb2.Event(step=1, wall_time=1.0, summary=summary_pb2.Summary(
+                    value=[summary_pb2.Summary.Value(tag="t", histo=h)])).SerializeToString())
+                if from_c is not None:
+                    assert [getattr(from_c, a) for a in ("lo", "hi", "k", "edges", "nonzero")] == \
+                        [getattr(compact, a) for a in ("lo", "hi", "k", "edges", "nonzero")], path
+                    assert from_c.counts.dtype == compact.counts.dtype, path
+                    assert from_c.counts.tobytes() == compact.counts.tobytes(), path
+                    kinds.add("float64 counts" if from_c.counts.dtype == np.float64 else "from C")
+                else:   # declined: limits that are not default edges byte for byte (-0.0 is 0.0 only by value)
+                    negative_zero = any(x == 0 and np.signbit(x) for x in h.bucket_limit)
+                    assert not isinstance(compact.edges, slice) or negative_zero, path
+                    kinds.add("declined" if negative_zero else "not default edges")
+    assert kinds == {"slice", "bytes", "from C", "float64 counts", "declined", "not default edges"}
 
 
 def test_reload_reads_only_appended_bytes_and_retries_a_partial_record(tmp_path):
