@@ -16,10 +16,11 @@
  *     status 2: a bad payload checksum at buf[used] (length = its full size)
  *   Scanner.take_others() -> [(offset, payload bytes)]  records left to the proto-based decoder:
  *     file_version, session_log, anything not a pure scalar summary, unparseable payloads
- *   Scanner.take_histograms() -> [(tag, reduced, min_wall_time, [(offset, payload bytes, step, wall_time)])]
+ *   Scanner.take_histograms() -> [(tag, reduced, min_wall_time, payloads, [(offset, start, end, step, wall_time)])]
  *     with want_other bit 8, the events whose summary is one value of a tag (valid UTF-8) and a HistogramProto
- *     of the usual layout, nothing else, by tag, described: the caller may leave the histogram undecoded until
- *     it needs it (the live loader decodes only the ones it keeps); the scanner then forgets them
+ *     of the usual layout, nothing else, by tag, described (payloads[start:end] each one's payload): the caller
+ *     may leave the histogram undecoded until it needs it (the live loader decodes only the ones it keeps); the
+ *     scanner then forgets them
  *   Scanner.columns() -> [(tag, meta_offset, meta bytes | None, rows, from_tensor, reduced, min_wall_time)]
  *     rows: a RowsBuffer, a read-only buffer of 32-byte rows (int64 offset, int64 step, float64 wall_time,
  *     float64 value); from_tensor: some rows were tensors; reduced: rows were dropped as the tag's reservoir
@@ -492,7 +493,7 @@ static int emit_histogram(Scanner *s, const uint8_t *tag, size_t tag_len, int64_
 }
 
 /* Copy the payloads of a set's rows that are still in the chunk `buf` (which starts at file offset `base`); -1 when
-   out of memory. */
+   out of memory (no exception set). No GIL needed. */
 static int copy_payloads(Scanner *s, RowSet *rs, const uint8_t *buf, int64_t base) {
     for (Py_ssize_t i = rs->settled; i < rs->n; i++) {
         Row *r = &rs->rows[i];
@@ -500,7 +501,7 @@ static int copy_payloads(Scanner *s, RowSet *rs, const uint8_t *buf, int64_t bas
         const uint8_t *record = buf + (r->offset - base);
         size_t len = (size_t)rd64(record);
         uint8_t *blob = PyMem_RawMalloc(sizeof(size_t) + (len ? len : 1));
-        if (!blob) { PyErr_NoMemory(); return -1; }
+        if (!blob) return -1;
         memcpy(blob, &len, sizeof(size_t));
         memcpy(blob + sizeof(size_t), record + 12, len);
         r->blob = blob;
@@ -537,21 +538,24 @@ static int settle_chunk(Scanner *s, const uint8_t *buf, int64_t base, Py_ssize_t
     if (ok) ok = settle_tags(s, first_new) == 0;
     for (Py_ssize_t i = 0; ok && i < s->ntags; i++) {  /* first everything that may fail, */
         Tag *t = &s->tags[i];
-        if (t->verdict == TAG_ACCEPTED)
-            ok = settle_meta(t) == 0 && (i < first_new || settle_keep(s, t) == 0) &&
-                 copy_payloads(s, &t->histos, buf, base) == 0;
+        if (t->verdict == TAG_ACCEPTED) ok = settle_meta(t) == 0 && (i < first_new || settle_keep(s, t) == 0);
     }
     if (!ok) {                                         /* then leave no trace of the chunk, */
         for (Py_ssize_t i = 0; i < s->ntags; i++) drop_chunk(s, &s->tags[i]);
         forget_tags(s, first_new);
         return -1;
     }
-    for (Py_ssize_t i = 0; i < s->ntags; i++) {        /* or keep it */
+    for (Py_ssize_t i = 0; i < s->ntags; i++) {        /* or keep it, */
         Tag *t = &s->tags[i];
         if (t->verdict != TAG_ACCEPTED) continue;
         PyMem_RawFree(t->staged_meta);
         t->staged_meta = NULL; t->staged_meta_len = 0;
         if (t->scalars.rows && t->handed) Py_CLEAR(t->handed);  /* the tag's rows were taken back */
+    }
+    Py_BEGIN_ALLOW_THREADS                             /* and reduce what grew, without the GIL */
+    for (Py_ssize_t i = 0; i < s->ntags; i++) {
+        Tag *t = &s->tags[i];
+        if (t->verdict != TAG_ACCEPTED) continue;
         RowSet *sets[2] = {&t->scalars, &t->histos};
         for (int k = 0; k < 2; k++) {
             if (sets[k]->keep && sets[k]->n >= 2 * sets[k]->keep + 64)
@@ -559,6 +563,7 @@ static int settle_chunk(Scanner *s, const uint8_t *buf, int64_t base, Py_ssize_t
             sets[k]->settled = sets[k]->n;
         }
     }
+    Py_END_ALLOW_THREADS
     return 0;
 }
 
@@ -752,6 +757,8 @@ static PyObject *Scanner_feed(Scanner *s, PyObject *args) {
         if (r < 0) { oom = 1; break; }
         pos += (Py_ssize_t)len + 16;
     }
+    for (Py_ssize_t i = 0; !oom && i < s->ntags; i++)   /* the histograms' payloads, before the chunk goes */
+        if (copy_payloads(s, &s->tags[i].histos, p, base) < 0) oom = 1;
     Py_END_ALLOW_THREADS
     PyObject *result = oom ? PyErr_NoMemory() : Py_BuildValue("(inL)", status, pos, length);
     int ok = result && settle_chunk(s, p, base, first_new) == 0;  /* while the buffer is still held */
@@ -781,16 +788,32 @@ static PyObject *Scanner_take_others(Scanner *s, PyObject *Py_UNUSED(ignored)) {
     return out;
 }
 
+/* Reduce the rows of one kind (0 scalars, 1 histograms) of every accepted tag, without the GIL (`busy` meanwhile);
+   -1 with MemoryError set when out of memory. */
+static int reduce_all(Scanner *s, int histos) {
+    int oom = 0;
+    s->busy = 1;
+    Py_BEGIN_ALLOW_THREADS
+    for (Py_ssize_t i = 0; i < s->ntags; i++) {
+        Tag *t = &s->tags[i];
+        if (t->verdict == TAG_ACCEPTED && reduce_rows(s, histos ? &t->histos : &t->scalars) < 0) oom = 1;
+    }
+    Py_END_ALLOW_THREADS
+    s->busy = 0;
+    if (oom) PyErr_NoMemory();
+    return oom ? -1 : 0;
+}
+
 static PyObject *Scanner_columns(Scanner *s, PyObject *Py_UNUSED(ignored)) {
     if (s->busy) { PyErr_SetString(PyExc_RuntimeError, BUSY); return NULL; }
+    if (reduce_all(s, 0) < 0) return NULL;
     PyObject *out = PyList_New(0);
     if (!out) return NULL;
     for (Py_ssize_t i = 0; i < s->ntags; i++) {
         Tag *t = &s->tags[i];
         RowSet *rs = &t->scalars;
         if (t->verdict != TAG_ACCEPTED || !rs->n) continue;
-        if (rs->rows) {  /* hand the rows over (reduced first), or hand the same RowsBuffer again */
-            if (reduce_rows(s, rs) < 0) { Py_DECREF(out); return PyErr_NoMemory(); }
+        if (rs->rows) {  /* hand the rows over, or hand the same RowsBuffer again */
             RowsBuffer *rb = PyObject_New(RowsBuffer, &RowsBufferType);
             if (!rb) { Py_DECREF(out); return NULL; }
             Row *rows = PyMem_RawRealloc(rs->rows, (size_t)rs->n * sizeof(Row));  /* shrinks: cannot move far */
@@ -808,37 +831,57 @@ static PyObject *Scanner_columns(Scanner *s, PyObject *Py_UNUSED(ignored)) {
     return out;
 }
 
-/* take_histograms(): [(tag, reduced, min_wall_time, [(offset, payload, step, wall_time), ...])], the described
-   histograms of each accepted tag (reduced first), which the scanner then forgets. */
+/* take_histograms(): [(tag, reduced, min_wall_time, payloads, [(offset, start, end, step, wall_time), ...])], the
+   described histograms of each accepted tag (reduced first; payloads[start:end] is each one's), which the scanner
+   then forgets. The payloads are copied into each tag's bytes without the GIL. */
 static PyObject *Scanner_take_histograms(Scanner *s, PyObject *Py_UNUSED(ignored)) {
     if (s->busy) { PyErr_SetString(PyExc_RuntimeError, BUSY); return NULL; }
+    if (reduce_all(s, 1) < 0) return NULL;
     PyObject *out = PyList_New(0);
-    if (!out) return NULL;
+    char **dest = PyMem_RawCalloc((size_t)(s->ntags ? s->ntags : 1), sizeof(char *));
+    if (!out || !dest) { Py_XDECREF(out); PyMem_RawFree(dest); return PyErr_NoMemory(); }
     for (Py_ssize_t i = 0; i < s->ntags; i++) {
         Tag *t = &s->tags[i];
         RowSet *rs = &t->histos;
         if (t->verdict != TAG_ACCEPTED || !rs->n) continue;
-        if (reduce_rows(s, rs) < 0) { Py_DECREF(out); return PyErr_NoMemory(); }
-        PyObject *items = PyList_New(rs->n);
-        if (!items) { Py_DECREF(out); return NULL; }
-        for (Py_ssize_t j = 0; j < rs->n; j++) {
+        Py_ssize_t total = 0;
+        for (Py_ssize_t j = 0; j < rs->n; j++) total += (Py_ssize_t)*(size_t *)rs->rows[j].blob;
+        PyObject *payloads = PyBytes_FromStringAndSize(NULL, total), *items = PyList_New(rs->n);
+        if (!payloads || !items) { Py_XDECREF(payloads); Py_XDECREF(items); goto fail; }
+        dest[i] = PyBytes_AS_STRING(payloads);
+        for (Py_ssize_t j = 0, at = 0; j < rs->n; j++) {
             const Row *r = &rs->rows[j];
-            PyObject *item = Py_BuildValue("(Ly#Ld)", (long long)r->offset, (const char *)r->blob + sizeof(size_t),
-                                           (Py_ssize_t)*(size_t *)r->blob, (long long)r->step, r->wall);
-            if (!item) { Py_DECREF(items); Py_DECREF(out); return NULL; }
+            Py_ssize_t len = (Py_ssize_t)*(size_t *)r->blob;
+            PyObject *item = Py_BuildValue("(LnnLd)", (long long)r->offset, at, at + len, (long long)r->step, r->wall);
+            if (!item) { Py_DECREF(payloads); Py_DECREF(items); goto fail; }
             PyList_SET_ITEM(items, j, item);
+            at += len;
         }
-        PyObject *entry = Py_BuildValue("(OOdN)", t->name, rs->reduced ? Py_True : Py_False, t->min_wall, items);
-        if (!entry || PyList_Append(out, entry) < 0) { Py_XDECREF(entry); Py_DECREF(out); return NULL; }
+        PyObject *entry = Py_BuildValue("(OOdNN)", t->name, rs->reduced ? Py_True : Py_False, t->min_wall, payloads, items);
+        if (!entry || PyList_Append(out, entry) < 0) { Py_XDECREF(entry); goto fail; }
         Py_DECREF(entry);
     }
-    for (Py_ssize_t i = 0; i < s->ntags; i++) {   /* all handed out: forget them */
+    s->busy = 1;
+    Py_BEGIN_ALLOW_THREADS
+    for (Py_ssize_t i = 0; i < s->ntags; i++) {   /* the payloads into their bytes, and the rows forgotten */
         RowSet *rs = &s->tags[i].histos;
+        for (Py_ssize_t j = 0, at = 0; dest[i] && j < rs->n; j++) {
+            size_t len = *(size_t *)rs->rows[j].blob;
+            memcpy(dest[i] + at, rs->rows[j].blob + sizeof(size_t), len);
+            at += (Py_ssize_t)len;
+        }
         Py_ssize_t keep = rs->keep;
         clear_rows(s, rs);
         rs->keep = keep;
     }
+    Py_END_ALLOW_THREADS
+    s->busy = 0;
+    PyMem_RawFree(dest);
     return out;
+fail:
+    Py_DECREF(out);
+    PyMem_RawFree(dest);
+    return NULL;
 }
 
 static PyObject *Scanner_get_held_bytes(Scanner *s, void *Py_UNUSED(c)) {

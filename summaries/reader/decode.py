@@ -207,8 +207,8 @@ def histo_row(p) -> tuple:
 
 
 class RawHistogram:
-    """A histogram left undecoded: the payload of its event, whose summary is this one value (the C scanner checked
-    its layout); :meth:`proto` decodes it, :meth:`row` gives its :func:`histo_row`."""
+    """A histogram left undecoded: the payload of its event (bytes-like), whose summary is this one value (the C
+    scanner checked its layout); :meth:`proto` decodes it, :meth:`row` gives its :func:`histo_row`."""
 
     __slots__ = ("payload",)
 
@@ -304,14 +304,15 @@ class FileRows:
                 trm = event.tagged_run_metadata
                 self.run_metadata.append((offset, step, wall_time, trm.tag, trm.run_metadata))
 
-    def add_lone_histograms(self, tag: str, histograms: list) -> None:
+    def add_lone_histograms(self, tag: str, payloads: memoryview, histograms: list) -> None:
         """File the events the scanner described as one histogram value of ``tag`` (no metadata), ``(offset,
-        payload, step, wall_time)`` in file order, undecoded: what :meth:`add_event` would file, with a
-        :class:`RawHistogram` for the HistogramProto (the scanner accepted the tag and noted the wall times)."""
+        start, end, step, wall_time)`` in file order, each event's payload ``payloads[start:end]``, undecoded: what
+        :meth:`add_event` would file, with a :class:`RawHistogram` for the HistogramProto (the scanner accepted the
+        tag and noted the wall times)."""
         entries = self.values.setdefault(tag, [])
         mixed = bool(entries)
-        entries.extend((offset, step, wall_time, "histo", RawHistogram(payload))
-                       for offset, payload, step, wall_time in histograms)
+        entries.extend((offset, step, wall_time, "histo", RawHistogram(payloads[start:end]))
+                       for offset, start, end, step, wall_time in histograms)
         if mixed:   # other events of the tag went to the proto decoder: in file order with them
             entries.sort(key=lambda entry: entry[0])
         self.described[tag] = self.described.get(tag, 0) + len(histograms)

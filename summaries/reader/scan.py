@@ -154,11 +154,11 @@ def _scan_fast(f: BinaryIO, size: int, rows: FileRows, check_crc: bool, on_error
         f.seek(resume)
         base, filled, eof = resume, 0, False
     rows.records += scanner.records
-    for tag, reduced, min_wall_time, histograms in scanner.take_histograms():
+    for tag, reduced, min_wall_time, payloads, histograms in scanner.take_histograms():
         if reduced:
             rows.reduced_histograms.add(tag)
         rows.fast_min_wall_time = min(rows.fast_min_wall_time, min_wall_time)
-        rows.add_lone_histograms(tag, histograms)
+        rows.add_lone_histograms(tag, memoryview(payloads), histograms)
     for tag, meta_offset, meta, tag_rows, from_tensor, reduced, min_wall_time in scanner.columns():
         if from_tensor:
             rows.tensor_scalars.add(tag)
