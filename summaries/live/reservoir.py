@@ -9,8 +9,12 @@ on numpy chunks instead of one point at a time:
   survives iff its step is below the chunk's smallest step. Survivors are strictly increasing in step.
 - sampling: of the survivors but the last, keep the ``capacity - 1`` with the smallest priority, where the
   priority is a hash of the step (splitmix64): a uniform sample, the same whatever the chunking, so a logdir
-  loaded at once or record by record keeps the same points. The Rust server draws its sample from a ChaCha
-  stream instead, so the two keep different (equally uniform) subsets of a series longer than ``capacity``.
+  loaded at once or record by record keeps the same points (unless a restart re-logs fewer steps than it
+  preempts in a series longer than ``capacity``: points dropped before the restart are not brought back, so the
+  sample then depends on where chunks ended, as the Rust server's depends on when points arrived). The Rust
+  server draws its sample from a ChaCha stream instead, so the two keep different (equally uniform) subsets of a
+  series longer than ``capacity``. The C scanner applies the same rule as it reads (``_fastscan.c``:
+  ``reduce_rows``), so the chunks offered here are already small.
 
 Memory is ``capacity`` points per series whatever the number of steps.
 """
