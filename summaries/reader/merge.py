@@ -129,7 +129,10 @@ def merge_run(run: str, files: Sequence[FileRows], mode: str, kinds: Optional[fr
     payloads: Dict[tuple, object] = {}
     for tag, parts in scalar_parts.items():
         kind = _scalar_rows_kind(metas.get(tag))
-        keys, steps, walls, values = parts[0] if len(parts) == 1 else (np.concatenate(c) for c in zip(*parts))
+        # one part: the scanner's columns are strided views of its rows; contiguous copies let the rows go (and
+        # give Arrow buffers it can take as they are)
+        keys, steps, walls, values = ((c.copy() for c in parts[0]) if len(parts) == 1
+                                      else (np.concatenate(c) for c in zip(*parts)))
         if kind == "scalars":
             series[(kind, tag)] = _restarts.Series(keys, steps, walls)
             payloads[(kind, tag)] = values
