@@ -34,7 +34,7 @@ import numpy as np
 from tfevents.proto import summary_pb2, tensor_pb2, tensor_shape_pb2, types_pb2
 from ..reader.decode import FileRows, Problem, RawHistogram, histo_row
 from .packing import CompactHistogram
-from .reservoir import Reservoir
+from .reservoir import Reservoir, fill_at_same_steps
 from ..reader.scan import have_fast_path, scan_stream
 from ..reader.walk import discover
 
@@ -220,9 +220,18 @@ class LiveRun:
         earliest = min(rows.min_wall_time, rows.fast_min_wall_time)  # finite wall times of every event read
         if earliest != float("inf") and (self.start_time is None or earliest < self.start_time):
             self.start_time = earliest
-        tags = set(rows.scalars) | set(rows.values)
-        for tag in tags:
-            self._apply_tag(tag, rows)
+        fresh = []   # scalar series filled for the first time: together where their steps are the same
+        for tag in set(rows.scalars) | set(rows.values):
+            s = self.series.get(tag)
+            if s is None:
+                s = self._series(tag, *self._first_seen(tag, rows))
+            cols = rows.scalars.get(tag)
+            if s.data_class == SCALAR and not len(s.reservoir) and s.reservoir.capacity > 0 and cols is not None:
+                fresh.append((s.reservoir, cols))
+            else:
+                self._apply_tag(tag, rows)
+        for reservoirs, steps, walls, values in _same_steps(fresh):
+            fill_at_same_steps(reservoirs, steps, np.stack(walls), np.stack(values).astype(np.float32))
         for offset, step, wall, graph, from_meta_graph in rows.graphs:
             if not from_meta_graph:  # the Rust server reads GraphDef events only
                 self._offer_blobs(RUN_GRAPH_TAG, "graph", [(step, wall, [graph])])
@@ -273,6 +282,27 @@ class LiveRun:
             for i, v in enumerate(kept):
                 if not isinstance(v, (bytes, CompactHistogram)):
                     kept[i] = compact_histogram(v)
+
+
+def _same_steps(fresh: List[tuple]) -> List[tuple]:
+    """``(reservoirs, steps, walls, values)`` groups of ``(reservoir, scalar columns)`` whose steps are equal (and
+    reservoirs of one capacity), in the order first met."""
+    groups: List[tuple] = []
+    candidates: Dict[tuple, List[tuple]] = {}   # groups by capacity, length, first and last step
+    for reservoir, (_, steps, walls, values) in fresh:
+        if not len(steps):
+            continue
+        key = (reservoir.capacity, len(steps), int(steps[0]), int(steps[-1]))
+        same = candidates.setdefault(key, [])
+        group = next((g for g in same if np.array_equal(g[1], steps)), None)
+        if group is None:
+            group = ([], steps, [], [])
+            same.append(group)
+            groups.append(group)
+        group[0].append(reservoir)
+        group[2].append(walls)
+        group[3].append(values)
+    return groups
 
 
 def compact_histogram(value) -> CompactHistogram:

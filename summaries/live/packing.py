@@ -25,7 +25,7 @@ from tfevents.proto import tensor_pb2, types_pb2
 from ..builders.histograms import default_bucket_edges
 from ..reader.scan import _fastscan
 
-__all__ = ["pack_columns", "unpack_columns", "narrow_ints", "widen_ints", "CompactHistogram"]
+__all__ = ["pack_columns", "pack_steps", "pack_walls", "unpack_columns", "narrow_ints", "widen_ints", "CompactHistogram"]
 
 _EXCEPTION_BYTES = 12   # an int32 index and an int64 value
 
@@ -91,17 +91,24 @@ def widen_ints(packed: tuple) -> np.ndarray:
 
 def pack_columns(steps: np.ndarray, walls: np.ndarray, values: np.ndarray) -> tuple:
     """``(first_step, step_diffs, first_wall_bits, wall_bit_diffs, values)`` with the differences packed by
-    :func:`narrow_ints` wherever that saves memory (else ``first_*`` is None and the column is kept whole)."""
+    :func:`narrow_ints` wherever that saves memory (else ``first_*`` is None and the column is kept whole):
+    ``pack_steps(steps) + pack_walls(walls) + (values,)``."""
     if not len(steps):
         return (None, steps, None, walls, values)
+    return pack_steps(steps) + pack_walls(walls) + (values,)
+
+
+def pack_steps(steps: np.ndarray) -> tuple:
+    """``(first_step, step_diffs)`` of :func:`pack_columns` (non-empty int64 ``steps``)."""
     packed = narrow_ints(steps[1:] - steps[:-1])   # np.diff without its overhead (~2 us)
-    first_step = int(steps[0]) if packed is not None else None
-    steps = packed if packed is not None else steps
+    return (int(steps[0]), packed) if packed is not None else (None, steps)
+
+
+def pack_walls(walls: np.ndarray) -> tuple:
+    """``(first_wall_bits, wall_bit_diffs)`` of :func:`pack_columns` (non-empty float64 ``walls``)."""
     bits = walls.view(np.int64)
     packed = narrow_ints(bits[1:] - bits[:-1])
-    first_bits = int(bits[0]) if packed is not None else None
-    walls = packed if packed is not None else walls
-    return (first_step, steps, first_bits, walls, values)
+    return (int(bits[0]), packed) if packed is not None else (None, walls)
 
 
 def _undiff(first: int, packed: tuple) -> np.ndarray:

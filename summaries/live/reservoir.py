@@ -21,13 +21,13 @@ Memory is ``capacity`` points per series whatever the number of steps.
 from __future__ import annotations
 
 import threading
-from typing import Tuple
+from typing import Sequence, Tuple
 
 import numpy as np
 
-from .packing import pack_columns, unpack_columns
+from .packing import pack_columns, pack_steps, pack_walls, unpack_columns
 
-__all__ = ["Reservoir", "survivors", "sample_indices"]
+__all__ = ["Reservoir", "survivors", "sample_indices", "fill_at_same_steps"]
 
 _GOLDEN, _M1, _M2 = np.uint64(0x9E3779B97F4A7C15), np.uint64(0xBF58476D1CE4E5B9), np.uint64(0x94D049BB133111EB)
 
@@ -144,3 +144,35 @@ class Reservoir:
             chosen = sample_indices(steps, self.capacity)
             steps, walls, values = steps[chosen], walls[chosen], values[chosen]
         self._store(steps, walls, values)
+
+
+def fill_at_same_steps(reservoirs: Sequence[Reservoir], steps: np.ndarray, walls: np.ndarray,
+                       values: np.ndarray) -> None:
+    """``reservoirs[i].offer(steps, walls[i], values[i])`` for each ``i``, for empty packed reservoirs of one
+    capacity whose chunks share their steps (a training loop logs its tags at the same steps; the first pass over
+    a run), with what depends on the steps alone worked out once: preemption, the sample, and the packed steps,
+    which the reservoirs then share (held once, not once per series). ``walls`` (float64) and ``values`` (float32)
+    are 2-D, a row per reservoir; a row with a wall time that is not finite is offered on its own."""
+    steps = np.asarray(steps, dtype=np.int64)
+    if not len(reservoirs) or reservoirs[0].capacity <= 0 or not len(steps):
+        return
+    finite = np.isfinite(walls).all(axis=1)
+    if np.count_nonzero(finite) < len(reservoirs):
+        for i in np.flatnonzero(~finite):
+            reservoirs[i].offer(steps, walls[i], values[i])
+        rows = np.flatnonzero(finite)
+        reservoirs, walls, values = [reservoirs[i] for i in rows], walls[rows], values[rows]
+        if not reservoirs:
+            return
+    if len(steps) > 1 and np.count_nonzero(steps[1:] <= steps[:-1]):
+        keep = survivors(steps)
+        steps, walls, values = steps[keep], walls[:, keep], values[:, keep]
+    if len(steps) > reservoirs[0].capacity:
+        chosen = sample_indices(steps, reservoirs[0].capacity)
+        steps, walls, values = steps[chosen], walls[:, chosen], values[:, chosen]
+    packed_steps = pack_steps(steps)
+    count, last_step = len(steps), int(steps[-1])
+    max_walls = np.maximum.reduce(walls, axis=1).tolist()
+    for r, row_walls, row_values, max_wall in zip(reservoirs, walls, values, max_walls):
+        r._stored = packed_steps + pack_walls(np.array(row_walls)) + (np.array(row_values),)
+        r.stats = (count, last_step, max_wall)

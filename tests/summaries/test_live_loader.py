@@ -12,7 +12,7 @@ from tfevents.summaries.iterator import summary_iterator
 from tfevents.summaries.live.loader import SCALAR, TENSOR, LiveLogdir, LiveRun, tensor_bytes
 from tfevents.summaries.live.packing import (CompactHistogram, _edge_table, pack_columns, unpack_columns,
                                             widen_ints)
-from tfevents.summaries.live.reservoir import Reservoir, sample_indices
+from tfevents.summaries.live.reservoir import Reservoir, fill_at_same_steps, sample_indices
 from tfevents.summaries.reader.decode import histo_row, tensor_to_ndarray
 
 
@@ -482,3 +482,28 @@ def test_the_scanners_reduction_leaves_the_reservoirs_as_every_row_would(tmp_pat
     assert len(clean.series["loss"].reservoir) == 1000 and clean.series["loss"].reservoir.data[0][-1] == 6999
     assert len(clean.series["weights"].reservoir) == 100 and clean.series["weights"].data_class == TENSOR
     assert mixed.series["first_histogram"].data_class == TENSOR and clean.series["custom"].data_class == TENSOR
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_filling_reservoirs_at_shared_steps_is_offering_each(seed):
+    """fill_at_same_steps (the first pass over a run, whose tags share their steps) leaves each reservoir as its
+    own offer would, sharing the packed steps: preemption, a sample or none, rows with wall times not finite."""
+    rng = np.random.default_rng(seed)
+    n = [40, 1500, 1001, 3000][seed]
+    steps = np.sort(rng.choice(10 * n, n, replace=False)).astype(np.int64)
+    if seed % 2:
+        steps = np.concatenate([steps, steps[n // 3: n // 2]])   # a restart re-logs some steps
+    walls = 1.7e9 + np.cumsum(rng.random((6, len(steps))), axis=1)
+    walls[2, 7] = np.nan
+    walls[4, -1] = np.inf
+    values = rng.standard_normal((6, len(steps))).astype(np.float32)
+    together = [Reservoir(1000) for _ in range(6)]
+    fill_at_same_steps(together, steps, walls, values)
+    for i, r in enumerate(together):
+        alone = Reservoir(1000)
+        alone.offer(steps, walls[i], values[i])
+        assert r.stats == alone.stats, i
+        for a, b in zip(r.data, alone.data):
+            assert a.dtype == b.dtype and a.tobytes() == b.tobytes(), i
+    shared = [r for i, r in enumerate(together) if i not in (2, 4)]
+    assert all(r._stored[1] is shared[0]._stored[1] for r in shared)   # the packed steps, held once
