@@ -13,7 +13,7 @@ from typing import Any, Optional
 
 from .framework import dtypes
 from .framework.graph import GraphKeys, Operation, Tensor, control_dependencies, get_default_graph, name_scope
-from .ops import array_ops, math_ops, reduction_ops, nn_ops
+from .ops import array_ops, broadcast_gradients, math_ops, reduction_ops, nn_ops
 from .framework.registry import apply_op, constant, convert_to_tensor
 
 __all__ = ["Reduction", "absolute_difference", "add_loss", "compute_weighted_loss", "cosine_distance",
@@ -54,11 +54,11 @@ def _assert_broadcastable(weights: Any, values: Any) -> Optional[Operation]:
     with name_scope(None, "assert_broadcastable"):
         with name_scope(None, "weights") as weights_scope:
             weights = convert_to_tensor(weights, name=weights_scope)
-            math_ops.shape_internal(weights, name="shape")
+            broadcast_gradients.shape_internal(weights, name="shape")
             array_ops.rank(weights, name="rank")
         with name_scope(None, "values") as values_scope:
             values = convert_to_tensor(values, name=values_scope)
-            math_ops.shape_internal(values, name="shape")
+            broadcast_gradients.shape_internal(values, name="shape")
             array_ops.rank(values, name="rank")
         w_rank, v_rank = weights.shape.ndims, values.shape.ndims
         if w_rank is None or v_rank is None:

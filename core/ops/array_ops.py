@@ -8,7 +8,7 @@ from ..framework.graph import Tensor, name_scope
 from ..framework.tensor_shape import TensorShape
 from ..framework.registry import (IndexedSlices, apply_op, constant, constant_shape, constant_value,
                                   convert_to_tensor, register, register_tensor_conversion, shape_same, shape_scalar)
-from . import math_ops
+from . import broadcast_gradients, math_ops
 from ..framework.registry import create_op
 from ..framework.errors import InvalidArgumentError
 
@@ -51,7 +51,7 @@ register("Size", lambda x, out_type=dtypes.int32: np.array(np.size(x), out_type.
 register("Rank", lambda x: np.array(np.ndim(x), np.int32), None, shape_scalar, dtype=dtypes.int32)
 
 
-shape = math_ops.shape_internal      # TF's array_ops.shape (a Const when static); math_ops' gradients use it
+shape = broadcast_gradients.shape_internal   # TF's array_ops.shape (a Const when static); gradients use it
 
 
 def size(x, name=None, out_type=dtypes.int32, optimize=True):
@@ -610,7 +610,7 @@ def zeros_like(tensor, dtype=None, name=None, optimize=True):
         tensor = convert_to_tensor(tensor, name="tensor")
         dtype = dtypes.as_dtype(dtype) if dtype is not None else None
         if dtype is None or dtype is tensor.dtype:
-            return math_ops.zeros_like_same_dtype(tensor, name=scope, optimize=optimize)
+            return broadcast_gradients.zeros_like_same_dtype(tensor, name=scope, optimize=optimize)
         if optimize and tensor.shape.is_fully_defined():
             return zeros(tensor.shape.as_list(), dtype, name=scope)
         return zeros(shape(tensor, optimize=optimize), dtype, name=scope)
@@ -622,7 +622,7 @@ def ones_like(tensor, dtype=None, name=None, optimize=True):
     with name_scope(name, "ones_like") as scope:
         tensor = convert_to_tensor(tensor, name="tensor")
         if dtype is None or dtypes.as_dtype(dtype) is tensor.dtype:
-            return math_ops.ones_like_same_dtype(tensor, name=scope, optimize=optimize)
+            return broadcast_gradients.ones_like_same_dtype(tensor, name=scope, optimize=optimize)
         ones_shape = shape(tensor, out_type=None, optimize=optimize)
         out = ones(ones_shape, dtype, name=scope)
         out.set_shape(tensor.shape)
@@ -638,7 +638,7 @@ def _filled(value):
                 return fill(shape, constant(value, dtype=dtype), name=scope)
         shape = [int(d) for d in (shape if isinstance(shape, (list, tuple)) else TensorShape(shape).as_list())]
         with name_scope(name, default_name) as scope:
-            return math_ops.filled(value, shape, dtype, scope)
+            return broadcast_gradients.filled(value, shape, dtype, scope)
     return fn
 
 
@@ -654,7 +654,7 @@ def _broadcast_to(x, shape):
 
 
 register("BroadcastTo", _broadcast_to,
-         lambda op, g: [math_ops.unbroadcast(g, op.inputs[0]), None],
+         lambda op, g: [broadcast_gradients.unbroadcast(g, op.inputs[0]), None],
          lambda op: constant_shape(op.inputs[1]), type_attrs={"Tidx": 1})
 
 

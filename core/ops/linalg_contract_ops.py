@@ -12,7 +12,7 @@ from ..framework import dtypes
 from ..framework.graph import Tensor, name_scope
 from ..framework.tensor_shape import TensorShape
 from ..framework.registry import apply_op, broadcast_shapes, constant, convert_to_tensor, register
-from . import array_ops, math_ops, reduction_ops
+from . import array_ops, broadcast_gradients, math_ops, reduction_ops
 from .linalg_ops import _dims, eye
 
 __all__ = ["tensordot", "einsum"]
@@ -181,7 +181,7 @@ def _einsum_operand_grad(g, out, others, other_inputs, sub, x):
     if len(kept.replace("...", "")) != len(sub.replace("...", "")):
         gi = gi * array_ops.ones_like(x)
     if "..." in sub:
-        gi = math_ops.unbroadcast(gi, x)
+        gi = broadcast_gradients.unbroadcast(gi, x)
     return gi
 
 

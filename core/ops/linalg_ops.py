@@ -17,7 +17,7 @@ from ..framework.graph import Tensor, name_scope
 from ..framework.tensor_shape import TensorShape
 from ..framework.registry import (REGISTRY, apply_op, broadcast_shapes, constant, constant_value, convert_to_tensor,
                                   register, shape_same)
-from . import array_ops, math_ops, reduction_ops
+from . import array_ops, broadcast_gradients, math_ops, reduction_ops
 
 __all__ = ["eye", "diag", "diag_part", "matrix_transpose", "matrix_band_part", "matrix_inverse",
            "matrix_determinant", "cholesky", "trace", "norm", "matrix_diag",
@@ -56,7 +56,7 @@ def _bmm_grad(op, g):
         gx, gy = _matmul(y, g, adjoint_b=True), _matmul(x, g)
     else:
         gx, gy = _matmul(y, g, adjoint_a=True, adjoint_b=True), _matmul(g, x, adjoint_a=True, adjoint_b=True)
-    return [math_ops.unbroadcast(gx, x), math_ops.unbroadcast(gy, y)]
+    return [broadcast_gradients.unbroadcast(gx, x), broadcast_gradients.unbroadcast(gy, y)]
 
 
 if "BatchMatMulV2" not in REGISTRY:        # math_ops may register TF's batched tf.matmul itself
