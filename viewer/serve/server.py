@@ -6,7 +6,6 @@ them together until Ctrl-C or SIGTERM, then stops the child and the gRPC server,
 from __future__ import annotations
 
 import logging
-import os
 import threading
 import time
 from concurrent import futures
@@ -79,27 +78,17 @@ def _trim() -> None:
         libc.malloc_trim(0)
 
 
-def default_load_threads() -> int:
-    """Files a reload pass reads at once: the CPUs (at most 4). Each scan thread holds little (the scanner reduces
-    rows as it reads: ``live.loader.HOLD_BYTES``) and does most of its work without the GIL, so on
-    benchmarks/serve.py's 2-CPU machine two threads reached a full load sooner than one on both logdirs (scalars
-    only 2.1 s against 2.9 s, with histograms and images 3.0 s against 3.3 s) for ~7-10 MB more at the peak;
-    ``--load-threads`` chooses."""
-    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
-    return max(1, min(4, cpus))
-
-
 class DataServer:
     """The gRPC data provider over a logdir, reloading it every ``reload_interval`` seconds (0: load once).
-    ``threads``: gRPC workers; ``load_threads``: files read at once in a reload pass (default:
-    :func:`default_load_threads`)."""
+    ``threads``: gRPC workers; ``load_threads``: files read at once in a reload pass (default: ``LiveLogdir``'s,
+    the CPUs, at most 4)."""
 
     def __init__(self, logdir: str, *, host: str = "127.0.0.1", port: int = 0, reload_interval: float = 5.0,
                  samples_per_plugin: Optional[Mapping[str, int]] = None, storage_options: Optional[dict] = None,
                  threads: int = 8, load_threads: Optional[int] = None):
         _tune_malloc()
         self.live = LiveLogdir(logdir, samples_per_plugin, storage_options,
-                               threads=load_threads if load_threads is not None else default_load_threads())
+                               threads=load_threads)
         self.reload_interval = reload_interval
         self._server = grpc.server(futures.ThreadPoolExecutor(max_workers=threads),
                                    options=[("grpc.max_send_message_length", _MAX_MESSAGE),
