@@ -23,7 +23,7 @@ import numpy as np
 from tfevents.proto import tensor_pb2, types_pb2
 
 from ..builders.histograms import default_bucket_edges
-from ..reader.scan import _fastscan
+from ..reader.decode import _fastscan
 
 __all__ = ["pack_columns", "pack_steps", "pack_walls", "unpack_columns", "narrow_ints", "widen_ints", "CompactHistogram"]
 

@@ -19,8 +19,8 @@ from google.protobuf.message import DecodeError
 from tfevents.proto import event_pb2, meta_graph_pb2, tensor_pb2, types_pb2
 
 try:
-    from . import _fastscan
-except ImportError:  # built without a C compiler: RawHistogram.row decodes with the proto
+    from . import _fastscan   # the C scanner: scan.py's fast path, RawHistogram.row
+except ImportError:  # built without a C compiler: the pure-Python path reads everything
     _fastscan = None
 
 __all__ = ["FileRows", "Problem", "tensor_to_ndarray", "parse_file_version"]

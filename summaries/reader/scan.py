@@ -18,12 +18,7 @@ from typing import BinaryIO, Callable, Optional
 import numpy as np
 
 from .. import record
-from .decode import FileRows, Problem
-
-try:
-    from . import _fastscan
-except ImportError:  # built without a C compiler: the pure-Python path does everything
-    _fastscan = None
+from .decode import FileRows, Problem, _fastscan   # the C extension, or None: the pure-Python path does everything
 
 __all__ = ["scan_file", "scan_stream", "have_fast_path"]
 
