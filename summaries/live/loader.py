@@ -229,7 +229,7 @@ class LiveRun:
             if s.data_class == SCALAR and not len(s.reservoir) and s.reservoir.capacity > 0 and cols is not None:
                 fresh.append((s.reservoir, cols))
             else:
-                self._apply_tag(tag, rows)
+                self._apply_tag(tag, s, rows)
         for reservoirs, steps, walls, values in _same_steps(fresh):
             fill_at_same_steps(reservoirs, steps, np.stack(walls), np.stack(values).astype(np.float32))
         for offset, step, wall, graph, from_meta_graph in rows.graphs:
@@ -246,12 +246,9 @@ class LiveRun:
         values[:] = [blobs for _, _, blobs in points]
         s.reservoir.offer(np.array([p[0] for p in points], np.int64), np.array([p[1] for p in points]), values)
 
-    def _apply_tag(self, tag: str, rows: FileRows) -> None:
+    def _apply_tag(self, tag: str, s: Series, rows: FileRows) -> None:
         cols = rows.scalars.get(tag)
         others = rows.values.get(tag, ())
-        s = self.series.get(tag)
-        if s is None:
-            s = self._series(tag, *self._first_seen(tag, rows))
         if s.reservoir.capacity <= 0:
             return
         if s.data_class == SCALAR:
