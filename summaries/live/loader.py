@@ -400,7 +400,8 @@ class LiveLogdir:
                     return decided[tag]
 
                 rows = self._scan(fs, run, path, keep)
-                if rows is not None and rows.reduced and not run.reduction_exact(rows, decided):
+                reduced = rows is not None and (rows.reduced or rows.reduced_histograms)
+                if reduced and not run.reduction_exact(rows, decided):
                     rows = self._scan(fs, run, path, None)
                 if rows is None:
                     break

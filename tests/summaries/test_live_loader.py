@@ -507,3 +507,26 @@ def test_filling_reservoirs_at_shared_steps_is_offering_each(seed):
             assert a.dtype == b.dtype and a.tobytes() == b.tobytes(), i
     shared = [r for i, r in enumerate(together) if i not in (2, 4)]
     assert all(r._stored[1] is shared[0]._stored[1] for r in shared)   # the packed steps, held once
+
+
+def test_a_scan_whose_only_reduced_tag_is_a_histogram_of_another_reservoir_is_read_again(tmp_path, monkeypatch):
+    """The scanner reduces a tag's lone histograms to the histogram reservoir's 100, but the tag's first event (a
+    histogram with metadata, which the proto decoder reads) makes it a series of another plugin that keeps 500:
+    the scan must be read again unreduced, though no scalar was reduced."""
+    (tmp_path / "run").mkdir()
+    md = summary_pb2.SummaryMetadata(data_class=2)
+    md.plugin_data.plugin_name = "custom"
+    first = _histogram("w", 0)
+    first.metadata.CopyFrom(md)
+    events = [_event(0, 1.7e9, first)] + [_event(step, 1.7e9 + step, _histogram("w", step)) for step in range(1, 800)]
+    with open(tmp_path / "run" / "events.out.tfevents.1.host", "wb") as f:
+        f.write(b"".join(record.encode_record(e.SerializeToString()) for e in events))
+    live, every_row = (LiveLogdir(str(tmp_path), {"custom": 500}, threads=1) for _ in range(2))
+    live.reload()
+    with monkeypatch.context() as m:
+        m.setattr(LiveRun, "reservoir_capacity", lambda self, *args: 0)
+        every_row.reload()
+    a, b = live.runs["run"].series["w"], every_row.runs["run"].series["w"]
+    assert a.plugin == "custom" and len(b.reservoir) == 500
+    assert a.reservoir.data[0].tolist() == b.reservoir.data[0].tolist()
+    assert [tensor_bytes(v) for v in a.reservoir.data[2]] == [tensor_bytes(v) for v in b.reservoir.data[2]]
