@@ -476,8 +476,8 @@ def test_the_scanners_reduction_leaves_the_reservoirs_as_every_row_would(tmp_pat
                 f.write(b"".join(recs[:cut] if first else recs[cut:]))
         reduced.clear()
         reload_both()
-        assert {"loss", "acc", "weights"} <= reduced and "custom" not in reduced   # the reduction happened in this pass,
-    assert {"first_histogram", "sometimes_merged"} & set(inexact)   # and the scans it could not stand for were read again
+        assert {"loss", "acc", "weights"} <= reduced and "custom" not in reduced  # reduced in this pass,
+    assert {"first_histogram", "sometimes_merged"} & set(inexact)  # and these scans read again
     clean, mixed = live.runs["clean"], live.runs["mixed"]
     assert len(clean.series["loss"].reservoir) == 1000 and clean.series["loss"].reservoir.data[0][-1] == 6999
     assert len(clean.series["weights"].reservoir) == 100 and clean.series["weights"].data_class == TENSOR
