@@ -372,20 +372,26 @@ function makePlot(chart) {
     series.push({label: label + " (raw)", stroke: runColor(s.run) + "40", width: 1, spanGaps: true, dash, show: STATE.smoothing > 0, points: {show: lonePoint}},
                 {label, stroke: runColor(s.run), width: 1.5, spanGaps: true, dash, points: {show: lonePoint, size: 7, fill: runColor(s.run)}});
   }
+  mountPlot(chart, {series}, STATE.x === "wall", STATE.x === "wall" ? undefined : xAxisValues, showTooltip);
+}
+
+/** The uPlot chart of `chart` (options both kinds of chart share, then `extra`): x as time or not, its axis
+    labels, the tooltip function. */
+function mountPlot(chart, extra, xTime, xValues, tooltip) {
   const width = Math.max(240, chart.plot.clientWidth || 400);
   chart.width = width;
-  const opts = {
-    width, height: 260, series, legend: {show: false},
+  const opts = Object.assign({
+    width, height: 260, legend: {show: false},
     cursor: {drag: {x: true, y: false}, points: {size: 6}},
-    scales: {x: {time: STATE.x === "wall"}, y: {distr: STATE.logy ? 3 : 1, range: yRange}},
-    axes: [{values: STATE.x === "wall" ? undefined : xAxisValues, size: 36, font: "11px system-ui, sans-serif"},
+    scales: {x: {time: xTime}, y: {distr: STATE.logy ? 3 : 1, range: yRange}},
+    axes: [{values: xValues, size: 36, font: "11px system-ui, sans-serif"},
            {size: 56, font: "11px system-ui, sans-serif", values: (u, splits) => splits.map(v => fmtNumber(v, 4))}],
     hooks: {
-      setCursor: [u => showTooltip(chart, u)],
+      setCursor: [u => tooltip(chart, u)],
       setScale: [(u, key) => { if (key === "x") rezoom(chart, u); }],
       draw: [() => { chart.draws++; }],
     },
-  };
+  }, extra);
   chart.range = null;
   chart.u = new uPlot(opts, chartData(chart, null), chart.plot);
   chart.u.over.addEventListener("mouseleave", () => chart.tooltip.classList.add("hidden"));
@@ -394,23 +400,7 @@ function makePlot(chart) {
 /** A bands chart: x is the step (a group's runs share no wall time), uPlot's bands fill between the edges. */
 function makeBandPlot(chart) {
   const {series, bands} = bandSeries(chart);
-  const width = Math.max(240, chart.plot.clientWidth || 400);
-  chart.width = width;
-  const opts = {
-    width, height: 260, series, bands, legend: {show: false},
-    cursor: {drag: {x: true, y: false}, points: {size: 6}},
-    scales: {x: {time: false}, y: {distr: STATE.logy ? 3 : 1, range: yRange}},
-    axes: [{values: (u, splits) => splits.map(v => fmtNumber(v, 6)), size: 36, font: "11px system-ui, sans-serif"},
-           {size: 56, font: "11px system-ui, sans-serif", values: (u, splits) => splits.map(v => fmtNumber(v, 4))}],
-    hooks: {
-      setCursor: [u => showBandTooltip(chart, u)],
-      setScale: [(u, key) => { if (key === "x") rezoom(chart, u); }],
-      draw: [() => { chart.draws++; }],
-    },
-  };
-  chart.range = null;
-  chart.u = new uPlot(opts, chartData(chart, null), chart.plot);
-  chart.u.over.addEventListener("mouseleave", () => chart.tooltip.classList.add("hidden"));
+  mountPlot(chart, {series, bands}, false, (u, splits) => splits.map(v => fmtNumber(v, 6)), showBandTooltip);
 }
 
 /** After a zoom (or its reset), re-pick the drawn points so the zoomed range is at full resolution. */
