@@ -1015,9 +1015,10 @@ static PyObject *fs_lone_histogram_row(PyObject *self, PyObject *arg) {
    every one converts back to the same float64 bits, else float64 bytes. None for anything else (the caller
    compacts it in Python). */
 static PyObject *fs_compact_lone_histogram(PyObject *self, PyObject *args) {
-    Py_buffer b, e;
-    if (!PyArg_ParseTuple(args, "y*y*", &b, &e)) return NULL;
-    PyObject *out = NULL, *row = fs_lone_histogram_row(self, PyTuple_GET_ITEM(args, 0));
+    PyObject *payload;
+    Py_buffer e;
+    if (!PyArg_ParseTuple(args, "Oy*", &payload, &e)) return NULL;
+    PyObject *out = NULL, *row = fs_lone_histogram_row(self, payload);   /* (it takes the payload's buffer) */
     if (!row || row == Py_None) { out = row; goto done; }
     const char *limits = PyBytes_AS_STRING(PyTuple_GET_ITEM(row, 5)), *counts = PyBytes_AS_STRING(PyTuple_GET_ITEM(row, 6));
     Py_ssize_t k = PyBytes_GET_SIZE(PyTuple_GET_ITEM(row, 5)) / 8, nedges = e.len / 8;
@@ -1060,7 +1061,6 @@ static PyObject *fs_compact_lone_histogram(PyObject *self, PyObject *args) {
                         narrow32 ? Py_True : Py_False);
 done:
     Py_XDECREF(row);
-    PyBuffer_Release(&b);
     PyBuffer_Release(&e);
     return out;
 }
