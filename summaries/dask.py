@@ -47,117 +47,35 @@ except ImportError as err:  # pragma: no cover - depends on the environment
                       "(dask[dataframe] and distributed)") from err
 
 from .reader.decode import Problem
-from .reader.export import scalars_to_pandas
-from .reader.load import _check_kinds, _reread, check_read_options
+from .reader import kinds as kind_table
+from .reader.load import check_read_options, reread_records
 from .reader.merge import merge_run
 from .reader.scan import ReadWarning, report, scan_file
+from .reader.tables import pandas_table, record_columns, scalar_columns
 from .reader.walk import discover, is_url
 
 __all__ = ["read_scalars", "read_logdir", "write_parquet", "DaskLogdir", "TABLE_KINDS", "COLUMNS",
            "escape_run", "kind_frame", "connect", "ReadWarning"]
 
-_META = ("run", "tag", "step", "wall_time")
-COLUMNS: Dict[str, Tuple[str, ...]] = {
-    "scalars": _META + ("value",),
-    "histograms": _META + ("min", "max", "num", "sum", "sum_squares", "bucket_limits", "bucket_counts"),
-    "images": _META + ("sample", "width", "height", "colorspace", "size"),
-    "videos": _META + ("sample", "width", "height", "size"),
-    "audio": _META + ("sample", "sample_rate", "num_channels", "length_frames", "content_type", "label", "size"),
-    "text": _META + ("text",),
-    "pr_curves": _META + ("data",),
-    "tensors": _META + ("dtype", "shape", "value"),
-}
-"""The columns of each kind's DataFrame. ``size`` is the encoded image/video/audio's length in bytes (the
-bytes themselves stay in the files: ``load_logdir`` reads them); object columns hold numpy arrays
-(``bucket_limits``, ``bucket_counts``, ``data``, ``value``), ``str`` or an array of str (``text``), tuples (``shape``)."""
+COLUMNS: Dict[str, Tuple[str, ...]] = {kind: kind_table.KINDS[kind].column_names() for kind in kind_table.TABLE_KINDS
+                                       if kind != "hparams"}
+"""The columns of each kind's DataFrame: the kinds table's (``reader/kinds.py``), as ``Logdir.to_pandas(kind)`` has
+them, with the same dtypes (``run`` and ``tag`` categorical over the whole logdir's names, scalars' ``value``
+float32 when every series' is). Object columns hold numpy arrays (``bucket_limits``, ``bucket_counts``, the PR
+curves' rows, ``value``), ``str`` or an array of str (``text``), tuples (``shape``); ``size`` is an encoded
+image's, video's or audio clip's length in bytes (the bytes themselves stay in the files: ``load_logdir`` reads
+them)."""
 TABLE_KINDS = frozenset(COLUMNS)
-_INT = ("step", "sample", "width", "height", "colorspace", "size", "num_channels", "length_frames")
-_FLOAT = ("wall_time", "min", "max", "num", "sum", "sum_squares", "sample_rate", "value")  # tensors' value: arrays
-_STR = ("content_type", "label", "dtype")
 
 
-# ---------------------------------------------------------------- one run's rows as DataFrames (on the workers)
-
-def _rows(kind: str, records) -> Dict[str, list]:
-    """The non-key columns of one (run, tag)'s records of ``kind``."""
-    if kind == "histograms":
-        s = records
-        return {"step": s.step, "wall_time": s.wall_time, "min": s.min, "max": s.max, "num": s.num, "sum": s.sum,
-                "sum_squares": s.sum_squares, "bucket_limits": list(s.bucket_limits),
-                "bucket_counts": list(s.bucket_counts)}
-    columns = COLUMNS[kind][2:]
-    get = {
-        "images": lambda r: (r.step, r.wall_time, r.sample, r.width, r.height, r.colorspace, len(r.data)),
-        "videos": lambda r: (r.step, r.wall_time, r.sample, r.width, r.height, len(r.data)),
-        "audio": lambda r: (r.step, r.wall_time, r.sample, r.sample_rate, r.num_channels, r.length_frames,
-                            r.content_type, r.label, len(r.data)),
-        "text": lambda r: (r.step, r.wall_time, r.text),
-        "pr_curves": lambda r: (r.step, r.wall_time, r.data),
-        "tensors": lambda r: (r.step, r.wall_time, str(r.value.dtype), tuple(r.value.shape), r.value),
-    }[kind]
-    values = [get(r) for r in records]
-    return {name: [v[i] for v in values] for i, name in enumerate(columns)}
-
-
-def _typed(kind: str, name: str, values: list) -> pd.Series:
-    """One column with its fixed dtype: int64, float64, str, or object (arrays, tuples, text)."""
-    if name in ("run", "tag") or name in _STR:
-        return pd.Series(values, dtype="str")
-    if name in _INT:
-        return pd.Series(np.asarray(values, dtype=np.int64))
-    if name in _FLOAT and not (kind == "tensors" and name == "value"):
-        return pd.Series(np.asarray(values, dtype=np.float64))
-    out = np.empty(len(values), dtype=object)  # element by element: arrays stay arrays, never stacked
-    for i, v in enumerate(values):
-        out[i] = v
-    return pd.Series(out, dtype=object)
-
-
-def _repeated(names: List[str], counts: List[int]) -> pd.Series:
-    """``names[i]`` repeated ``counts[i]`` times as a ``str`` column: the Arrow string array's buffers are built
-    directly (pandas converting an object array of the same strings gives the same column, several times slower)."""
-    import pyarrow as pa
-    encoded = [n.encode("utf-8", "surrogatepass") for n in names]
-    size = sum(len(e) * c for e, c in zip(encoded, counts))
-    if size >= 1 << 31:  # beyond 32-bit offsets: let Arrow and pandas do it
-        return pd.Series(np.repeat(np.array(names, dtype=object), counts), dtype="str")
-    offsets = np.zeros(sum(counts) + 1, dtype=np.int32)
-    np.cumsum(np.repeat(np.array([len(e) for e in encoded], dtype=np.int32), counts), out=offsets[1:])
-    data = b"".join(e * c for e, c in zip(encoded, counts))
-    array = pa.StringArray.from_buffers(len(offsets) - 1, pa.py_buffer(offsets), pa.py_buffer(data))
-    return pd.Series(pd.array(array, dtype="str"))
-
-
-def _scalars_frame(series: Dict[Tuple[str, str], Any]) -> pd.DataFrame:
-    """What ``scalars_to_pandas(series)`` gives (str run/tag, float64 value), with the string columns built faster."""
-    keys = sorted(series)
-    if not keys:
-        return scalars_to_pandas({}).astype({"run": "str", "tag": "str"})
-    counts = [len(series[k].step) for k in keys]
-    return pd.DataFrame({
-        "run": _repeated([k[0] for k in keys], counts), "tag": _repeated([k[1] for k in keys], counts),
-        "step": np.concatenate([series[k].step for k in keys]).astype(np.int64),
-        "wall_time": np.concatenate([series[k].wall_time for k in keys]).astype(np.float64),
-        "value": np.concatenate([series[k].value for k in keys]).astype(np.float64)}, columns=list(COLUMNS["scalars"]))
-
-
-def kind_frame(kind: str, series: Dict[Tuple[str, str], Any]) -> pd.DataFrame:
-    """``{(run, tag): records}`` of one kind (as in a ``Logdir``) as that kind's long DataFrame (:data:`COLUMNS`),
-    series in (run, tag) order. Scalars equal ``scalars_to_pandas``, dtypes included (``Logdir.to_pandas()`` has the same values, with
-    categorical run/tag and float32 values where exact: a partition's dtypes are fixed before its run is read)."""
-    if kind == "scalars":
-        return _scalars_frame(series)
-    keys = sorted(series)
-    parts: Dict[str, list] = {name: [] for name in COLUMNS[kind]}
-    for run, tag in keys:
-        rows = _rows(kind, series[(run, tag)])
-        n = len(rows["step"])
-        parts["run"].extend([run] * n)
-        parts["tag"].extend([tag] * n)
-        for name, values in rows.items():
-            parts[name].extend(values)
-    return pd.DataFrame({name: _typed(kind, name, values) for name, values in parts.items()},
-                        columns=list(COLUMNS[kind]))
+def kind_frame(kind: str, series: Dict[Tuple[str, str], Any], runs: Optional[List[str]] = None,
+               tags: Optional[List[str]] = None, value: Any = None) -> pd.DataFrame:
+    """``{(run, tag): records}`` of one kind (as in a ``Logdir``) as that kind's DataFrame (:data:`COLUMNS`), series in
+    (run, tag) order: ``Logdir.to_pandas(kind)``'s table (``reader/tables.pandas_table``). ``runs``, ``tags``: the
+    categories of ``run`` and ``tag`` (the whole logdir's, so that partitions concatenate to one table); ``value``:
+    the scalars' value dtype."""
+    cols = scalar_columns(series) if kind == "scalars" else record_columns(kind, series)
+    return pandas_table(kind, cols, runs, tags, value)
 
 
 def _scan(path: str, fs, tags: Optional[str], kinds: Optional[frozenset], check_crc: bool):
@@ -165,25 +83,31 @@ def _scan(path: str, fs, tags: Optional[str], kinds: Optional[frozenset], check_
     return scan_file(path, tags=tags, kinds=kinds, check_crc=check_crc, on_error="skip", fs=fs)
 
 
+def _rows_by_tag(kind: str, records: Dict[str, Any]) -> Dict[str, int]:
+    """The rows each tag of a run gives ``kind``'s table (a histogram series a row per step)."""
+    return {tag: len(value) for tag, value in records.items()}
+
+
 def _merge(run: str, fs, mode: str, kinds: Optional[frozenset], table_kinds: Tuple[str, ...], *rows) -> dict:
-    """One run merged on a worker: its DataFrames by kind, and what the client needs to know."""
-    data = merge_run(run, list(rows), mode, kinds, reread=functools.partial(_reread, fs))
-    frames = {kind: kind_frame(kind, {(run, tag): v for tag, v in getattr(data, kind).items()})
-              for kind in table_kinds}
-    return {"frames": frames, "info": {
+    """One run merged on a worker: its records by kind, and what the client needs to know."""
+    data = merge_run(run, list(rows), mode, kinds, reread=functools.partial(reread_records, fs))
+    records = {kind: data.data[kind] for kind in table_kinds}
+    return {"records": records, "info": {
         "run": run, "files": data.files, "file_problems": [p for r in rows for p in r.problems],
         "problems": data.problems, "out_of_order": dict(data.out_of_order), "purged": dict(data.purged),
-        "rows": {kind: len(df) for kind, df in frames.items()},
-        "tags": {kind: sorted(getattr(data, kind)) for kind in table_kinds}}}
+        "rows": {kind: _rows_by_tag(kind, records[kind]) for kind in table_kinds},
+        "float32": all(s.value.dtype == np.float32 for s in records.get("scalars", {}).values())}}
 
 
 def _info(merged: dict) -> dict:
     return merged["info"]
 
 
-def _partition(merged: dict, kind: str, start: int) -> pd.DataFrame:
-    """One run's frame of ``kind`` with its rows' place in the whole result as the index."""
-    df = merged["frames"][kind]
+def _partition(merged: dict, kind: str, start: int, runs: List[str], tags: List[str], value: Any) -> pd.DataFrame:
+    """One run's frame of ``kind`` over the logdir's categories, with its rows' place in the whole result as the
+    index."""
+    run = merged["info"]["run"]
+    df = kind_frame(kind, {(run, tag): v for tag, v in merged["records"][kind].items()}, runs, tags, value)
     return df.set_axis(pd.RangeIndex(start, start + len(df)), axis=0)
 
 
@@ -219,7 +143,7 @@ class DaskLogdir:
 
 
 def _check_table_kinds(kinds) -> frozenset:
-    checked = _check_kinds(kinds) if kinds is not None else TABLE_KINDS
+    checked = kind_table.check_kinds(kinds) if kinds is not None else TABLE_KINDS
     other = checked - TABLE_KINDS
     if other:
         raise ValueError("the Dask reader has no table for kind(s) %s (they are per run, not per point: read them "
@@ -294,19 +218,25 @@ def read_logdir(path: str, tags: Optional[str] = None, runs: Optional[str] = Non
             out.out_of_order[(run, kind, tag)] = n
         for (kind, tag), n in info["purged"].items():
             out.purged[(run, kind, tag)] = n
+    value = np.float32 if all(info["float32"] for info in infos) else np.float64
     for kind in table_kinds:
-        out.keys[kind] = [(info["run"], tag) for info in infos for tag in info["tags"][kind]]
-        out.frames[kind] = _frame(kind, merged, [info["rows"][kind] for info in infos])
+        out.keys[kind] = [(info["run"], tag) for info in infos for tag in sorted(info["rows"][kind])]
+        out.frames[kind] = _frame(kind, merged, [info["run"] for info in infos], [info["rows"][kind] for info in infos],
+                                  value)
     return out
 
 
-def _frame(kind: str, merged: list, lengths: List[int]):
-    """The Dask DataFrame of ``kind`` over the persisted runs: a partition per run with rows, known divisions."""
-    meta = kind_frame(kind, {})
+def _frame(kind: str, merged: list, run_names: List[str], rows: List[Dict[str, int]], value: Any):
+    """The Dask DataFrame of ``kind`` over the persisted runs: a partition per run with rows, known divisions,
+    ``run`` and ``tag`` categorical over the names that have rows (as ``Logdir.to_pandas(kind)``)."""
+    lengths = [sum(counts.values()) for counts in rows]
+    runs = sorted(run for run, n in zip(run_names, lengths) if n)
+    tags = sorted({tag for counts in rows for tag, n in counts.items() if n})
+    meta = kind_frame(kind, {}, runs, tags, value)
     parts, divisions, start = [], [], 0
     for m, n in zip(merged, lengths):
         if n:
-            parts.append(delayed(_partition, pure=True)(m, kind, start))
+            parts.append(delayed(_partition, pure=True)(m, kind, start, runs, tags, value))
             divisions.append(start)
             start += n
     # Dask would turn object columns into strings: ours hold arrays, tuples and text as they are
@@ -321,8 +251,9 @@ def read_scalars(path: str, tags: Optional[str] = None, runs: Optional[str] = No
                  restarts: str = "tensorboard", on_error: str = "warn", check_crc: bool = True,
                  storage_options: Optional[dict] = None, progress: bool = False):
     """Scalars under ``path`` as a Dask DataFrame with the columns ``run, tag, step, wall_time, value``, read on
-    the current Dask client's workers; ``.compute()`` equals ``load_logdir(...).to_pandas()`` (index included;
-    run and tag as str rather than categorical, value as float64). Arguments as :func:`read_logdir`."""
+    the current Dask client's workers; ``.compute()`` equals ``load_logdir(...).to_pandas()``: the same columns,
+    dtypes (``run`` and ``tag`` categorical, ``value`` float32 where exact), values and index. Arguments as
+    :func:`read_logdir`."""
     return read_logdir(path, tags, runs, kinds=("scalars",), restarts=restarts, on_error=on_error,
                        check_crc=check_crc, storage_options=storage_options, progress=progress).scalars
 
@@ -357,7 +288,7 @@ def _write_partition(df: pd.DataFrame, path: str, storage_options: Optional[dict
         fields = [pa.field(f.name, pa.string()) if pa.types.is_large_string(f.type) or pa.types.is_string_view(
             f.type) else f for f in table.schema]
         table = table.cast(pa.schema(fields))
-        if "tag" in table.column_names:
+        if "tag" in table.column_names and not pa.types.is_dictionary(table.schema.field("tag").type):
             table = table.set_column(table.column_names.index("tag"), "tag",
                                      table.column("tag").dictionary_encode())
         directory = root + "/" + name

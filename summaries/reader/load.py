@@ -46,6 +46,7 @@ from . import restarts as _restarts
 from . import tables
 from ..record import HEADER_SIZE
 from .decode import Problem
+from .kinds import KIND_NAMES as KINDS, KINDS as KIND_TABLE, SERIES_KINDS, add_kind_properties, check_kinds
 from .export import scalars_to_pandas
 from .merge import RunData, merge_run
 from .projector import load_embeddings
@@ -57,10 +58,9 @@ from .types import (AudioRecord, EmbeddingRecord, HistogramSeries, HParamsRecord
 
 __all__ = ["load_logdir", "read_scalars", "Logdir", "Problem", "ReadWarning", "ScalarSeries", "HistogramSeries",
            "ImageRecord", "AudioRecord", "TextRecord", "PrCurveRecord", "TensorRecord", "HParamsRecord", "VideoRecord",
-           "MeshRecord", "EmbeddingRecord", "KINDS", "list_runs"]
+           "MeshRecord", "EmbeddingRecord", "KINDS", "list_runs", "check_read_options",
+           "reread_records"]
 
-KINDS = frozenset({"scalars", "histograms", "images", "audio", "text", "pr_curves", "hparams", "graphs",
-                   "run_metadata", "session_logs", "tensors", "videos", "meshes", "embeddings"})
 # Bytes of event files per worker process: the C scanner reads ~50 MB in 0.1-0.2 s, about what
 # starting a worker and sending its columns back costs, so smaller shares are read in-process.
 _BYTES_PER_WORKER = 64 << 20
@@ -69,36 +69,24 @@ PathLike = Union[str, "os.PathLike[str]"]
 
 @dataclass
 class Logdir:
-    """Everything read from a logdir. Keys are ``(run, tag)`` or ``run``; runs are relative paths."""
+    """Everything read from a logdir: ``data`` by kind (``reader/kinds.py``), each kind also an attribute
+    (``logdir.scalars``, ``logdir.histograms``, ...). A series kind's keys are ``(run, tag)``; ``meshes`` are keyed by
+    ``(run, mesh name)``, ``embeddings`` by ``(run, tensor name)``, ``run_metadata`` by ``(run, tag)``, and
+    ``hparams``, ``graphs`` and ``session_logs`` by run; runs are relative paths."""
 
     path: str
     runs: List[str] = field(default_factory=list)
-    scalars: Dict[Tuple[str, str], ScalarSeries] = field(default_factory=dict)
-    histograms: Dict[Tuple[str, str], HistogramSeries] = field(default_factory=dict)
-    images: Dict[Tuple[str, str], List[ImageRecord]] = field(default_factory=dict)
-    audio: Dict[Tuple[str, str], List[AudioRecord]] = field(default_factory=dict)
-    text: Dict[Tuple[str, str], List[TextRecord]] = field(default_factory=dict)
-    pr_curves: Dict[Tuple[str, str], List[PrCurveRecord]] = field(default_factory=dict)
-    tensors: Dict[Tuple[str, str], List[TensorRecord]] = field(default_factory=dict)
-    videos: Dict[Tuple[str, str], List[VideoRecord]] = field(default_factory=dict)
-    meshes: Dict[Tuple[str, str], List[MeshRecord]] = field(default_factory=dict)        # (run, mesh name)
-    embeddings: Dict[Tuple[str, str], EmbeddingRecord] = field(default_factory=dict)    # (run, tensor name)
-    hparams: Dict[str, HParamsRecord] = field(default_factory=dict)
-    graphs: Dict[str, bytes] = field(default_factory=dict)
-    run_metadata: Dict[Tuple[str, str], bytes] = field(default_factory=dict)
-    session_logs: Dict[str, list] = field(default_factory=dict)
+    data: Dict[str, dict] = field(default_factory=lambda: {name: {} for name in KINDS})
     problems: List[Problem] = field(default_factory=list)
     files: Dict[str, List[str]] = field(default_factory=dict)
     out_of_order: Dict[Tuple[str, str, str], int] = field(default_factory=dict)  # (run, kind, tag) -> count
     purged: Dict[Tuple[str, str, str], int] = field(default_factory=dict)        # (run, kind, tag) -> points
     restarts: str = "tensorboard"
 
-    _SERIES_KINDS = ("scalars", "histograms", "images", "audio", "text", "pr_curves", "tensors", "videos", "meshes")
-
     def tags(self, kind: Optional[str] = None) -> Dict[str, List[Tuple[str, str]]]:
         """``{kind: sorted [(run, tag)]}`` for the series kinds and embeddings (or just ``kind``)."""
-        kinds = [kind] if kind else self._SERIES_KINDS + ("embeddings",)
-        return {k: sorted(getattr(self, k)) for k in kinds if getattr(self, k)}
+        kinds = [kind] if kind else SERIES_KINDS + ("embeddings",)
+        return {k: sorted(self.data[k]) for k in kinds if self.data[k]}
 
     def to_pandas(self, kind: str = "scalars", *, pivot: bool = False, media: bool = False):
         """One kind of records as a DataFrame: ``run`` and ``tag`` (categorical), then the record's fields
@@ -132,26 +120,25 @@ class Logdir:
         from tfevents.viewer.notebook import logdir_html  # lazy: the viewer sits above the reader; notebooks only
         return logdir_html(self)
 
-    def _add_run(self, data: RunData) -> None:
+    def add_run(self, data: RunData) -> None:
+        """Put one merged run's records in (the reader's step after merging a run)."""
         run = data.run
         self.files[run] = data.files
-        for kind in self._SERIES_KINDS:
-            target = getattr(self, kind)
-            for tag, value in getattr(data, kind).items():
-                target[(run, tag)] = value
-        if data.hparams is not None:
-            self.hparams[run] = data.hparams
-        if data.graph is not None:
-            self.graphs[run] = data.graph
-        for tag, blob in data.run_metadata.items():
-            self.run_metadata[(run, tag)] = blob
-        if data.session_logs:
-            self.session_logs[run] = data.session_logs
+        for name, value in data.data.items():
+            if KIND_TABLE[name].key != "run":
+                target = self.data[name]
+                for tag, records in value.items():
+                    target[(run, tag)] = records
+            elif value:
+                self.data[name][run] = value
         self.problems.extend(data.problems)
         for (kind, tag), n in data.out_of_order.items():
             self.out_of_order[(run, kind, tag)] = n
         for (kind, tag), n in data.purged.items():
             self.purged[(run, kind, tag)] = n
+
+
+add_kind_properties(Logdir)
 
 
 # ---------------------------------------------------------------- finding runs and files
@@ -178,16 +165,6 @@ def _file_size(fs, path: str) -> int:
 
 # ---------------------------------------------------------------- loading
 
-def _check_kinds(kinds) -> Optional[frozenset]:
-    if kinds is None:
-        return None
-    kinds = frozenset([kinds] if isinstance(kinds, str) else kinds)
-    unknown = kinds - KINDS
-    if unknown:
-        raise ValueError("unknown kind(s) %s; kinds are %s" % (sorted(unknown), ", ".join(sorted(KINDS))))
-    return kinds
-
-
 def check_read_options(on_error: str, restarts: str, tags: Optional[str], runs: Optional[str]) -> str:
     """Check the options every reader takes (ValueError naming the bad one); the normalized restarts mode."""
     if on_error not in ("warn", "raise", "skip"):
@@ -213,7 +190,7 @@ def _read_run(run: str, files: List[str], tags, kinds, check_crc, mode, fs,
         rows.append(scan_file(path, tags=tags, kinds=kinds, check_crc=check_crc, on_error="skip", fs=fs))
         if scanned:
             scanned(i)
-    data = merge_run(run, rows, mode, kinds, reread=functools.partial(_reread, fs))
+    data = merge_run(run, rows, mode, kinds, reread=functools.partial(reread_records, fs))
     return data, sum(len(r.problems) for r in rows)
 
 
@@ -283,7 +260,7 @@ def load_logdir(path: PathLike, tags: Optional[str] = None, runs: Optional[str] 
     passed to fsspec for URLs (e.g. ``{"client_kwargs": {"endpoint_url": ...}}`` for S3).
     """
     mode = check_read_options(on_error, restarts, tags, runs)
-    kinds = _check_kinds(kinds)
+    kinds = check_kinds(kinds)
     found = discover(path, runs, storage_options)
     fs, groups = found.fs, found.runs
     for problem in found.problems:
@@ -297,7 +274,7 @@ def load_logdir(path: PathLike, tags: Optional[str] = None, runs: Optional[str] 
         for problem in data.problems[file_problems:]:
             if problem.kind == "purged" and on_error == "warn":
                 warnings.warn(str(problem), ReadWarning, stacklevel=2)
-        logdir._add_run(data)
+        logdir.add_run(data)
     if kinds is None or "embeddings" in kinds:
         for problem in _load_embeddings(logdir, fs, path, groups, tags, runs):
             if on_error != "skip":
@@ -305,7 +282,7 @@ def load_logdir(path: PathLike, tags: Optional[str] = None, runs: Optional[str] 
     return logdir
 
 
-def _reread(fs, path: str, offsets: List[int]) -> List[bytes]:
+def reread_records(fs, path: str, offsets: List[int]) -> List[bytes]:
     """The payloads of the records at ``offsets`` of one event file (already checked when scanned)."""
     out = []
     with (fs.open(path, "rb") if fs is not None else open(path, "rb")) as f:

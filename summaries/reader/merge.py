@@ -14,7 +14,7 @@ from __future__ import annotations
 import io
 import json
 from collections import defaultdict
-from typing import Callable, Dict, List, Optional, Sequence
+from typing import Any, Callable, Dict, List, Optional, Sequence
 
 import numpy as np
 
@@ -24,36 +24,25 @@ from tfevents.proto import event_pb2, plugin_hparams_pb2, plugin_mesh_pb2, summa
 
 from . import restarts as _restarts
 from .decode import FileRows, Problem, tensor_to_ndarray
+from .kinds import KINDS, add_kind_properties, kind_of_old_style, kind_of_plugin
 from .types import (AudioRecord, HistogramSeries, HParamsRecord, ImageRecord, MeshRecord, PrCurveRecord,
                             ScalarSeries, TensorRecord, TextRecord, VideoRecord)
 
 __all__ = ["merge_run", "RunData"]
 
 _KEY_SHIFT = 40
-_TENSOR_KINDS = {"histograms": "histograms", "images": "images", "audio": "audio", "text": "text",
-                 "pr_curves": "pr_curves", "hparams": "hparams", "scalars": "scalars", "mesh": "meshes"}
-_OLD_STYLE = {"histo": "histograms", "image": "images", "audio": "audio"}
 _STATUS = {v.number: v.name for v in event_pb2.SessionLog.SessionStatus.DESCRIPTOR.values}
 
 
 class RunData:
-    """Everything of one run, ready to be put into a Logdir."""
+    """Everything of one run, ready to be put into a Logdir: ``data`` by kind (``reader/kinds.py``), a dict tag ->
+    records for the series and ``run_metadata``, the record itself for the per-run kinds (``hparams`` and ``graphs``:
+    None when the run has none; ``session_logs``: a list). Each kind is an attribute too (``data.scalars``)."""
 
     def __init__(self, run: str):
         self.run = run
-        self.scalars: Dict[str, ScalarSeries] = {}
-        self.histograms: Dict[str, HistogramSeries] = {}
-        self.images: Dict[str, list] = {}
-        self.audio: Dict[str, list] = {}
-        self.text: Dict[str, list] = {}
-        self.pr_curves: Dict[str, list] = {}
-        self.tensors: Dict[str, list] = {}
-        self.videos: Dict[str, list] = {}
-        self.meshes: Dict[str, list] = {}   # mesh name -> [MeshRecord] by step
-        self.hparams: Optional[HParamsRecord] = None
-        self.graph: Optional[bytes] = None
-        self.run_metadata: Dict[str, bytes] = {}
-        self.session_logs: list = []
+        self.data: Dict[str, Any] = {k.name: ({} if k.key != "run" else [] if k.record is list else None)
+                                     for k in KINDS.values() if k.name != "embeddings"}
         self.problems: List[Problem] = []
         self.out_of_order: Dict[tuple, int] = {}  # (kind, tag) -> count of steps lower than the one before
         self.purged: Dict[tuple, int] = {}        # (kind, tag) -> points dropped by restarts
@@ -61,12 +50,15 @@ class RunData:
         self.files: List[str] = []
 
 
+add_kind_properties(RunData, [k for k in KINDS if k != "embeddings"])
+
+
 def _kind_of_tensor(meta: Optional[summary_pb2.SummaryMetadata]) -> str:
     if meta is None:
         return "tensors"
     if meta.data_class == summary_pb2.DATA_CLASS_SCALAR:
         return "scalars"
-    return _TENSOR_KINDS.get(meta.plugin_data.plugin_name, "tensors")
+    return kind_of_plugin(meta.plugin_data.plugin_name)
 
 
 def _scalar_rows_kind(meta: Optional[summary_pb2.SummaryMetadata]) -> str:
@@ -74,7 +66,7 @@ def _scalar_rows_kind(meta: Optional[summary_pb2.SummaryMetadata]) -> str:
     if meta is None or meta.data_class == summary_pb2.DATA_CLASS_SCALAR:
         return "scalars"
     plugin = meta.plugin_data.plugin_name
-    return "scalars" if plugin in ("", "scalars") else _TENSOR_KINDS.get(plugin, "tensors")
+    return "scalars" if plugin == "" else kind_of_plugin(plugin)
 
 
 def _series_kinds(kinds: Optional[frozenset]) -> Optional[frozenset]:
@@ -144,7 +136,7 @@ def merge_run(run: str, files: Sequence[FileRows], mode: str, kinds: Optional[fr
         by_kind = defaultdict(list)
         for it in items:
             what = it[3]
-            kind = _OLD_STYLE.get(what) or _kind_of_tensor(metas.get(tag))
+            kind = kind_of_old_style(what) or _kind_of_tensor(metas.get(tag))
             if kind == "scalars":
                 continue  # a scalars tag holding a tensor with more than one element: TensorBoard skips it too
             by_kind[kind].append(it)
@@ -204,7 +196,7 @@ def merge_run(run: str, files: Sequence[FileRows], mode: str, kinds: Optional[fr
         elif kind == "images":
             _split_videos(tag, built, out, wanted)
         else:
-            getattr(out, kind)[tag] = built
+            out.data[kind][tag] = built
     if mesh_parts:
         _group_meshes(mesh_parts, out)
     if kinds is None or "hparams" in kinds:
@@ -219,7 +211,7 @@ def merge_run(run: str, files: Sequence[FileRows], mode: str, kinds: Optional[fr
                                                 "unparseable", "hparams metadata of tag %r: %s" % (tag, err)))
     if graphs and (kinds is None or "graphs" in kinds):
         direct = [g for g in graphs if not g[4]]
-        out.graph = (direct or graphs)[-1][3]  # a graph_def event wins over a meta graph's graph
+        out.graphs = (direct or graphs)[-1][3]  # a graph_def event wins over a meta graph's graph
     for _, _, _, tag, blob in sorted(run_meta, key=lambda r: r[0]):
         out.run_metadata[tag] = blob
     out.session_logs = [(s, w, _STATUS.get(st, str(st)), ckpt) for _, s, w, st, ckpt in sorted(session_logs)]
@@ -238,6 +230,18 @@ def narrow_values(values: np.ndarray) -> np.ndarray:
 # ---------------------------------------------------------------- per-kind builders
 
 _MALFORMED = (ValueError, TypeError, IndexError, AttributeError, UnicodeError, DecodeError)
+
+
+_BUILDERS: Dict[str, Callable] = {}
+
+
+def builds(kind: str) -> Callable:
+    """Register the function that makes ``kind``'s records of a tag from its ``(key, step, wall, what, payload)``
+    items and first metadata (one per kind of ``reader/kinds.py`` whose values come in events as tensors)."""
+    def register(function: Callable) -> Callable:
+        _BUILDERS[kind] = function
+        return function
+    return register
 
 
 def _build(kind, tag, items, meta, out: RunData, files):
@@ -260,6 +264,7 @@ def _build(kind, tag, items, meta, out: RunData, files):
         return builder(tag, good, meta)
 
 
+@builds('histograms')
 def _histograms(tag, items, meta) -> HistogramSeries:
     n = len(items)
     cols = {k: np.empty(n) for k in ("min", "max", "num", "sum", "sum_squares")}
@@ -285,6 +290,7 @@ def _histograms(tag, items, meta) -> HistogramSeries:
                            cols["min"], cols["max"], cols["num"], cols["sum"], cols["sum_squares"], limits, counts)
 
 
+@builds('images')
 def _images(tag, items, meta) -> list:
     out = []
     for _, step, wall, what, p in items:
@@ -312,6 +318,7 @@ def _wav_header(blob: bytes):
     return None, None, None
 
 
+@builds('audio')
 def _audio(tag, items, meta) -> list:
     out = []
     for _, step, wall, what, p in items:
@@ -328,6 +335,7 @@ def _audio(tag, items, meta) -> list:
     return out
 
 
+@builds('text')
 def _text(tag, items, meta) -> list:
     out = []
     for _, step, wall, what, p in items:
@@ -340,11 +348,13 @@ def _text(tag, items, meta) -> list:
     return out
 
 
+@builds('pr_curves')
 def _pr_curves(tag, items, meta) -> list:
     return [PrCurveRecord(step, wall, np.asarray(tensor_to_ndarray(p), dtype=np.float64))
             for _, step, wall, what, p in items]
 
 
+@builds('tensors')
 def _tensors(tag, items, meta) -> list:
     out = []
     for _, step, wall, what, p in items:
@@ -398,6 +408,7 @@ def _reread_tensors(tag: str, items: list, files, reread) -> list:
     return items
 
 
+@builds('meshes')
 def _mesh_parts(tag, items, meta) -> list:
     """``(name, tag, key, step, wall, content_type, array, json_config)`` per value of one mesh component tag."""
     if meta is None or meta.plugin_data.plugin_name != "mesh":
@@ -454,6 +465,7 @@ def _group_meshes(parts: list, out: RunData) -> None:
             notes[target] = max(notes.get(target, 0), n)
 
 
+@builds('hparams')
 def _hparams(tag, items, meta) -> HParamsRecord:
     record = HParamsRecord()
     if meta is None or not meta.plugin_data.content:
@@ -487,6 +499,3 @@ def _merge_hparams(a: Optional[HParamsRecord], b: HParamsRecord) -> HParamsRecor
     a.status = a.status or b.status
     return a
 
-
-_BUILDERS = {"histograms": _histograms, "images": _images, "audio": _audio, "text": _text,
-             "pr_curves": _pr_curves, "tensors": _tensors, "hparams": _hparams, "meshes": _mesh_parts}

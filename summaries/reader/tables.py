@@ -9,12 +9,13 @@ The other columns are the typed record's fields, by the field's name:
 ``histograms``  one row per record (per step), as TensorBoard draws them and as tbparse's ``histograms``:
                 ``step, wall_time, min, max, num, sum, sum_squares`` and the arrays ``bucket_limits`` and
                 ``bucket_counts`` (``df.explode(["bucket_limits", "bucket_counts"])`` gives a row per bucket).
-``images``      ``step, wall_time, sample, width, height, colorspace``; ``videos`` ``step, wall_time, sample,
-                width, height``; ``audio`` ``step, wall_time, sample, sample_rate, num_channels, content_type,
-                length_frames, label``: with ``media=True`` also ``data`` (the encoded bytes), left out by
-                default since a few images outweigh every scalar of a logdir.
-``text``        ``step, wall_time, text`` (a ``str``, or an ndarray of str for a text tensor with dimensions;
-                in Arrow a list of the flattened strings, with ``shape``).
+``images``      ``step, wall_time, sample, width, height, colorspace, size``; ``videos`` ``step, wall_time, sample,
+                width, height, size``; ``audio`` ``step, wall_time, sample, sample_rate, num_channels,
+                content_type, length_frames, label, size`` (``size``: the encoded bytes' length): with
+                ``media=True`` also ``data`` (the encoded bytes), left out by default since a few images outweigh
+                every scalar of a logdir.
+``text``        ``step, wall_time, text`` (object: a ``str``, or an ndarray of str for a text tensor with
+                dimensions; in Arrow a list of the flattened strings, with ``shape``).
 ``pr_curves``   ``step, wall_time`` and the arrays ``true_positives, false_positives, true_negatives,
                 false_negatives, precision, recall`` (the rows of ``PrCurveRecord.data``).
 ``tensors``     ``step, wall_time, dtype, shape, value`` (the ndarray). In Arrow, where one column has one type,
@@ -26,6 +27,8 @@ The other columns are the typed record's fields, by the field's name:
                 holding the tag, as TensorBoard's HParams dashboard looks it up; NaN when none), then
                 ``status``, ``start_time``, ``end_time``. A metric named like a hyperparameter is ``metric/<tag>``.
 
+The columns and their pandas dtypes are the kinds table's (``reader/kinds.py``): every reader returns them,
+the Dask reader's partitions included (:func:`pandas_table` builds both).
 Scalars are built from the series' numpy columns: pandas gets the concatenated columns without a further
 copy (``copy=False``) and codes of the smallest integer type for ``run`` and ``tag``; Arrow gets one chunk per
 series wrapping the series' own arrays (no copy; the run and tag indices are the only new memory); polars is
@@ -39,17 +42,11 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 import numpy as np
 
-from .types import AudioRecord, ImageRecord, PrCurveRecord, TensorRecord, TextRecord, VideoRecord
+from .kinds import KINDS, TABLE_KINDS
+from .types import PrCurveRecord
 
-__all__ = ["TABLE_KINDS", "to_pandas", "to_arrow", "to_polars", "scalar_columns", "metric_value"]
-
-TABLE_KINDS = ("scalars", "histograms", "images", "audio", "videos", "text", "pr_curves", "tensors", "hparams")
-_RECORDS = {"images": ImageRecord, "audio": AudioRecord, "videos": VideoRecord, "text": TextRecord,
-            "pr_curves": PrCurveRecord, "tensors": TensorRecord}
-_MEDIA = ("images", "audio", "videos")
-_PR_ROWS = ("true_positives", "false_positives", "true_negatives", "false_negatives", "precision", "recall")
-_HISTOGRAM_FIELDS = ("step", "wall_time", "min", "max", "num", "sum", "sum_squares", "bucket_limits",
-                     "bucket_counts")
+__all__ = ["TABLE_KINDS", "to_pandas", "to_arrow", "to_polars", "scalar_columns", "record_columns", "pandas_table",
+           "value_dtype", "metric_value"]
 
 
 def _check_kind(kind: str) -> None:
@@ -77,7 +74,7 @@ def scalar_columns(scalars: Mapping[Tuple[str, str], Any]) -> Dict[str, Any]:
     runs, run_codes = _codes([k[0] for k in keys])
     tags, tag_codes = _codes([k[1] for k in keys])
     series = [scalars[k] for k in keys]
-    value_type = np.float32 if all(s.value.dtype == np.float32 for s in series) else np.float64
+    value_type = value_dtype(scalars)
     if series:
         step = np.concatenate([s.step for s in series]).astype(np.int64, copy=False)
         wall = np.concatenate([s.wall_time for s in series]).astype(np.float64, copy=False)
@@ -86,14 +83,6 @@ def scalar_columns(scalars: Mapping[Tuple[str, str], Any]) -> Dict[str, Any]:
         step, wall, value = np.zeros(0, np.int64), np.zeros(0), np.zeros(0, value_type)
     return {"runs": runs, "run_codes": np.repeat(run_codes, counts), "tags": tags,
             "tag_codes": np.repeat(tag_codes, counts), "step": step, "wall_time": wall, "value": value}
-
-
-def _scalars_pandas(scalars):
-    import pandas as pd
-    c = scalar_columns(scalars)
-    return pd.DataFrame({"run": pd.Categorical.from_codes(c["run_codes"], c["runs"]),
-                         "tag": pd.Categorical.from_codes(c["tag_codes"], c["tags"]),
-                         "step": c["step"], "wall_time": c["wall_time"], "value": c["value"]}, copy=False)
 
 
 def _scalars_arrow(scalars):
@@ -123,41 +112,37 @@ def _scalars_arrow(scalars):
 
 # ---------------------------------------------------------------- records
 
-def _record_rows(logdir, kind: str, media: bool) -> Tuple[List[str], Dict[str, list]]:
-    """``(column names, {name: list})`` of one row per record (per histogram step) of ``kind``."""
-    if kind == "histograms":
-        names = ["run", "tag"] + list(_HISTOGRAM_FIELDS)
-        cols: Dict[str, list] = {n: [] for n in names}
-        for (run, tag), h in sorted(logdir.histograms.items()):
-            cols["run"] += [run] * len(h)
-            cols["tag"] += [tag] * len(h)
-            for name in _HISTOGRAM_FIELDS:
-                cols[name] += list(getattr(h, name)) if name.startswith("bucket") else getattr(h, name).tolist()
-        return names, cols
-    fields = [f.name for f in dataclasses.fields(_RECORDS[kind])]
-    if "sample" in fields:  # step, wall_time, sample first: the row's identity
-        fields.remove("sample")
-        fields.insert(2, "sample")
-    if kind in _MEDIA and not media:
-        fields.remove("data")
+def _record_value(kind: str, record, name: str):
+    """Column ``name`` of one record of ``kind`` (the record's field of that name, except where the table derives
+    it: PR curves' six rows, a tensor's dtype and shape, a medium's size)."""
     if kind == "pr_curves":
-        fields = ["step", "wall_time"] + list(_PR_ROWS)
-    if kind == "tensors":
-        fields = ["step", "wall_time", "dtype", "shape", "value"]
-    names = ["run", "tag"] + fields
-    cols = {n: [] for n in names}
-    for (run, tag), records in sorted(getattr(logdir, kind).items()):
-        for r in records:
+        return record.data[PrCurveRecord.ROWS.index(name)] if name in PrCurveRecord.ROWS else getattr(record, name)
+    if kind == "tensors" and name in ("dtype", "shape"):
+        return str(record.value.dtype) if name == "dtype" else tuple(record.value.shape)
+    if name == "size":
+        return len(record.data)
+    return getattr(record, name)
+
+
+def record_columns(kind: str, records: Mapping[Tuple[str, str], Any], media: bool = False) -> Dict[str, list]:
+    """``{column: list}`` of one row per record (per histogram step) of ``kind``, series in (run, tag) order: the
+    kinds table's columns (``reader/kinds.py``), the encoded bytes only with ``media``."""
+    names = KINDS[kind].column_names(media)
+    cols: Dict[str, list] = {n: [] for n in names}
+    fields = names[2:]
+    for (run, tag), value in sorted(records.items()):
+        if kind == "histograms":
+            cols["run"] += [run] * len(value)
+            cols["tag"] += [tag] * len(value)
+            for name in fields:
+                cols[name] += list(getattr(value, name)) if name.startswith("bucket") else getattr(value, name).tolist()
+            continue
+        for r in value:
             cols["run"].append(run)
             cols["tag"].append(tag)
             for name in fields:
-                if kind == "pr_curves" and name in _PR_ROWS:
-                    cols[name].append(r.data[_PR_ROWS.index(name)])
-                elif kind == "tensors" and name in ("dtype", "shape"):
-                    cols[name].append(str(r.value.dtype) if name == "dtype" else tuple(r.value.shape))
-                else:
-                    cols[name].append(getattr(r, name))
-    return names, cols
+                cols[name].append(_record_value(kind, r, name))
+    return cols
 
 
 def metric_value(scalars: Mapping, run: str, tag: str) -> float:
@@ -195,7 +180,10 @@ def _hparams_rows(logdir) -> Tuple[List[str], Dict[str, list]]:
 
 
 def _rows(logdir, kind: str, media: bool) -> Tuple[List[str], Dict[str, list]]:
-    return _hparams_rows(logdir) if kind == "hparams" else _record_rows(logdir, kind, media)
+    if kind == "hparams":
+        return _hparams_rows(logdir)
+    cols = record_columns(kind, logdir.data[kind], media)
+    return list(cols), cols
 
 
 def _object_column(values: list) -> np.ndarray:
@@ -204,14 +192,64 @@ def _object_column(values: list) -> np.ndarray:
     return out
 
 
-def _pandas_column(name: str, values: list):
+def _pandas_column(name: str, values: list, dtype: Optional[str] = None, categories: Optional[Sequence[str]] = None):
+    """One column: ``run``/``tag`` categorical (over ``categories``, else its own sorted names), else of ``dtype``
+    (the kinds table's; None: inferred, for the hparams table)."""
     import pandas as pd
     if name in ("run", "tag"):
-        categories, codes = _codes(values)
-        return pd.Categorical.from_codes(codes, categories)
-    if any(isinstance(v, (np.ndarray, tuple)) for v in values):
+        if categories is None:
+            categories, codes = _codes(values)
+            return _categorical(codes, categories)
+        return pd.Categorical(values, dtype=_categories(categories))
+    if dtype == "object" or any(isinstance(v, (np.ndarray, tuple)) for v in values):
         return _object_column(values)  # one array or shape per row, never broadcast into a 2-D column
+    if dtype is not None:
+        return pd.Series(values, dtype=dtype) if values else pd.Series([], dtype=dtype)
     return pd.Series(values) if values else _object_column([])
+
+
+def value_dtype(scalars: Mapping[Tuple[str, str], Any]):
+    """The dtype of scalars' ``value`` column: float32 when every series' values are float32, else float64."""
+    return np.float32 if all(s.value.dtype == np.float32 for s in scalars.values()) else np.float64
+
+
+def pandas_table(kind: str, cols: Mapping[str, Any], runs: Optional[Sequence[str]] = None,
+                 tags: Optional[Sequence[str]] = None, value: Any = None):
+    """The DataFrame of ``kind`` from :func:`record_columns` (or :func:`scalar_columns`) with the kinds table's
+    dtypes. ``runs`` / ``tags``: the categories of ``run`` and ``tag`` (default: the names present, sorted) — the
+    Dask reader passes the whole logdir's so that its partitions concatenate to the offline reader's table;
+    ``value``: the scalars' value dtype (default: as :func:`scalar_columns` chose)."""
+    import pandas as pd
+    if kind == "scalars":
+        run = _recoded(cols["run_codes"], cols["runs"], runs)
+        tag = _recoded(cols["tag_codes"], cols["tags"], tags)
+        values = cols["value"] if value is None else cols["value"].astype(value, copy=False)
+        return pd.DataFrame({"run": run, "tag": tag, "step": cols["step"], "wall_time": cols["wall_time"],
+                             "value": values}, copy=False)
+    dtypes = {c.name: c.dtype for c in KINDS[kind].columns}
+    names = list(cols)
+    return pd.DataFrame({name: _pandas_column(name, cols[name], dtypes.get(name),
+                                              runs if name == "run" else tags if name == "tag" else None)
+                         for name in names}, columns=names)
+
+
+def _recoded(codes: np.ndarray, names: Sequence[str], categories: Optional[Sequence[str]]):
+    """A categorical of ``names[codes]`` over ``categories`` (sorted; default: ``names``, sorted themselves)."""
+    if categories is None or list(categories) == list(names):
+        return _categorical(codes, names)
+    where = np.searchsorted(np.asarray(categories, dtype=object), np.asarray(names, dtype=object))
+    return _categorical(where[codes] if len(names) else codes, categories)
+
+
+def _categories(names: Sequence[str]):
+    """The categorical dtype of ``run`` / ``tag``: its categories are strings (``str`` even when there are none)."""
+    import pandas as pd
+    return pd.CategoricalDtype(pd.Index(list(names), dtype="str"))
+
+
+def _categorical(codes: np.ndarray, names: Sequence[str]):
+    import pandas as pd
+    return pd.Categorical.from_codes(codes, dtype=_categories(names))
 
 
 def _little_endian(a: np.ndarray) -> np.ndarray:
@@ -235,10 +273,12 @@ def to_pandas(logdir, kind: str = "scalars", media: bool = False):
     """One kind of ``logdir``'s records as a pandas DataFrame (module docstring)."""
     _check_kind(kind)
     if kind == "scalars":
-        return _scalars_pandas(logdir.scalars)
-    import pandas as pd
-    names, cols = _rows(logdir, kind, media)
-    return pd.DataFrame({name: _pandas_column(name, cols[name]) for name in names}, columns=names)
+        return pandas_table(kind, scalar_columns(logdir.scalars))
+    if kind == "hparams":
+        import pandas as pd
+        names, cols = _hparams_rows(logdir)
+        return pd.DataFrame({name: _pandas_column(name, cols[name]) for name in names}, columns=names)
+    return pandas_table(kind, record_columns(kind, logdir.data[kind], media))
 
 
 def to_arrow(logdir, kind: str = "scalars", media: bool = False):

@@ -143,6 +143,9 @@ class PrCurveRecord:
     wall_time: float
     data: np.ndarray
 
+    ROWS = ("true_positives", "false_positives", "true_negatives", "false_negatives", "precision", "recall")
+    """The names of ``data``'s rows, in order (a table's columns)."""
+
     @property
     def precision(self) -> np.ndarray:
         return self.data[4]

@@ -119,10 +119,10 @@ def _record_rows(kind, key, value):
                  s.bucket_limits[i].tolist(), s.bucket_counts[i].tolist()) for i in range(len(s))]
     get = {"images": lambda r: (r.sample, r.width, r.height, r.colorspace, len(r.data)),
            "videos": lambda r: (r.sample, r.width, r.height, len(r.data)),
-           "audio": lambda r: (r.sample, r.sample_rate, r.num_channels, r.length_frames, r.content_type, r.label,
+           "audio": lambda r: (r.sample, r.sample_rate, r.num_channels, r.content_type, r.length_frames, r.label,
                                len(r.data)),
            "text": lambda r: (r.text.tolist() if isinstance(r.text, np.ndarray) else r.text,),
-           "pr_curves": lambda r: (r.data.tolist(),),
+           "pr_curves": lambda r: tuple(row.tolist() for row in r.data),
            "tensors": lambda r: (str(r.value.dtype), tuple(r.value.shape), r.value.tolist())}[kind]
     return [(r.step, r.wall_time) + get(r) for r in value]
 
@@ -142,12 +142,6 @@ def _frame_rows(kind, df):
     return out
 
 
-def _as_dask(df):
-    """``Logdir.to_pandas()``'s scalars as the Dask reader's partitions hold them: ``run`` and ``tag`` as str rather
-    than categorical, ``value`` as float64 (a partition's dtypes are fixed before its run is read)."""
-    return df.astype({"run": "str", "tag": "str", "value": np.float64})
-
-
 def _assert_same(got, lg, kinds):
     """A DaskLogdir equals a Logdir: every kind's rows, the order and index, files, problems, restarts notes."""
     assert got.runs == lg.runs
@@ -162,9 +156,11 @@ def _assert_same(got, lg, kinds):
         expected = getattr(lg, kind)
         assert got.keys[kind] == sorted(expected)
         pd.testing.assert_index_equal(df.index, pd.RangeIndex(len(df)), exact=True)
-        if kind == "scalars":
-            pd.testing.assert_frame_equal(df, _as_dask(lg.to_pandas()))
+        if kind == "scalars":  # one schema: the same frame, dtypes (categorical run/tag, float32 value) included
+            pd.testing.assert_frame_equal(df, lg.to_pandas())
             continue
+        offline = lg.to_pandas(kind)
+        assert list(df.columns) == list(offline.columns) and df.dtypes.to_dict() == offline.dtypes.to_dict(), kind
         assert list(dict.fromkeys(zip(df["run"], df["tag"]))) == sorted(expected)
         assert _frame_rows(kind, df) == {k: _record_rows(kind, k, v) for k, v in expected.items() if len(v)}, kind
 
@@ -186,7 +182,7 @@ def test_interop_logdirs_every_kind(client, peer_logdir):
     for tool in ("tf1", "tf2", "tbx", "torch"):
         assert any(run.split("/")[0] == tool for run, _ in got.keys["scalars"]), tool
     df = tfdask.read_scalars(peer_logdir, tags="loss|scalar", runs="^(tf|torch)")
-    pd.testing.assert_frame_equal(df.compute(), _as_dask(load_logdir(peer_logdir, "loss|scalar", "^(tf|torch)",
+    pd.testing.assert_frame_equal(df.compute(), (load_logdir(peer_logdir, "loss|scalar", "^(tf|torch)",
                                                                      kinds=("scalars",)).to_pandas()))
     assert df.npartitions == len({r for r, _ in load_logdir(peer_logdir, "loss|scalar", "^(tf|torch)",
                                                             kinds=("scalars",)).scalars})
@@ -206,7 +202,7 @@ def test_restarts_corruption_truncation_and_warnings(client, mixed, restarts):
         assert got.purged and any("purged" in w for w in got_warnings)
     assert lg.tags("videos") and lg.tags("tensors") and lg.tags("histograms")
     scalars, _ = _read_warnings(tfdask.read_scalars, path, restarts=restarts)
-    pd.testing.assert_frame_equal(scalars.compute(), _as_dask(lg.to_pandas()))
+    pd.testing.assert_frame_equal(scalars.compute(), lg.to_pandas())
 
 
 def test_on_error_policies_and_bad_arguments(client, mixed):
@@ -233,8 +229,8 @@ def test_on_error_policies_and_bad_arguments(client, mixed):
         quiet.histograms
     empty = tfdask.read_scalars(path, tags="^no such tag$", on_error="skip")
     assert len(empty.compute()) == 0 and list(empty.columns) == ["run", "tag", "step", "wall_time", "value"]
-    assert empty.dtypes.to_dict() == _as_dask(load_logdir(path, kinds=("scalars",), on_error="skip").to_pandas()
-                                              ).dtypes.to_dict()
+    pd.testing.assert_frame_equal(empty.compute(), load_logdir(path, tags="^no such tag$", kinds=("scalars",),
+                                                               on_error="skip").to_pandas())
 
 
 # ---------------------------------------------------------------- S3 (moto's server), 200 runs
@@ -288,7 +284,7 @@ def test_200_runs_read_by_the_workers_straight_from_s3(client, s3_logdir, monkey
     assert got_warnings == lg_warnings and any(bad in w and "corrupted" in w for w in got_warnings)
     workers = {t["worker"] for t in stream.data if str(t["key"]).startswith("tfevents-scan")}
     assert workers == set(client.scheduler_info()["workers"]), "both workers scan files"
-    ref = _as_dask(load_logdir(url, runs="seed-1", kinds=("scalars",), on_error="skip", storage_options=opts).to_pandas())
+    ref = load_logdir(url, runs="seed-1", kinds=("scalars",), on_error="skip", storage_options=opts).to_pandas()
     pd.testing.assert_frame_equal(df.compute(), ref)
     per_run = df.groupby("run").step.max().compute()
     assert per_run.to_dict() == ref.groupby("run").step.max().to_dict()

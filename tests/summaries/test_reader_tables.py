@@ -56,6 +56,8 @@ def _expected_rows(lg, kind, media):
                     row.update(dtype=str(r.value.dtype), shape=tuple(r.value.shape), value=r.value)
                 elif f.name != "data" or media:
                     row[f.name] = getattr(r, f.name)
+                if f.name == "data" and kind in ("images", "audio", "videos"):
+                    row["size"] = len(r.data)  # the encoded bytes' length, with or without them
             rows.append(row)
     return rows
 

@@ -162,9 +162,10 @@ def describe(kind: str, value) -> str:
 def series_rows(logdir):
     """One dict per (run, kind, tag) with the facts inspect prints (embeddings: one row each, no steps)."""
     import numpy as np
+    from tfevents.summaries.reader.kinds import SERIES_KINDS  # lazy: numpy (CLI start-up)
     rows = []
-    for kind in logdir._SERIES_KINDS:
-        for (run, tag), value in sorted(getattr(logdir, kind).items()):
+    for kind in SERIES_KINDS:
+        for (run, tag), value in sorted(logdir.data[kind].items()):
             if isinstance(value, list):
                 steps = np.array([r.step for r in value], dtype=np.int64)
                 walls = np.array([r.wall_time for r in value], dtype=np.float64)
