@@ -23,7 +23,7 @@ import numpy as np
 from tfevents.proto import tensor_pb2, types_pb2
 
 from ..builders.histograms import default_bucket_edges
-from ..reader.decode import _fastscan
+from ..reader.fastscan import native
 
 __all__ = ["pack_columns", "pack_steps", "pack_walls", "unpack_columns", "narrow_ints", "widen_ints", "CompactHistogram"]
 
@@ -161,7 +161,7 @@ class CompactHistogram:
         """The histogram of an event the C scanner described as a lone histogram, compacted by the scanner when its
         limits are a run of the default edges (what every writer writes); None otherwise, or without the
         scanner: ``CompactHistogram(row)`` then. The same object either way."""
-        parts = _fastscan.compact_lone_histogram(payload, _edge_bytes()[0]) if _fastscan is not None else None
+        parts = native.compact_lone_histogram(payload, _edge_bytes()[0]) if native is not None else None
         if parts is None:
             return None
         lo, hi, first, k, nonzero, counts, float32 = parts

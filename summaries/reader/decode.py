@@ -18,10 +18,7 @@ from google.protobuf.message import DecodeError
 
 from tfevents.proto import event_pb2, meta_graph_pb2, tensor_pb2, types_pb2
 
-try:
-    from . import _fastscan   # the C scanner: scan.py's fast path, RawHistogram.row
-except ImportError:  # built without a C compiler: the pure-Python path reads everything
-    _fastscan = None
+from .fastscan import native
 
 __all__ = ["FileRows", "Problem", "tensor_to_ndarray", "parse_file_version"]
 
@@ -220,7 +217,7 @@ class RawHistogram:
 
     def row(self) -> tuple:
         """``histo_row(self.proto())``, read straight from the wire by the C scanner when it is built."""
-        row = _fastscan.lone_histogram_row(self.payload) if _fastscan is not None else None
+        row = native.lone_histogram_row(self.payload) if native is not None else None
         return row if row is not None else histo_row(self.proto())
 
 

@@ -18,7 +18,8 @@ from typing import BinaryIO, Callable, Optional
 import numpy as np
 
 from .. import record
-from .decode import FileRows, Problem, _fastscan   # the C extension, or None: the pure-Python path does everything
+from .decode import FileRows, Problem
+from .fastscan import have_fast_path, native   # the C extension, or None: the pure-Python path does everything
 
 __all__ = ["scan_file", "scan_stream", "have_fast_path"]
 
@@ -26,10 +27,6 @@ CHUNK = 4 << 20  # bytes read at a time on the fast path
 _WANT_GRAPHS, _WANT_RUN_METADATA, _WANT_SUMMARIES, _DESCRIBE_HISTOGRAMS = 1, 2, 4, 8
 # one scalar value as the C scanner hands it out (its Row)
 ROW = np.dtype([("offset", "<i8"), ("step", "<i8"), ("wall_time", "<f8"), ("value", "<f8")])
-
-
-def have_fast_path() -> bool:
-    return _fastscan is not None
 
 
 class ReadWarning(UserWarning):
@@ -108,7 +105,7 @@ def _scan_fast(f: BinaryIO, size: int, rows: FileRows, check_crc: bool, on_error
         want |= _WANT_RUN_METADATA
     if rows.raw_histograms:   # lone histograms come described, left undecoded (FileRows.add_lone_histograms)
         want |= _DESCRIBE_HISTOGRAMS
-    scanner = _fastscan.Scanner(rows.tag_filter, want, check_crc, keep)
+    scanner = native.Scanner(rows.tag_filter, want, check_crc, keep)
     buf = bytearray(min(chunk, max(size - start, record.HEADER_SIZE)))
     base, filled, eof = start, 0, False  # buf[:filled] holds the file from offset base
     held = 0  # bytes of the records left to the proto decoder
@@ -187,8 +184,8 @@ def scan_stream(f: BinaryIO, path: str, size: int, *, tag_filter: Optional[Calla
     """
     rows = FileRows(path, tag_filter=tag_filter, kinds=kinds, keep_empty=keep_empty, raw_histograms=raw_histograms)
     if fast is None:
-        fast = _fastscan is not None
-    elif fast and _fastscan is None:
+        fast = native is not None
+    elif fast and native is None:
         raise RuntimeError("the _fastscan extension is not built")
     if fast:
         _scan_fast(f, size, rows, check_crc, on_error, start, tail_ok, chunk, keep, budget)

@@ -18,7 +18,7 @@ import pytest
 
 from tfevents.summaries.reader import scan as _reader_scan
 
-_fastscan = _reader_scan._fastscan
+_fastscan = _reader_scan.native
 pytestmark = pytest.mark.skipif(_fastscan is None, reason="the _fastscan extension is not built")
 
 STEPS = 6000

@@ -224,7 +224,7 @@ def test_fast_and_pure_paths_agree(runs, monkeypatch):
     if not _reader_scan.have_fast_path():
         pytest.skip("the _fastscan extension is not built")
     fast = load_logdir(runs, restarts="none", workers=1)
-    monkeypatch.setattr(_reader_scan, "_fastscan", None)
+    monkeypatch.setattr(_reader_scan, "native", None)
     pure = load_logdir(runs, restarts="none", workers=1)
     assert fast.runs == pure.runs and sorted(fast.scalars) == sorted(pure.scalars)
     for key in fast.scalars:

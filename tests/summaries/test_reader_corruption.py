@@ -163,13 +163,13 @@ def test_sound_checksum_bad_content_is_reported_not_fatal(fast, tmp_path):
     data = DATA + junk + bad_text + good_text
     (tmp_path / "events.out.tfevents.1.h").write_bytes(data)
     if not fast:
-        orig = scan_mod._fastscan
-        scan_mod._fastscan = None
+        orig = scan_mod.native
+        scan_mod.native = None
     try:
         lg = load_logdir(str(tmp_path), on_error="skip")
     finally:
         if not fast:
-            scan_mod._fastscan = orig
+            scan_mod.native = orig
     kinds = [(p.kind, p.offset) for p in lg.problems]
     assert ("unparseable", len(DATA)) in kinds and ("unparseable", len(DATA) + len(junk)) in kinds
     assert [t.text for t in lg.text[(".", "note")]] == ["fine"]

@@ -26,7 +26,7 @@ PALETTE = np.array([[0, 0, 0], [255, 0, 0], [0, 200, 0], [20, 40, 250], [255, 25
 def path_kind(request, monkeypatch):
     """Both scanners: the C fast path hands one-element tensors to the scalar columns, the pure one too."""
     if request.param == "pure":
-        monkeypatch.setattr(_reader_scan, "_fastscan", None)
+        monkeypatch.setattr(_reader_scan, "native", None)
     elif not _reader_scan.have_fast_path():
         pytest.skip("the _fastscan extension is not built")
     return request.param
