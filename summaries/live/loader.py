@@ -22,40 +22,40 @@ as the Rust server's [k, 3] tensor when read), other tensors as serialized Tenso
 """
 from __future__ import annotations
 
+import functools
 import logging
 import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Callable, Dict, List, Mapping, Optional, Tuple
+from typing import Callable, Dict, FrozenSet, Iterable, List, Mapping, NamedTuple, Optional, Tuple
 
 import numpy as np
 
-from tfevents.proto import summary_pb2, tensor_pb2, tensor_shape_pb2, types_pb2
+from tfevents.proto import plugin_hparams_pb2, summary_pb2, tensor_pb2, tensor_shape_pb2, types_pb2
 from ..reader.decode import FileRows, Problem, RawHistogram, histo_row
+from ..reader.kinds import (BLOB_SEQUENCE, KINDS, SCALAR, TENSOR, UNKNOWN, default_reservoir, kind_of_old_style,
+                            plugin_data_class)
 from .packing import CompactHistogram
-from .reservoir import Reservoir, fill_at_same_steps
+from .reservoir import Reservoir, fill_at_same_steps, sample_indices
 from ..reader.scan import have_fast_path, scan_stream
 from ..reader.walk import discover
 
-__all__ = ["LiveLogdir", "LiveRun", "Series", "tensor_bytes", "SCALAR", "TENSOR", "BLOB_SEQUENCE",
-           "RUN_GRAPH_TAG", "UNBOUNDED"]
+__all__ = ["LiveLogdir", "LiveRun", "Series", "TagInfo", "Points", "tensor_bytes", "SCALAR", "TENSOR",
+           "BLOB_SEQUENCE", "UNKNOWN", "RUN_GRAPH_TAG", "UNBOUNDED"]
 
 log = logging.getLogger("tfevents.serve")
 
-UNKNOWN, SCALAR, TENSOR, BLOB_SEQUENCE = 0, 1, 2, 3
 RUN_GRAPH_TAG = "__run_graph__"
-DEFAULT_CAPACITY = {SCALAR: 1000, TENSOR: 100, BLOB_SEQUENCE: 10}
 HOLD_BYTES = 16 << 20  # a scan of a file stops once the rows and undecoded records it holds reach this (C path)
 SCAN_BYTES = 16 << 20  # without the C scanner, a file is read in slices of this size instead
 READ_BYTES = 1 << 20   # read (and framed) at a time within a scan: ~8 MB less at the peak of a 2-thread load than
 #                        the offline reader's 4 MB, for the same CPU
 UNBOUNDED = 2 ** 62  # a reservoir capacity that keeps every point (TensorBoard's ``--samples_per_plugin x=all``)
-_TENSOR_PLUGINS = frozenset({"histograms", "text", "hparams", "pr_curves", "mesh", "custom_scalars"})
-_BLOB_PLUGINS = frozenset({"images", "audio", "graph_run_metadata", "graph_run_metadata_graph", "graph_keras_model"})
 _GRAPH_STRING_PLUGINS = frozenset({"graph_run_metadata", "graph_run_metadata_graph", "graph_keras_model"})
 
 
+@functools.lru_cache(maxsize=None)
 def _blank(plugin: str, data_class: int, content: bytes = b"") -> bytes:
     md = summary_pb2.SummaryMetadata(data_class=data_class)
     md.plugin_data.plugin_name = plugin
@@ -63,36 +63,25 @@ def _blank(plugin: str, data_class: int, content: bytes = b"") -> bytes:
     return md.SerializeToString()
 
 
-_SCALAR_MD = _blank("scalars", SCALAR)
-_HISTO_MD = _blank("histograms", TENSOR)
-_IMAGE_MD = _blank("images", BLOB_SEQUENCE, b"\x10\x01")  # ImagePluginData{converted_to_tensor: true}
-_AUDIO_MD = _blank("audio", BLOB_SEQUENCE, b"\x18\x01")   # AudioPluginData{converted_to_tensor: true}
-_GRAPH_MD = _blank("graphs", BLOB_SEQUENCE)
-_RUN_METADATA_MD = _blank("graph_tagged_run_metadata", BLOB_SEQUENCE)
+# what an old-style value's plugin content says: ImagePluginData / AudioPluginData {converted_to_tensor: true}
+_CONVERTED = {"images": b"\x10\x01", "audio": b"\x18\x01"}
 
 
 def initial_metadata(first_what: str, metadata: Optional[bytes]) -> Tuple[bytes, int, str]:
     """(SummaryMetadata bytes, data class, plugin name) of a series from its first value's kind ('simple_value',
     'image', 'audio', 'histo', 'tensor'; 'graph', 'run_metadata' for those events) and metadata: the Rust
-    server's rules."""
+    server's rules (``data_compat.rs``), with the kinds table's plugins and data classes."""
     md = summary_pb2.SummaryMetadata.FromString(metadata) if metadata else None
     if md is not None and md.data_class != UNKNOWN:
         return metadata, md.data_class, md.plugin_data.plugin_name
-    fixed = {"simple_value": (_SCALAR_MD, SCALAR, "scalars"), "image": (_IMAGE_MD, BLOB_SEQUENCE, "images"),
-             "audio": (_AUDIO_MD, BLOB_SEQUENCE, "audio"), "histo": (_HISTO_MD, TENSOR, "histograms"),
-             "graph": (_GRAPH_MD, BLOB_SEQUENCE, "graphs"),
-             "run_metadata": (_RUN_METADATA_MD, BLOB_SEQUENCE, "graph_tagged_run_metadata")}
-    if first_what in fixed:
-        return fixed[first_what]
+    old_style = kind_of_old_style(first_what)
+    if old_style is not None:
+        kind = KINDS[old_style]
+        return _blank(kind.plugin, kind.data_class, _CONVERTED.get(kind.plugin, b"")), kind.data_class, kind.plugin
     if md is None:
         return b"", UNKNOWN, ""
     plugin = md.plugin_data.plugin_name
-    if plugin == "scalars":
-        md.data_class = SCALAR
-    elif plugin in _TENSOR_PLUGINS:
-        md.data_class = TENSOR
-    elif plugin in _BLOB_PLUGINS:
-        md.data_class = BLOB_SEQUENCE
+    md.data_class = plugin_data_class(plugin)
     return md.SerializeToString(), md.data_class, plugin
 
 
@@ -153,9 +142,12 @@ class LiveRun:
     files: Dict[str, _Cursor] = field(default_factory=dict)
     start_time: Optional[float] = None
     series: Dict[str, Series] = field(default_factory=dict)
+    plugins: Optional[FrozenSet[str]] = None   # the plugins whose values are kept (None: all)
 
     def _capacity(self, plugin: str, data_class: int) -> int:
-        return self.capacity.get(plugin, DEFAULT_CAPACITY.get(data_class, 0)) if data_class else 0
+        if not data_class or (self.plugins is not None and plugin not in self.plugins):
+            return 0
+        return self.capacity.get(plugin, default_reservoir(data_class))
 
     def _series(self, tag: str, first_what: str, metadata: Optional[bytes]) -> Optional[Series]:
         s = self.series.get(tag)
@@ -319,11 +311,37 @@ def tensor_bytes(value) -> Optional[bytes]:
     return value.tensor_bytes()
 
 
-class LiveLogdir:
-    """Runs of a logdir kept current by :meth:`reload`; thread-safe for readers (hold :attr:`lock` while
-    iterating ``runs`` or a run's ``series``).
+class TagInfo(NamedTuple):
+    """One non-empty series as the views list it: what TensorBoard's List* RPCs report of it."""
 
-    ``samples_per_plugin``: reservoir size by plugin name (TensorBoard's flag), e.g. ``{"scalars": 1000}``.
+    run: str
+    tag: str
+    plugin: str
+    data_class: int
+    metadata: bytes          # its SummaryMetadata, serialized
+    count: int               # points kept
+    max_step: int            # the last step kept
+    max_wall_time: float
+    max_length: int          # blob sequences: the most blobs at one step (0 for the other data classes)
+
+
+class Points(NamedTuple):
+    """A series' kept points, oldest first: ``step`` int64, ``wall_time`` float64, ``value`` (float32 scalars, or
+    objects: tensors as the loader keeps them, see :func:`tensor_bytes`; blob sequences as lists of bytes)."""
+
+    step: np.ndarray
+    wall_time: np.ndarray
+    value: np.ndarray
+
+
+class LiveLogdir:
+    """Runs of a logdir kept current by :meth:`reload`, read through its read API (the one boundary between the
+    loader and the views, as the Rust data server's ``Commit``): :meth:`run_names`, :meth:`run_starts`,
+    :meth:`plugin_names`, :meth:`tags`, :meth:`points`, :meth:`blob` and :meth:`hparams` each take the lock
+    themselves and return plain values, so a reload pass may run beside them.
+
+    ``samples_per_plugin``: reservoir size by plugin name (TensorBoard's flag), e.g. ``{"scalars": 1000}``;
+    ``plugins``: the only plugins whose values are kept (say ``{"scalars"}``; None: every plugin).
     ``on_problem(problem)`` is called once per problem (corrupted record, unreadable file). ``threads``: files
     scanned at once (default: the CPUs, at most 4: a scan holds little, ``HOLD_BYTES``, and does most of its work
     without the GIL, so on benchmarks/serve.py's 2-CPU machine two threads reached a full load sooner than one on
@@ -334,9 +352,10 @@ class LiveLogdir:
     def __init__(self, path: str, samples_per_plugin: Optional[Mapping[str, int]] = None,
                  storage_options: Optional[dict] = None,
                  on_problem: Optional[Callable[[Problem], None]] = None, check_crc: bool = True,
-                 threads: Optional[int] = None):
+                 threads: Optional[int] = None, plugins: Optional[Iterable[str]] = None):
         self.path = os.fspath(path)
         self.capacity = dict(samples_per_plugin or {})
+        self.plugins = frozenset(plugins) if plugins is not None else None
         self.storage_options = storage_options
         self.on_problem = on_problem or (lambda p: log.warning("%s", p))
         self.check_crc = check_crc
@@ -347,6 +366,106 @@ class LiveLogdir:
         self.lock = threading.RLock()
         self.passes = 0
         self._reported = set()
+
+    # -- the read API
+
+    def run_names(self) -> List[str]:
+        """Every run found, sorted."""
+        with self.lock:
+            return sorted(self.runs)
+
+    def run_starts(self) -> List[Tuple[str, float]]:
+        """``(run, start time)`` of the runs that have read an event with a finite wall time, by start time."""
+        with self.lock:
+            found = [(run.start_time, name) for name, run in self.runs.items() if run.start_time is not None]
+        return [(name, start) for start, name in sorted(found)]
+
+    def start_time(self, run: str) -> Optional[float]:
+        """The earliest wall time of any event of ``run`` (None: no such run, or none read yet)."""
+        with self.lock:
+            r = self.runs.get(run)
+            return r.start_time if r is not None else None
+
+    def plugin_names(self) -> List[str]:
+        """The plugins of every series with a data class, sorted."""
+        with self.lock:
+            return sorted({s.plugin for run in self.runs.values() for s in run.series.values()
+                           if s.data_class != UNKNOWN})
+
+    def tags(self, runs: Optional[Iterable[str]] = None, tags: Optional[Iterable[str]] = None,
+             plugin: Optional[str] = None, data_class: Optional[int] = None) -> List[TagInfo]:
+        """The non-empty series chosen by exact run names, exact tags, plugin and data class (None: any), by run
+        then tag as found."""
+        with self.lock:
+            chosen = ([(r, self.runs[r]) for r in runs if r in self.runs] if runs is not None
+                      else list(self.runs.items()))
+            found = []
+            for name, run in chosen:
+                items = ([(t, run.series[t]) for t in tags if t in run.series] if tags is not None
+                         else list(run.series.items()))
+                for tag, s in items:
+                    count, max_step, max_wall = s.reservoir.stats
+                    if count and (plugin is None or s.plugin == plugin) and (
+                            data_class is None or s.data_class == data_class):
+                        found.append((name, tag, s, count, max_step, max_wall))
+        # a reservoir's state is replaced whole on every offer: its snapshot is read without the lock
+        return [TagInfo(name, tag, s.plugin, s.data_class, s.metadata, count, max_step, max_wall,
+                        max(len(v) for v in s.reservoir.data[2]) if s.data_class == BLOB_SEQUENCE else 0)
+                for name, tag, s, count, max_step, max_wall in found]
+
+    def _series_of(self, run: str, tag: str) -> Optional[Series]:
+        with self.lock:
+            r = self.runs.get(run)
+            return r.series.get(tag) if r is not None else None
+
+    def points(self, run: str, tag: str, num_points: Optional[int] = None) -> Optional[Points]:
+        """The kept points of ``run``'s ``tag`` (None: no such series), at most ``num_points`` of them: the last and
+        ``num_points - 1`` others chosen by the reservoir's own rule (``reservoir.sample_indices``)."""
+        s = self._series_of(run, tag)
+        if s is None:
+            return None
+        steps, walls, values = s.reservoir.data
+        if num_points is not None and num_points < len(steps):
+            keep = sample_indices(steps, num_points)
+            steps, walls, values = steps[keep], walls[keep], values[keep]
+        return Points(steps, walls, values)
+
+    def blob(self, run: str, tag: str, step: int, index: int) -> bytes:
+        """Blob ``index`` of the blob sequence ``run``/``tag`` at ``step``; LookupError saying which part is
+        missing (the run, the tag, the step — evicted or never logged — or the index)."""
+        with self.lock:
+            r = self.runs.get(run)
+            s = r.series.get(tag) if r is not None else None
+        if r is None:
+            raise LookupError("no such run: %r" % run)
+        if s is None or s.data_class != BLOB_SEQUENCE:
+            raise LookupError("run %r has no such tag: %r" % (run, tag))
+        steps, _, values = s.reservoir.data
+        where = np.flatnonzero(steps == step)
+        if not len(where):
+            raise LookupError("run %r, tag %r has no step %d; may have been evicted" % (run, tag, step))
+        blobs = values[where[0]]
+        if index >= len(blobs):
+            raise LookupError("blob sequence at run %r, tag %r, step %d has no index %d (length: %d)"
+                              % (run, tag, step, index, len(blobs)))
+        return blobs[index]
+
+    def hparams(self, run: str) -> Dict[str, object]:
+        """The hyperparameters ``run`` logged (an HParams ``session_start_info``), by name: numbers, strings and
+        bools as they were logged; ``{}`` when it logged none (or its values are kept at 0 points)."""
+        with self.lock:
+            r = self.runs.get(run)
+            metadata = [s.metadata for s in r.series.values() if s.plugin == "hparams"] if r is not None else []
+        out: Dict[str, object] = {}
+        for blob in metadata:
+            content = summary_pb2.SummaryMetadata.FromString(blob).plugin_data.content
+            data = plugin_hparams_pb2.HParamsPluginData.FromString(content)
+            if data.WhichOneof("data") == "session_start_info":
+                for name, value in data.session_start_info.hparams.items():
+                    which = value.WhichOneof("kind")
+                    out[name] = getattr(value, which) if which in ("number_value", "string_value",
+                                                                   "bool_value") else None
+        return out
 
     def _report(self, problem: Problem) -> None:
         key = (problem.path, problem.offset, problem.kind)
@@ -370,7 +489,7 @@ class LiveLogdir:
                 del self.runs[name]
             for name in groups:
                 if name not in self.runs:
-                    self.runs[name] = LiveRun(name, self.capacity)
+                    self.runs[name] = LiveRun(name, self.capacity, plugins=self.plugins)
         fs = found.fs if found is not None else None
         work = []
         for name, files in sorted(groups.items()):

@@ -26,13 +26,9 @@ from tfevents.summaries.reader.decode import Problem
 from ..colors import run_colors
 from ..smoothing import smooth
 
-__all__ = ["WatchState", "Line", "Stats", "X_AXES", "NOT_SCALARS"]
+__all__ = ["WatchState", "Line", "Stats", "X_AXES"]
 
 X_AXES = ("step", "relative")
-# plugins whose values the dashboard does not draw: their reservoirs keep nothing
-NOT_SCALARS = {name: 0 for name in ("histograms", "images", "audio", "text", "hparams", "pr_curves", "mesh",
-                                    "custom_scalars", "graph_run_metadata", "graph_run_metadata_graph",
-                                    "graph_keras_model", "tensorboard_text", "projector")}
 
 
 @dataclass(frozen=True)
@@ -62,7 +58,7 @@ class WatchState:
     def __init__(self, path: str, samples: int = 1000, storage_options: Optional[dict] = None,
                  threads: Optional[int] = None):
         self.path = os.fspath(path)
-        self.live = live.LiveLogdir(self.path, samples_per_plugin=dict(NOT_SCALARS, scalars=samples),
+        self.live = live.LiveLogdir(self.path, samples_per_plugin={"scalars": samples}, plugins=("scalars",),
                                     storage_options=storage_options, on_problem=lambda p: None, threads=threads)
         self.restarts: List[Problem] = []
         self._last_steps: Dict[Tuple[str, str], int] = {}
@@ -80,46 +76,31 @@ class WatchState:
     def reload(self) -> None:
         """One pass of the live loader; notes the series whose last step went back (a restart)."""
         self.live.reload()
-        with self.live.lock:
-            for run in self.live.runs.values():
-                for tag, s in run.series.items():
-                    if s.data_class != live.SCALAR:
-                        continue
-                    last = s.reservoir.stats[1]
-                    before = self._last_steps.get((run.name, tag))
-                    if last is not None and before is not None and last < before:
-                        self.restarts.append(Problem(run.name, None, "restart",
-                                                     "%s went back from step %d to %d" % (tag, before, last)))
-                    if last is not None:
-                        self._last_steps[(run.name, tag)] = last
-            self.colors = run_colors(self.live.runs)
+        for info in self.live.tags(data_class=live.SCALAR):
+            before = self._last_steps.get((info.run, info.tag))
+            if before is not None and info.max_step < before:
+                self.restarts.append(Problem(info.run, None, "restart", "%s went back from step %d to %d"
+                                             % (info.tag, before, info.max_step)))
+            self._last_steps[(info.run, info.tag)] = info.max_step
+        self.colors = run_colors(self.live.run_names())
 
     def runs(self) -> List[str]:
-        with self.live.lock:
-            return sorted(self.live.runs)
+        return self.live.run_names()
 
     def tags(self, pattern: Optional[str] = None) -> List[str]:
         """The scalar tags of every run, sorted, those matching the regex ``pattern`` (``re.search``) only.
         ``re.error`` for a bad pattern."""
         regex = re.compile(pattern) if pattern else None
-        with self.live.lock:
-            found = {tag for run in self.live.runs.values() for tag, s in run.series.items()
-                     if s.data_class == live.SCALAR and len(s.reservoir)}
+        found = {info.tag for info in self.live.tags(data_class=live.SCALAR)}
         return sorted(t for t in found if regex is None or regex.search(t))
 
     def series(self, run: str, tag: str) -> Optional[Tuple[np.ndarray, np.ndarray, np.ndarray]]:
         """``(step, wall_time, value)`` of a run's scalar tag as kept now, or None."""
-        with self.live.lock:
-            r = self.live.runs.get(run)
-            s = r.series.get(tag) if r is not None else None
-            if s is None or s.data_class != live.SCALAR or not len(s.reservoir):
-                return None
-            return s.reservoir.data
+        points = self.live.points(run, tag)  # the loader keeps points of scalar series only
+        return tuple(points) if points is not None and len(points.step) else None
 
     def start_time(self, run: str) -> Optional[float]:
-        with self.live.lock:
-            r = self.live.runs.get(run)
-            return r.start_time if r is not None else None
+        return self.live.start_time(run)
 
     def line(self, run: str, tag: str, smoothing: float, x: str = "step") -> Optional[Line]:
         """A run's line in the chart of ``tag``: x by ``x`` (``step``, or ``relative``: seconds since the run's
