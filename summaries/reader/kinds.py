@@ -4,22 +4,22 @@ A kind is what TensorBoard calls a plugin plus a data class (its ``data_compat``
 migrated once to a tensor with plugin metadata; the Rust data server then serves three data classes: scalars,
 tensors, blob sequences). Every reader and view loops over this table instead of naming kinds:
 
-========  ===========================================================================================
-field     meaning
-========  ===========================================================================================
-name      the kind: a ``Logdir`` attribute, a ``kinds=`` value, a ``to_pandas(kind)`` argument
-plugin    the TensorBoard plugin that shows it, as the live loader names it ('' for none)
-tensor    whether tensor values whose metadata names ``plugin`` are this kind (``tensors`` takes any other)
-old_style what a value of it is when it is no tensor: a ``Summary.Value`` field (``simple_value``, ``histo``,
-          ``image``, ``audio``), or the Event's ``graph`` / ``run_metadata`` ('' for none)
+==========  ===============================================================================================
+field       meaning
+==========  ===============================================================================================
+name        the kind: a ``Logdir`` attribute, a ``kinds=`` value, a ``to_pandas(kind)`` argument
+plugin      the TensorBoard plugin that shows it, as the live loader names it ('' for none)
+tensor      whether tensor values whose metadata names ``plugin`` are this kind (``tensors`` takes any other)
+old_style   what a value of it is when it is no tensor: a ``Summary.Value`` field (``simple_value``, ``histo``,
+            ``image``, ``audio``), or the Event's ``graph`` / ``run_metadata`` ('' for none)
 data_class  how the live loader serves it: ``SCALAR``, ``TENSOR``, ``BLOB_SEQUENCE`` (0: not served)
-record    the reader's record type (a series holds one, or a list of them)
-key       ``"series"``: a tag's values over steps, keyed by ``(run, tag)``; ``"run_tag"``: one value keyed by
-          ``(run, tag)``; ``"run"``: one per run
-columns   its table's columns after ``run`` and ``tag`` (:class:`Column`: name and pandas dtype); ``None``: no
-          table (``hparams`` has a table of its own shape, one row per run: ``reader/tables.py``)
-reservoir the points a live series keeps by default (TensorBoard's ``--samples_per_plugin``; 0: none)
-========  ===========================================================================================
+record      the reader's record type (a series holds one, or a list of them)
+key         ``"series"``: a tag's values over steps, keyed by ``(run, tag)``; ``"run_tag"``: one value keyed by
+            ``(run, tag)``; ``"run"``: one per run
+columns     its table's columns after ``run`` and ``tag`` (:class:`Column`: name and pandas dtype); ``None``: no
+            table (``hparams`` has a table of its own shape, one row per run: ``reader/tables.py``)
+reservoir   the points a live series keeps by default (TensorBoard's ``--samples_per_plugin``; 0: none)
+==========  ===============================================================================================
 
 Adding a kind (ARCHITECTURE.md has the whole checklist): a builder (``builders/``), a row here, a record type
 (``types.py``) with its merge step (``merge.py``'s ``@builds``), and a view.

@@ -530,3 +530,59 @@ def test_a_scan_whose_only_reduced_tag_is_a_histogram_of_another_reservoir_is_re
     assert a.plugin == "custom" and len(b.reservoir) == 500
     assert a.reservoir.data[0].tolist() == b.reservoir.data[0].tolist()
     assert [tensor_bytes(v) for v in a.reservoir.data[2]] == [tensor_bytes(v) for v in b.reservoir.data[2]]
+
+
+# ---------------------------------------------------------------- the read API (what serve and watch see)
+
+def test_read_api_answers_with_plain_values_equal_to_the_offline_reader(tmp_path):
+    from tfevents.summaries import load_logdir
+    rng = np.random.default_rng(0)
+    for run, lr in (("a", 0.1), ("b", 0.01)):
+        with SummaryWriter(str(tmp_path / run)) as w:
+            w.add_hparams({"lr": lr, "opt": "adam", "deep": True}, {"hp/loss": 1.0})
+            for step in range(1500):
+                w.add_scalar("loss", float(rng.standard_normal()), step)
+            for step in range(3):
+                w.add_image("img", rng.integers(0, 255, (3, 4, 5), dtype=np.uint8), step)
+    live = LiveLogdir(str(tmp_path), threads=1)
+    live.reload()
+    offline = load_logdir(str(tmp_path), on_error="skip")
+    assert live.run_names() == sorted(offline.runs) and sorted(r for r, _ in live.run_starts()) == live.run_names()
+    starts = dict(live.run_starts())
+    assert starts["a"] == pytest.approx(float(np.min(offline.scalars[("a", "loss")].wall_time)), abs=1.0)
+    assert live.start_time("nope") is None
+    assert {"scalars", "images", "hparams"} <= set(live.plugin_names())
+    (info,) = live.tags(["a"], ["loss"], plugin="scalars", data_class=SCALAR)
+    series = offline.scalars[("a", "loss")]
+    assert (info.run, info.tag, info.count, info.max_step) == ("a", "loss", 1000, 1499)
+    assert info.max_wall_time == pytest.approx(float(series.wall_time.max()))
+    assert summary_pb2.SummaryMetadata.FromString(info.metadata).plugin_data.plugin_name == "scalars"
+    assert live.tags(["a"], ["loss"], plugin="images") == [] and live.tags(["zzz"]) == []
+    points = live.points("a", "loss")
+    whole = {int(s): v for s, v in zip(series.step, series.value)}
+    assert points.step[-1] == 1499 and len(points.step) == 1000
+    assert [whole[s] for s in points.step.tolist()] == points.value.tolist()    # kept points are the logged ones
+    few = live.points("a", "loss", num_points=10)
+    assert few.step.tolist() == points.step[sample_indices(points.step, 10)].tolist() and few.step[-1] == 1499
+    assert live.points("a", "nope") is None
+    (image,) = live.tags(["b"], ["img"], data_class=loader.BLOB_SEQUENCE)
+    assert image.max_length == 3 and image.max_step == 2   # width, height, PNG
+    png = offline.images[("b", "img")][-1].data
+    assert live.blob("b", "img", 2, 2) == png
+    for args, message in ((("zzz", "img", 2, 2), "no such run"), (("b", "nope", 2, 2), "no such tag"),
+                          (("b", "img", 7, 0), "no step 7"), (("b", "img", 2, 9), "no index 9")):
+        with pytest.raises(LookupError, match=message):
+            live.blob(*args)
+    (hparams_run,) = [r for r in offline.hparams if r == "a" or r.startswith("a/")]
+    assert live.hparams(hparams_run) == {"lr": 0.1, "opt": "adam", "deep": True}
+    assert live.hparams("zzz") == {}
+
+
+def test_plugins_keeps_only_the_named_plugins(tmp_path):
+    with SummaryWriter(str(tmp_path / "a")) as w:
+        for step in range(5):
+            w.add_scalar("loss", 1.0, step)
+            w.add_histogram("w", np.arange(10.0), step)
+    live = LiveLogdir(str(tmp_path), plugins=("scalars",), threads=1)
+    live.reload()
+    assert [(i.tag, i.count) for i in live.tags()] == [("loss", 5)]   # the histograms' series keeps nothing
