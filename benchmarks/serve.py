@@ -244,6 +244,7 @@ def main() -> None:
     ap.add_argument("--grpc-only", action="store_true", help="measure only the data servers' own load (quick)")
     args = ap.parse_args()
     names = args.only.split(",")
+    os.makedirs(args.dir, exist_ok=True)
     with open(os.path.join(args.dir, "serve_bench.log"), "w") as log:
         for shape in args.shapes.split(","):
             t = time.perf_counter()
