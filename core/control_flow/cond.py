@@ -8,13 +8,18 @@
     Merge(false_result, true_result) per result
 
 At run time the untaken branch's values are dead (never computed) and each Merge forwards the live one.
+
+``smart_cond`` is TF's (``tf.__internal__.smart_cond``, what Keras layers select with): the branch itself when the
+predicate is known while building (a Python bool, or a tensor with a constant value), a ``cond`` otherwise.
 """
 from __future__ import annotations
 
 from typing import Any, Callable, Optional
 
+import numpy as np
+
 from ..framework.graph import GraphKeys, Operation, Tensor, control_dependencies, name_scope
-from ..framework.registry import convert_to_tensor
+from ..framework.registry import constant_value, convert_to_tensor
 from . import nest
 from .contexts import CondContext
 from .flow_ops import merge, switch
@@ -111,6 +116,31 @@ def cond(pred: Any, true_fn: Optional[Callable] = None, false_fn: Optional[Calla
         merges = nest.pack_sequence_as(orig_t, [from_flow(o, m) for o, m in zip(nest.flatten(orig_t), merges)])
         del scope
         return _unpack_if_singleton(merges) if not strict else merges
+
+
+def smart_constant_value(pred: Any) -> Optional[bool]:
+    """``pred``'s value if known while building: a Python bool (or 1/0), or a tensor's constant value (TF's
+    ``constant_value``: a Const, through Identity...); ``None`` for a tensor known only when run."""
+    if isinstance(pred, Tensor):
+        value = constant_value(pred)
+        return None if value is None else bool(value)
+    if isinstance(pred, (bool, np.bool_)) or (isinstance(pred, (int, np.integer)) and pred in (0, 1)):
+        return bool(pred)
+    raise TypeError("Argument `pred` must be a Tensor, or a Python bool, or 1 or 0. Received: pred=%r of type %s"
+                    % (pred, type(pred).__name__))
+
+
+def smart_cond(pred: Any, true_fn: Callable, false_fn: Callable, name: Optional[str] = None) -> Any:
+    """``true_fn()`` or ``false_fn()`` when ``pred``'s value is known while building (``smart_constant_value``),
+    else ``cond(pred, true_fn, false_fn, name=name)``."""
+    if not callable(true_fn):
+        raise TypeError("Argument `true_fn` must be callable. Received %r" % (true_fn,))
+    if not callable(false_fn):
+        raise TypeError("Argument `false_fn` must be callable. Received %r" % (false_fn,))
+    value = smart_constant_value(pred)
+    if value is None:
+        return cond(pred, true_fn, false_fn, name=name)
+    return true_fn() if value else false_fn()
 
 
 def case(pred_fn_pairs: Any, default: Optional[Callable] = None, exclusive: bool = False, strict: bool = False,
