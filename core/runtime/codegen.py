@@ -22,7 +22,7 @@ from ..framework.graph import Operation, Tensor
 from ..framework.registry import constant_value
 from . import frames
 from .kernels import MATMULS
-from .plan import IndexedSlicesValue, Plan, feed_check
+from .plan import IndexedSlicesValue, Plan, feed_check, referenced_variable, waits_for
 
 _DUMP_PLANS = bool(os.environ.get("TFEVENTS_DUMP_PLANS"))
 
@@ -70,6 +70,8 @@ class _PlanWriter:
         self.fetch_tensors, self.fetched, self.fed = fetch_tensors, set(fetch_tensors), set(fed)
         self.tainted = _tainted(order, owner)
         self.readers = _readers(order)
+        # the tensors some op reads as a value (a reference input reads its variable's slot instead)
+        self.values_read = {t for op in order for i, t in enumerate(op.inputs) if i not in op.opdef.ref_inputs}
         # an owned accumulator plus a MatMul read only there: one gemm adding into the accumulator's buffer
         self.fused = {} if trace else _gemm_accumulations(order, self.readers, self.fetched, owned, self.tainted)
         self.skipped = {m: a for a, m in self.fused.items()}
@@ -119,7 +121,7 @@ class _PlanWriter:
         args = []
         for i, t in enumerate(op.inputs):
             if i in opdef.ref_inputs:
-                ns["s%d_%d" % (k, i)] = self.session.variable_slot(t.op)
+                ns["s%d_%d" % (k, i)] = self.session.variable_slot(referenced_variable(t))
                 args.append("s%d_%d" % (k, i))
             else:
                 args.append(names[t])
@@ -136,7 +138,7 @@ class _PlanWriter:
                 names[t] = "v%d_%d" % (k, j)
                 outs.append(names[t])
         if op.type in frames.SWITCH_TYPES and opdef.ref_inputs:    # which sides of a variable's RefSwitch are read
-            ns["n%d" % k] = tuple(bool(self.readers.get(t)) or t in self.fetched for t in op.outputs)
+            ns["n%d" % k] = tuple(t in self.values_read or t in self.fetched for t in op.outputs)
         self._write_call_lines(k, op, "%s(%s)" % (fn_name, ", ".join(args)), args, outs)
         if opdef.aliases and not raw_only:    # (a loop iteration hands its values on, never to the user)
             for t in op.outputs:
@@ -192,9 +194,8 @@ def _tainted(order: list, owner: dict) -> dict:
     flag ``d<k>`` is true when they did not run."""
     tainted: dict = {}
     for k, op in enumerate(order):
-        refs = op.opdef.ref_inputs
         if (op.type in frames.SWITCH_TYPES
-                or any(owner.get(t.op, t.op) in tainted for i, t in enumerate(op.inputs) if i not in refs)
+                or any(owner.get(t.op, t.op) in tainted for i, t in enumerate(op.inputs) if waits_for(op, i, t))
                 or any(owner.get(c, c) in tainted for c in op.control_inputs)):
             tainted[op] = k
     return tainted
@@ -214,7 +215,7 @@ def _dying(order: list, fused: dict, skipped: dict) -> Dict[Any, List[Tensor]]:
     last_use: dict = {}
     for op in order:
         for i, t in enumerate(op.inputs):
-            if i not in op.opdef.ref_inputs:
+            if waits_for(op, i, t):
                 last_use[t] = skipped.get(op, op)      # a fused MatMul's inputs are read by its Add
         if op in fused:
             for t in fused[op].inputs:
@@ -335,8 +336,10 @@ def _dead_aware_lines(lines: list, op: Any, k: int, call: str, args: list, outs:
     """The lines running ``op`` only when no input and no control input is dead (``d<k>``: it did not run);
     a Switch forwards to one side, a Merge its first live input."""
     refs = op.opdef.ref_inputs
-    dead_inputs = ["%s is _D" % a for i, (a, t) in enumerate(zip(args, op.inputs))
-                   if i not in refs and owner.get(t.op, t.op) in tainted]
+    # a reference forwarded by a RefSwitch is dead on the side it did not take (its slot is passed, its name
+    # holds the Switch's output)
+    dead_inputs = ["%s is _D" % (a if i not in refs else names[t]) for i, (a, t) in enumerate(zip(args, op.inputs))
+                   if waits_for(op, i, t) and owner.get(t.op, t.op) in tainted]
     dead_controls = ["d%d" % tainted[owner.get(c, c)] for c in op.control_inputs if owner.get(c, c) in tainted]
     if op.type == "Merge":
         lines.append("    %s = _D2 if (%s) else _merge(%s)" % (", ".join(outs), " or ".join(dead_controls) or "False",

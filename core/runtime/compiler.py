@@ -15,7 +15,7 @@ from ..framework import errors
 from ..framework.graph import Operation, Tensor
 from . import frames
 from .codegen import generate
-from .plan import Plan, schedule
+from .plan import Plan, schedule, waits_for
 
 
 class PlanCompiler:
@@ -26,16 +26,15 @@ class PlanCompiler:
 
     def needed_ops(self, fetch_tensors: Iterable[Tensor], targets: Iterable[Operation], fed: set) -> set:
         """Every op that computing ``fetch_tensors`` and running ``targets`` needs, given the ``fed`` tensors
-        (a fed tensor's op does not run; a ref input does not make its variable run)."""
+        (a fed tensor's op does not run; a ref input does not make its variable run: ``waits_for``)."""
         needed, stack = set(), [t.op for t in fetch_tensors if t not in fed] + list(targets)
         while stack:
             op = stack.pop()
             if op in needed:
                 continue
             needed.add(op)
-            refs = op.opdef.ref_inputs
             for i, t in enumerate(op.inputs):
-                if i not in refs and t not in fed:
+                if waits_for(op, i, t) and t not in fed:
                     stack.append(t.op)
             # a control input whose outputs are all fed counts as done (TF: a fed placeholder is satisfied)
             stack.extend(c for c in op.control_inputs if not c.outputs or not all(o in fed for o in c.outputs))

@@ -2,8 +2,8 @@
 
 ``Plan`` is what a step runs (``fn(feed values)``, the feed checks, the generated lines' ops for error messages
 and traces); ``schedule`` orders the needed ops (control dependencies respected; among ready ops, pure ones before
-ops that mutate variables); ``codegen.generate`` turns the order into the plan's function; ``fill_step_stats``
-turns a traced step into RunMetadata's StepStats.
+ops that mutate variables; ``waits_for``: the inputs an op waits for); ``codegen.generate`` turns the order into
+the plan's function; ``fill_step_stats`` turns a traced step into RunMetadata's StepStats.
 """
 from __future__ import annotations
 
@@ -15,6 +15,22 @@ import numpy as np
 from ..framework.graph import Tensor
 
 _DEVICE = "/job:localhost/replica:0/task:0/device:CPU:0"
+# the ops a reference input is the variable itself at (a ref input does not make its variable run)
+_VARIABLE_TYPES = frozenset({"VariableV2", "VarHandleOp"})
+
+
+def waits_for(op: Any, i: int, t: Tensor) -> bool:
+    """Whether ``op`` waits for its input ``i`` (``t``): every input but a variable taken by reference. A
+    reference forwarded by a cond's ``RefSwitch`` is waited for: ``op`` runs only on the side the Switch took."""
+    return i not in op.opdef.ref_inputs or t.op.type not in _VARIABLE_TYPES
+
+
+def referenced_variable(t: Tensor) -> Any:
+    """The variable op a reference input ``t`` stands for (through the ``RefSwitch``es forwarding it)."""
+    op = t.op
+    while op.type not in _VARIABLE_TYPES and op.inputs:
+        op = op.inputs[0].op
+    return op
 
 
 class IndexedSlicesValue(tuple):
@@ -68,7 +84,7 @@ def schedule(needed, owner: Optional[dict] = None) -> list:
     owner = owner or {}
     indegree, consumers = {}, {}
     for op in needed:
-        deps = {owner.get(t.op, t.op) for i, t in enumerate(op.inputs) if i not in op.opdef.ref_inputs}
+        deps = {owner.get(t.op, t.op) for i, t in enumerate(op.inputs) if waits_for(op, i, t)}
         deps.update(owner.get(c, c) for c in op.control_inputs)
         deps &= needed
         deps.discard(op)

@@ -89,6 +89,23 @@ def test_fetching_inside_a_branch_is_refused():
             sess.run(inside[0], {x: 1.0})
 
 
+def _update_in_a_branch(tf):
+    """A variable updated only on a cond's true side (as batch norm's moving averages with a training tensor),
+    run with the predicate true, false, true, true; then the variable."""
+    p = tf.placeholder(tf.bool, [], name="p")
+    v = tf.Variable(np.float32(10.0), name="v")
+    y = tf.cond(p, lambda: tf.assign_sub(v, v * 0.25), lambda: v)
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        return [sess.run(y, {p: taken}) for taken in (True, False, True, True)] + [sess.run(v)]
+
+
+def test_a_variable_updated_inside_a_branch_changes_only_when_taken(tf1):
+    want, got = tf1_and_core(tf1, _update_in_a_branch)
+    np.testing.assert_array_equal(got, want)      # one product and one subtraction a step, in the same order
+    assert [float(v) for v in got] == [7.5, 7.5, 5.625, 4.21875, 4.21875]
+
+
 def test_cond_checks_its_arguments():
     from tfevents import core as tf
     with tf.Graph().as_default():
