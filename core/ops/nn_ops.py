@@ -7,7 +7,7 @@ import numpy as np
 from ..framework import dtypes
 from ..framework.graph import name_scope
 from ..framework.tensor_shape import TensorShape
-from ..framework.registry import (apply_op, constant, convert_to_tensor, register, shape_same,
+from ..framework.registry import (apply_op, constant, convert_to_tensor, create_op, register, shape_same,
                                   shape_scalar, ufunc_inplace)
 from . import array_ops, math_ops, random_ops, reduction_ops, slicing_ops
 from ..runtime.kernels import load_kernels
@@ -426,57 +426,153 @@ def batch_normalization(x, mean, variance, offset, scale, variance_epsilon, name
         return scaled + math_ops.cast(shift, x.dtype)
 
 
-def _fused_bn_forward(x, scale, offset, mean, variance, epsilon=0.001, data_format="NHWC", is_training=True):
-    axes = tuple(range(x.ndim - 1))
+_CHANNELS_FIRST = ("NCHW", "NCDHW")
+_FUSED_DATA_FORMATS = ("NHWC", "NCHW", "NDHWC", "NCDHW")
+
+
+def _channel_axis(ndim: int, data_format: str) -> int:
+    return 1 if data_format in _CHANNELS_FIRST else ndim - 1
+
+
+def _fused_batch_norm_forward(x, scale, offset, mean, variance, epsilon=0.0001, exponential_avg_factor=1.0,
+                              data_format="NHWC", is_training=True):
+    """TF's CPU kernel: ``(y, batch_mean, batch_variance, reserve_space_1, reserve_space_2, reserve_space_3)``.
+
+    Training normalizes by the batch moments; ``batch_variance`` is Bessel-corrected, each folded into the
+    running input with ``exponential_avg_factor`` (1: the batch's alone), and the reserve spaces hold the batch
+    mean and biased variance the gradient reads. Inference normalizes by ``mean``/``variance`` and hands them on
+    (reserve spaces zero). Computed in the parameters' dtype (float32 for half inputs)."""
+    axis = _channel_axis(x.ndim, data_format)
+    reduced = tuple(i for i in range(x.ndim) if i != axis)
+    broadcast = [1] * x.ndim
+    broadcast[axis] = -1
+    param_dtype = scale.dtype
+    xf = x.astype(param_dtype, copy=False)
     if is_training:
-        n = x.size // x.shape[-1]
-        mean = x.mean(axis=axes)
-        var = x.var(axis=axes)
-        unbiased = var * (n / max(n - 1, 1))
+        n = x.size // max(x.shape[axis], 1)
+        batch_mean = xf.mean(axis=reduced)
+        batch_var = xf.var(axis=reduced)
+        unbiased = batch_var * (n / max(n - 1, 1))
+        running_mean, running_var = batch_mean, unbiased
+        if exponential_avg_factor != 1.0:
+            keep = 1.0 - exponential_avg_factor
+            running_mean = keep * mean + exponential_avg_factor * batch_mean
+            running_var = keep * variance + exponential_avg_factor * unbiased
+        norm_mean, norm_var = batch_mean, batch_var
+        reserve_1, reserve_2 = batch_mean, batch_var
     else:
-        var = variance
-        unbiased = variance
-    inv = 1.0 / np.sqrt(var + epsilon)
-    y = (x - mean) * (inv * scale) + offset
-    return (y.astype(x.dtype), mean.astype(x.dtype), unbiased.astype(x.dtype), mean.astype(x.dtype),
-            var.astype(x.dtype))
+        norm_mean, norm_var = mean, variance
+        running_mean, running_var = mean, variance
+        reserve_1 = reserve_2 = np.zeros_like(mean)
+    inv = 1.0 / np.sqrt(norm_var + epsilon)
+    y = (xf - norm_mean.reshape(broadcast)) * (inv * scale).reshape(broadcast) + offset.reshape(broadcast)
+    return (y.astype(x.dtype), running_mean.astype(param_dtype), running_var.astype(param_dtype),
+            reserve_1.astype(param_dtype), reserve_2.astype(param_dtype), np.zeros((), param_dtype))
 
 
-def _fused_bn_grad(op, g, *unused):
-    """dx = scale * inv / N * (N g - sum g - xhat sum(g xhat)); dscale = sum(g xhat); doffset = sum(g)."""
-    x, scale = op.inputs[0], op.inputs[1]
-    mean, var = op.outputs[3], op.outputs[4]
-    eps = op.attrs["epsilon"]
-    axes = list(range(x.shape.ndims - 1))
-    inv = math_ops.rsqrt(var + eps)
-    xhat = (x - mean) * inv
-    dscale = reduction_ops.reduce_sum(g * xhat, axes)
-    doffset = reduction_ops.reduce_sum(g, axes)
-    if op.attrs["is_training"]:
-        n = math_ops.cast(array_ops.size(x) // array_ops.size(scale), x.dtype)
-        dx = scale * inv / n * (n * g - doffset - xhat * dscale)
+def _fused_batch_norm_grad_forward(y_backprop, x, scale, reserve_space_1, reserve_space_2, *reserve_space_3,
+                                   epsilon=0.0001, data_format="NHWC", is_training=True):
+    """TF's CPU kernel: ``(x_backprop, scale_backprop, offset_backprop, reserve_space_4, reserve_space_5)`` with
+    ``x̂ = (x - mean) / sqrt(var + eps)`` (mean and variance: the batch's from the reserve spaces in training,
+    the population's in inference): ``dscale = Σ dy·x̂``, ``doffset = Σ dy``, ``dx = scale / sqrt(var + eps) ·
+    (dy - doffset/N - x̂·dscale/N)`` in training and ``scale / sqrt(var + eps) · dy`` in inference."""
+    del reserve_space_3
+    axis = _channel_axis(x.ndim, data_format)
+    reduced = tuple(i for i in range(x.ndim) if i != axis)
+    broadcast = [1] * x.ndim
+    broadcast[axis] = -1
+    param_dtype = scale.dtype
+    dy, xf = y_backprop.astype(param_dtype, copy=False), x.astype(param_dtype, copy=False)
+    inv = (1.0 / np.sqrt(reserve_space_2 + epsilon)).reshape(broadcast)
+    x_hat = (xf - reserve_space_1.reshape(broadcast)) * inv
+    offset_backprop = dy.sum(axis=reduced)
+    scale_backprop = (dy * x_hat).sum(axis=reduced)
+    if is_training:
+        n = x.size // max(x.shape[axis], 1)
+        x_backprop = (scale.reshape(broadcast) * inv) * (dy - (offset_backprop / n).reshape(broadcast)
+                                                         - x_hat * (scale_backprop / n).reshape(broadcast))
     else:
-        dx = g * scale * inv
-    return [dx, dscale, doffset, None, None]
+        x_backprop = dy * (scale.reshape(broadcast) * inv)
+    empty = np.zeros([0], param_dtype)
+    return (x_backprop.astype(x.dtype), scale_backprop.astype(param_dtype), offset_backprop.astype(param_dtype),
+            empty, empty.copy())
 
 
-register("FusedBatchNorm", _fused_bn_forward, _fused_bn_grad,
-         lambda op: [op.inputs[0].shape] + [op.inputs[1].shape] * 4, num_outputs=5)
+def _fused_batch_norm_gradient(grad_op_type: str, with_param_type: bool):
+    """TF's ``_BaseFusedBatchNormGrad``: one ``FusedBatchNormGrad*`` op. Training reads the reserve spaces;
+    inference the population mean and variance (inputs 3 and 4), channels-first data transposed to
+    channels-last around it."""
+    def gradient(op, grad_y, *unused):
+        x, scale = op.inputs[0], op.inputs[1]
+        data_format, is_training = op.attrs["data_format"], op.attrs["is_training"]
+        attrs = dict(epsilon=op.attrs["epsilon"], data_format=data_format, is_training=is_training)
+        if with_param_type:
+            attrs["U"] = scale.dtype
+        if is_training:
+            grads = create_op(grad_op_type, [grad_y, x, scale] + list(op.outputs[3:]), attrs).outputs
+            return [grads[0], grads[1], grads[2], None, None]
+        to_last = from_last = None
+        if data_format in _CHANNELS_FIRST:
+            ndim = 5 if data_format == "NCDHW" else 4
+            to_last = [0] + list(range(2, ndim)) + [1]
+            from_last = [0, ndim - 1] + list(range(1, ndim - 1))
+            x, grad_y = array_ops.transpose(x, to_last), array_ops.transpose(grad_y, to_last)
+        attrs["data_format"] = "NHWC" if data_format in ("NHWC", "NCHW") else "NDHWC"
+        grads = create_op(grad_op_type, [grad_y, x, scale, op.inputs[3], op.inputs[4]] + list(op.outputs[5:]),
+                          attrs).outputs
+        dx = grads[0] if from_last is None else array_ops.transpose(grads[0], from_last)
+        return [dx, grads[1], grads[2], None, None]
+    return gradient
+
+
+def _no_second_derivative(op, *grads):
+    raise NotImplementedError("%s (%s) has no gradient in tfevents.core: second derivatives of fused batch "
+                              "normalization are not supported" % (op.name, op.type))
+
+
+def _register_fused_batch_norm(op_type: str, grad_op_type: str, version: int) -> None:
+    """``FusedBatchNorm`` (version 1) or ``FusedBatchNormV3`` and its gradient op: the same kernels, V3 with a
+    third reserve space and the parameters' dtype ``U``."""
+    n = 6 if version == 3 else 5
+
+    def forward(*args, **attrs):
+        return _fused_batch_norm_forward(*args, **attrs)[:n]
+
+    register(op_type, forward, _fused_batch_norm_gradient(grad_op_type, version == 3),
+             lambda op: [op.inputs[0].shape] + [op.inputs[1].shape] * 4 + [TensorShape(None)] * (n - 5),
+             dtype=lambda op: [op.inputs[0].dtype] + [op.inputs[1].dtype] * (n - 1), num_outputs=n)
+    register(grad_op_type, _fused_batch_norm_grad_forward, _no_second_derivative,
+             lambda op: [op.inputs[1].shape, op.inputs[2].shape, op.inputs[2].shape, TensorShape([0]),
+                         TensorShape([0])],
+             dtype=lambda op: [op.inputs[0].dtype] + [op.inputs[2].dtype] * 4, num_outputs=5)
+
+
+_register_fused_batch_norm("FusedBatchNorm", "FusedBatchNormGrad", version=1)
+_register_fused_batch_norm("FusedBatchNormV3", "FusedBatchNormGradV3", version=3)
 
 
 def fused_batch_norm(x, scale, offset, mean=None, variance=None, epsilon=0.001, data_format="NHWC",
-                     is_training=True, name=None):
-    """Returns ``(y, batch_mean, batch_variance)``; in training the variance is Bessel-corrected (like TF)."""
-    if data_format != "NHWC":
-        raise NotImplementedError("fused_batch_norm supports NHWC only")
-    x = convert_to_tensor(x)
-    empty = constant(np.zeros([0], x.dtype.as_numpy_dtype))
-    mean = empty if mean is None else mean
-    variance = empty if variance is None else variance
-    outs = apply_op("FusedBatchNorm", [x, scale, offset, mean, variance],
-                    dict(epsilon=float(max(epsilon, 1.001e-5)), data_format="NHWC", is_training=bool(is_training)),
-                    name=name)
-    return outs[0], outs[1], outs[2]
+                     is_training=True, name=None, exponential_avg_factor=1.0):
+    """``(y, running_mean, running_variance)`` of one ``FusedBatchNormV3`` (``tf.compat.v1.nn.fused_batch_norm``):
+    in training the batch moments (the variance Bessel-corrected) folded into ``mean``/``variance`` with
+    ``exponential_avg_factor``; in inference ``mean``/``variance`` themselves."""
+    if data_format not in _FUSED_DATA_FORMATS:
+        raise ValueError("data_format must be one of %s, got %r" % (", ".join(_FUSED_DATA_FORMATS), data_format))
+    if (not is_training or exponential_avg_factor != 1.0) and (mean is None or variance is None):
+        raise ValueError("Both `mean` and `variance` must be a 1D tensor when `is_training` is False or "
+                         "`exponential_avg_factor` != 1.0. Received: `mean` %r and `variance` %r" % (mean, variance))
+    x = convert_to_tensor(x, name="input")
+    scale = convert_to_tensor(scale, name="scale")
+    offset = convert_to_tensor(offset, name="offset")
+    if mean is None:
+        mean = constant(np.zeros([0], np.float32))
+    if variance is None:
+        variance = constant(np.zeros([0], np.float32))
+    outputs = create_op("FusedBatchNormV3", [x, scale, offset, mean, variance],
+                        dict(epsilon=float(epsilon), exponential_avg_factor=float(exponential_avg_factor),
+                             data_format=data_format, is_training=bool(is_training), U=scale.dtype),
+                        name=name).outputs
+    return outputs[0], outputs[1], outputs[2]
 
 
 # ---- dropout
