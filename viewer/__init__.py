@@ -13,7 +13,8 @@ The parts: ``cli/`` (the ``tfevents`` command line, one ``cmd_<name>.py`` per su
 matplotlib plots), ``reports/`` (the one-file HTML reports, interactive and static, and their safe HTML),
 ``serve/`` (``tfevents serve``), ``notebook.py`` (``show()``: the interactive report inline in a notebook),
 ``watch/`` (``tfevents watch``, the terminal dashboard); shared by plots and reports: ``logdir_data.py`` (a path, a Logdir or a mapping
-as the viewer's data), ``colors.py`` (a colour per run) and ``smoothing.py`` (TensorBoard's smoothing).
+as the viewer's data), ``colors.py`` (a colour per run) and ``smoothing.py`` (TensorBoard's smoothing); by the
+command line and ``watch/``: ``plain_text.py`` (names from files as plain terminal text, control characters escaped).
 """
 from __future__ import annotations
 

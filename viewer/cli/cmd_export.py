@@ -20,7 +20,8 @@ import logging
 import os
 import sys
 
-from .cmd_inspect import add_load_arguments, load, printable, report_problems
+from ..plain_text import printable
+from .cmd_inspect import add_load_arguments, load, report_problems
 
 FORMATS = ("csv", "parquet", "tensorboard-csv")
 PROG = "tfevents export"

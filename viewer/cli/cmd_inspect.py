@@ -13,21 +13,16 @@ from __future__ import annotations
 
 import argparse
 import json
-import re
 import sys
 import time
 from typing import Optional
 
 from tfevents.summaries import record
 
+from ..plain_text import printable
+
 RESTART_MODES = ("tensorboard", "rust", "python", "legacy", "none")
 _BAR_MIN_BYTES = 32 << 20
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
-
-
-def printable(text) -> str:
-    """A string from an event file as printed: control characters (ESC, CR, BS, C1...) as ``\\xNN``."""
-    return _CONTROL.sub(lambda m: "\\x%02x" % ord(m.group()), str(text))
 
 
 def add_load_arguments(parser: argparse.ArgumentParser) -> None:
