@@ -3,25 +3,34 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
+from ..control_flow import smart_cond, smart_constant_value
 from ..framework import dtypes
 from ..initializers import Ones, Zeros
 from ..framework.graph import name_scope
 from ..ops import array_ops, math_ops, nn_ops, state_ops
-from ..framework.registry import convert_to_tensor
+from ..framework.registry import constant, convert_to_tensor
 from .base import Layer
-from .core_layers import _static_bool
 
 __all__ = ["BatchNormalization", "batch_normalization"]
 
 
+# TF's fused kernel's data format for (input rank, channel axis); other inputs are normalized op by op
+_FUSED_DATA_FORMATS = {(4, 1): "NCHW", (4, 3): "NHWC", (5, 1): "NCDHW", (5, 4): "NDHWC"}
+
+
 class BatchNormalization(Layer):
-    """Batch normalization over all axes but ``axis``.
+    """Batch normalization over all axes but ``axis``, with tf-keras's graph (the legacy ``tf.layers`` layer).
 
     Training: ``y = gamma * (x - mean_B) / sqrt(var_B + eps) + beta`` with the batch moments, and update ops
     ``moving -= (moving - batch_stat) * (1 - momentum)`` (in ``layer.updates`` and ``UPDATE_OPS``). Inference:
-    the moving statistics. ``training`` may be a bool tensor: the statistics are selected when run and the
-    update's decay is 0 when it is false. 4-D float32 inputs normalized over channels take TF's fused kernel, whose
-    moving variance follows the Bessel-corrected batch variance.
+    the moving statistics. ``training`` is a bool or a bool tensor, selected as Keras's ``smart_cond`` does: when
+    its value is known while building only that side is built, else a ``cond`` selects it when run.
+
+    Op by op (rank 2, or another axis): the moments, a cond each selecting the mean and the variance, and a cond
+    each around the two updates (their Merges are the update ops). Fused (``fused=None`` or True, 4-D/5-D float16/
+    float32 inputs with the channels first or last): one cond over a training and an inference
+    ``FusedBatchNormV3``, whose moving variance follows the Bessel-corrected batch variance, and a cond selecting
+    the updates' momentum (1, no change, when ``training`` is false).
     """
 
     def __init__(self, axis: int = -1, momentum: float = 0.99, epsilon: float = 1e-3, center: bool = True,
@@ -60,11 +69,10 @@ class BatchNormalization(Layer):
         if channels is None:
             raise ValueError("Input has undefined `axis` dimension. Received input with shape %s. Axis value: %d"
                              % (input_shape, self.axis))
-        fusable = ndims == 4 and self.axis in (1, 3) and self._dtype in (dtypes.float16, dtypes.float32)
-        if self.fused and not fusable:
-            raise ValueError("Passing `fused=True` is only supported for 4-D float16/float32 inputs normalized "
-                             "over axis 1 or 3")
-        self.fused = fusable if self.fused is None else bool(self.fused)
+        # tf-keras's V1 rule: fused unless fused=False, where the kernel can take the input (else op by op)
+        self._data_format = _FUSED_DATA_FORMATS.get((ndims, self.axis))
+        fusable = self._data_format is not None and self._dtype in (dtypes.float16, dtypes.float32)
+        self.fused = self.fused is not False and fusable
         param_dtype = dtypes.float32 if self._dtype in (dtypes.float16,) else self._dtype
         if self.scale:
             self.gamma = self.add_weight("gamma", [channels], dtype=param_dtype, initializer=self.gamma_initializer,
@@ -77,29 +85,22 @@ class BatchNormalization(Layer):
         self.moving_variance = self.add_weight("moving_variance", [channels], dtype=param_dtype, trainable=False,
                                                initializer=self.moving_variance_initializer)
 
-    def _assign_moving_averages(self, batch_mean, batch_var, static, training) -> None:
-        """Keras's ``AssignMovingAvg``: ``moving -= (moving - batch_stat) * decay`` with ``decay = 1 - momentum``
-        (0 when a ``training`` tensor is false); the update ops go to ``updates``."""
-        updates = []
-        for variable, value, name in ((self.moving_mean, batch_mean, "AssignMovingAvg"),
-                                      (self.moving_variance, batch_var, "AssignMovingAvg_1")):
-            with name_scope(name) as scope:
-                if static is not None:
-                    decay = convert_to_tensor(1.0 - self.momentum, dtype=dtypes.float32, name="decay")
-                else:
-                    decay = math_ops.where(training, 1.0 - self.momentum, 0.0, name="decay")
-                if decay.dtype != variable.dtype.base_dtype:
-                    decay = math_ops.cast(decay, variable.dtype.base_dtype)
-                delta = (variable._to_tensor() - math_ops.cast(value, variable.dtype.base_dtype)) * decay
-                updates.append(state_ops.assign_sub(variable, delta, name=scope))
-        self.add_update(updates)
+    def _assign_moving_average(self, variable, value, momentum):
+        """Keras's ``AssignMovingAvg``: ``moving -= (moving - value) * (1 - momentum)``; ``momentum`` a number
+        or a tensor."""
+        with name_scope("AssignMovingAvg") as scope:
+            decay = convert_to_tensor(1.0 - momentum, name="decay")
+            if decay.dtype != variable.dtype.base_dtype:
+                decay = math_ops.cast(decay, variable.dtype.base_dtype)
+            delta = (variable._to_tensor() - math_ops.cast(value, variable.dtype.base_dtype)) * decay
+            return state_ops.assign_sub(variable, delta, name=scope)
 
     def call(self, inputs, training: Any = False):
-        static = _static_bool(training)
-        if static is None:
-            training = convert_to_tensor(training, dtype=dtypes.bool)
+        if training is None:    # Keras's learning phase, false unless set (TF selects by its placeholder)
+            training = False
+        training_value = smart_constant_value(training)
         if self.fused:
-            return self._fused_call(inputs, static, training)
+            return self._fused_call(inputs, training, training_value)
         ndims = inputs.shape.ndims
         shape = [1] * ndims
         shape[self.axis] = inputs.shape.dims[self.axis]
@@ -107,41 +108,44 @@ class BatchNormalization(Layer):
         def shaped(t):
             return t if self.axis == ndims - 1 or t is None else array_ops.reshape(t, shape)
 
-        if static is False:
+        scale, offset = shaped(self.gamma), shaped(self.beta)       # Keras reshapes these first
+        if training_value is False:
             mean, variance = self.moving_mean, self.moving_variance
         else:
-            batch_mean, batch_var = nn_ops.moments(inputs, [i for i in range(ndims) if i != self.axis])
-            if static:
-                mean, variance = batch_mean, batch_var
+            batch_mean, batch_variance = nn_ops.moments(inputs, [i for i in range(ndims) if i != self.axis])
+            mean = smart_cond(training, lambda: batch_mean, lambda: convert_to_tensor(self.moving_mean))
+            variance = smart_cond(training, lambda: batch_variance,
+                                  lambda: convert_to_tensor(self.moving_variance))
+            for variable, value in ((self.moving_mean, mean), (self.moving_variance, variance)):
+                # the update, or (a training tensor) a cond whose false branch leaves the variable as it is
+                self.add_update(smart_cond(
+                    training, lambda variable=variable, value=value: self._assign_moving_average(
+                        variable, value, self.momentum), lambda variable=variable: variable))
+        return nn_ops.batch_normalization(inputs, shaped(mean), shaped(variance), offset, scale, self.epsilon)
+
+    def _fused_call(self, inputs, training, training_value):
+        """Keras's ``_fused_batch_norm``: ``FusedBatchNormV3`` in training or inference mode (a cond over both
+        for a training tensor); the updates toward its batch moments at ``momentum``, selected by a second cond
+        (1, no change, when false)."""
+        channels = [inputs.shape.dims[self.axis]]
+        param_dtype = self.moving_mean.dtype.base_dtype
+        beta = self.beta if self.center else constant(0.0, dtype=param_dtype, shape=channels)
+        gamma = self.gamma if self.scale else constant(1.0, dtype=param_dtype, shape=channels)
+
+        def fused_batch_norm(is_training):
+            return lambda: nn_ops.fused_batch_norm(inputs, gamma, beta, mean=self.moving_mean,
+                                                   variance=self.moving_variance, epsilon=self.epsilon,
+                                                   is_training=is_training, data_format=self._data_format)
+
+        output, mean, variance = smart_cond(training, fused_batch_norm(True), fused_batch_norm(False))
+        if training_value is not False:
+            if training_value is None:
+                momentum = smart_cond(training, lambda: self.momentum, lambda: 1.0)
             else:
-                mean = math_ops.where(training, batch_mean, self.moving_mean._to_tensor())
-                variance = math_ops.where(training, batch_var, self.moving_variance._to_tensor())
-            self._assign_moving_averages(batch_mean, batch_var, static, training)
-        return nn_ops.batch_normalization(inputs, shaped(mean), shaped(variance), shaped(self.beta),
-                                          shaped(self.gamma), self.epsilon)
-
-    def _fused_call(self, inputs, static, training):
-        """TF's fused kernel (NHWC here: channels-first inputs are transposed to it and back)."""
-        channels = inputs.shape.dims[self.axis]
-        if self.axis == 1:
-            inputs = array_ops.transpose(inputs, [0, 2, 3, 1])
-        scale = self.gamma._to_tensor() if self.gamma is not None else array_ops.ones([channels], inputs.dtype)
-        offset = self.beta._to_tensor() if self.beta is not None else array_ops.zeros([channels], inputs.dtype)
-
-        def inference():
-            return nn_ops.fused_batch_norm(inputs, scale, offset, self.moving_mean._to_tensor(),
-                                           self.moving_variance._to_tensor(), epsilon=self.epsilon,
-                                           is_training=False)[0]
-
-        if static is False:
-            out = inference()
-        else:
-            out, batch_mean, batch_var = nn_ops.fused_batch_norm(inputs, scale, offset, epsilon=self.epsilon,
-                                                                 is_training=True)
-            if static is None:
-                out = math_ops.where(training, out, inference())
-            self._assign_moving_averages(batch_mean, batch_var, static, training)
-        return array_ops.transpose(out, [0, 3, 1, 2]) if self.axis == 1 else out
+                momentum = convert_to_tensor(self.momentum)
+            for variable, value in ((self.moving_mean, mean), (self.moving_variance, variance)):
+                self.add_update(self._assign_moving_average(variable, value, momentum))
+        return output
 
 
 def batch_normalization(inputs: Any, axis: int = -1, momentum: float = 0.99, epsilon: float = 1e-3,

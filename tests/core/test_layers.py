@@ -1,5 +1,6 @@
 """tf.layers, tf.losses, tf.metrics, dropout and in-graph summaries of tfevents.core against TF1."""
 import numpy as np
+import pytest
 
 from _tolerance import ELEMENTWISE_ULPS, assert_float32_close
 from tfevents import core
@@ -54,7 +55,8 @@ def test_layers_losses_metrics_match_tensorflow(tf1):
         ours_vars = [v.name for v in core.global_variables()]
         ours_local = [v.name for v in core.local_variables()]
         ours_ops = {op.name for op in g.get_operations()}
-        assert [u.type for u in m["updates"]] == ["AssignSub", "AssignSub"]
+        # TF1's: a training tensor puts each update in a cond, whose Merge is the update op
+        assert [u.type for u in m["updates"]] == ["Merge", "Merge"]
     with tf1.Graph().as_default() as g:
         m = build_mlp(tf1)
         with tf1.Session() as sess:
@@ -155,6 +157,59 @@ def test_batch_normalization_4d_fused_matches_tensorflow(tf1):
     # products and sums), then dx's two sums over the 48 values of dy and dy·x̂
     for label, a, b in zip(["y_train", "dx", "moving_mean", "moving_var", "y_infer"], ours, theirs):
         assert_float32_close(a, b, n=2 * 48 + ELEMENTWISE_ULPS + 4 + 2 * 48, err_msg=label)
+
+
+BN_STEPS = 3
+
+
+def _train_batch_norm_then_infer(tf, sess_cls, x_shape, axis):
+    """``BN_STEPS`` SGD steps through a batch norm whose ``training`` defaults to True (its updates the train op's
+    control dependencies), then the same inputs with ``training`` fed False (outputs and gradients), and the
+    updates run with it false."""
+    batch = np.random.RandomState(9).randn(*x_shape).astype(np.float32) * 2 + 1
+    weights = np.linspace(0.5, 1.5, batch.size, dtype=np.float32).reshape(x_shape)
+    x = tf.placeholder(tf.float32, [None] + list(x_shape[1:]))
+    training = tf.placeholder_with_default(True, [])
+    y = tf.layers.batch_normalization(x, axis=axis, training=training, momentum=0.8,
+                                      gamma_initializer=tf.constant_initializer(1.5))
+    loss = tf.reduce_sum(y * y * tf.constant(weights))
+    params = tf.trainable_variables()
+    grads = tf.gradients(loss, [x] + params)
+    with tf.control_dependencies(tf.get_collection(tf.GraphKeys.UPDATE_OPS)):
+        train = tf.train.GradientDescentOptimizer(0.01).minimize(loss)
+    moving = [v for v in tf.global_variables() if "moving" in v.name]
+    with sess_cls() as sess:
+        sess.run(tf.global_variables_initializer())
+        out = []
+        for step in range(BN_STEPS):
+            out += sess.run([y] + grads + [train], {x: batch * (step + 1)})[:-1]
+        out += sess.run(params + moving)
+        out += sess.run([y] + grads, {x: batch, training: False})
+        sess.run(tf.get_collection(tf.GraphKeys.UPDATE_OPS), {x: batch * 3, training: False})   # no change
+        return out + sess.run(moving)
+
+
+@pytest.mark.parametrize("x_shape, axis", [((6, 3), -1), ((3, 2, 2, 3), -1), ((3, 3, 2, 2), 1)],
+                         ids=["2d", "fused_nhwc", "fused_nchw"])
+def test_batch_norm_trained_with_a_training_tensor_matches_tensorflow(tf1, x_shape, axis):
+    with core.Graph().as_default():
+        ours = _train_batch_norm_then_infer(core, core.Session, x_shape, axis)
+    with tf1.Graph().as_default():
+        theirs = _train_batch_norm_then_infer(tf1, tf1.Session, x_shape, axis)
+    gradients = ("dx_%s", "dgamma_%s", "dbeta_%s")
+    labels = [label % step for step in range(BN_STEPS) for label in ("y_%d",) + gradients]
+    labels += ["gamma", "beta", "moving_mean", "moving_var", "y_infer"] + [label % "infer" for label in gradients]
+    labels += ["moving_mean_after_false", "moving_var_after_false"]
+    assert len(ours) == len(theirs) == len(labels)
+    # float32 (tests/_tolerance.py), per step: the moments over the N values of a channel, the normalization (a
+    # square root, products and sums), the gradients' two sums over the same N values; the small SGD steps and
+    # the moving averages hand a step's roundings on without growing them (``BN_STEPS`` times a step's)
+    n_values = int(np.prod(x_shape)) // x_shape[axis]
+    n = BN_STEPS * (2 * n_values + ELEMENTWISE_ULPS + 4 + 2 * n_values)
+    for label, a, b in zip(labels, ours, theirs):
+        assert_float32_close(a, b, n=n, err_msg=label)
+    moving = labels.index("moving_mean")
+    np.testing.assert_array_equal(ours[-2:], ours[moving:moving + 2])    # updates with training false: no change
 
 
 def test_summary_graph_imports_and_runs_in_tensorflow(tf1):

@@ -55,6 +55,18 @@ measured with this file's programs and comparison):
 
 (the last three go beyond the issue's list: the dense cross-entropy, tanh/sigmoid/softmax, partial reductions;
 Pow, ones_like and a new axis, whose "before" is 0cffcfa, the tree the program was added to.)
+
+Batch norm with each kind of ``training`` and the UPDATE_OPS pattern (issue 37, item 9; "before" is a706033):
+
+    graph                                                  TF nodes   ours before  differences before   after
+    batch_normalization_2d/training_placeholder_with_default    164           138                  82       0
+    batch_normalization_2d/training_placeholder                 163           137                  82       0
+    batch_normalization_2d/training_constant                    131           131                   0       0
+    batch_normalization_2d/training_python_bool                 130           130                   0       0
+    batch_normalization_fused/training_placeholder_with_default 165           153                 143       0
+    batch_normalization_fused/training_placeholder              164           152                 143       0
+    batch_normalization_fused/training_constant                 100           117                  51       0
+    batch_normalization_fused/training_python_bool               99           116                  51       0
 """
 import numpy as np
 import pytest
@@ -168,6 +180,38 @@ def _batch_norm(tf):
     return dict(train=train)
 
 
+# what ``training`` is in the batch-norm programs below: Keras's smart_cond builds a cond for a tensor known only
+# when run, and only the taken side for a Python bool or a constant tensor
+TRAINING = {
+    "placeholder_with_default": lambda tf: tf.placeholder_with_default(True, [], name="training"),
+    "placeholder": lambda tf: tf.placeholder(tf.bool, [], name="training"),
+    "constant": lambda tf: tf.constant(True, name="training"),
+    "python_bool": lambda tf: True,
+}
+
+
+def _batch_norm_training(training, fused):
+    """A batch-normalized layer trained with its updates as the train op's control dependencies (the TF1
+    pattern): rank 2 (normalized op by op) or rank 4 (``FusedBatchNormV3``)."""
+    def program(tf):
+        is_training = TRAINING[training](tf)
+        if fused:
+            x = tf.placeholder(tf.float32, [None, 2, 2, 1], name="x")
+            hidden = tf.layers.batch_normalization(x, training=is_training, momentum=0.9)
+            hidden = tf.reshape(hidden, [-1, 4])
+        else:
+            x = tf.placeholder(tf.float32, [None, 4], name="x")
+            hidden = tf.layers.batch_normalization(x, training=is_training, momentum=0.9)
+        y = tf.placeholder(tf.int64, [None], name="y")
+        w = tf.Variable(W1, name="weights")
+        logits = tf.matmul(tf.nn.relu(hidden), w)
+        loss = tf.reduce_mean(tf.nn.sparse_softmax_cross_entropy_with_logits(labels=y, logits=logits))
+        with tf.control_dependencies(tf.get_collection(tf.GraphKeys.UPDATE_OPS)):
+            train = tf.train.MomentumOptimizer(0.1, 0.9).minimize(loss)
+        return dict(train=train)
+    return program
+
+
 def _decay(schedule):
     def program(tf):
         loss, _ = _mlp(tf)
@@ -243,6 +287,8 @@ PROGRAMS.update({
     "clip_by_global_norm": _clip_by_global_norm,
     "ExponentialMovingAverage": _moving_average,
     "batch_normalization": _batch_norm,
+    **{"batch_normalization_%s/training_%s" % (kind, training): _batch_norm_training(training, kind == "fused")
+       for kind in ("2d", "fused") for training in TRAINING},
     "exponential_decay": _decay("exponential"),
     "polynomial_decay": _decay("polynomial"),
     "Saver": _saver,
