@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import functools
 import logging
+import math
 import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
@@ -36,6 +37,7 @@ from tfevents.proto import plugin_hparams_pb2, summary_pb2, tensor_pb2, tensor_s
 from ..reader.decode import FileRows, Problem, RawHistogram, histo_row
 from ..reader.kinds import (BLOB_SEQUENCE, KINDS, SCALAR, TENSOR, UNKNOWN, default_reservoir, kind_of_old_style,
                             plugin_data_class)
+from . import extremes
 from .packing import CompactHistogram
 from .reservoir import Reservoir, fill_at_same_steps, sample_indices
 from ..reader.scan import have_fast_path, scan_stream
@@ -119,12 +121,14 @@ def _scalar_tensor_bytes(value: float) -> bytes:
 
 @dataclass
 class Series:
-    """One tag of one run: its data class, SummaryMetadata (serialized) and reservoir of values."""
+    """One tag of one run: its data class, SummaryMetadata (serialized) and reservoir of values; a scalar series
+    also the extremes of every value logged (``live/extremes.py``)."""
 
     data_class: int
     metadata: bytes
     plugin: str
     reservoir: Reservoir
+    extremes: extremes.Extremes = extremes.NO_EXTREMES
 
 
 @dataclass
@@ -213,22 +217,40 @@ class LiveRun:
         if earliest != float("inf") and (self.start_time is None or earliest < self.start_time):
             self.start_time = earliest
         fresh = []   # scalar series filled for the first time: together where their steps are the same
+        noted = []   # (scalar series, the scan's extremes of its values, whether they restart)
         for tag in set(rows.scalars) | set(rows.values):
             s = self.series.get(tag)
             if s is None:
                 s = self._series(tag, *self._first_seen(tag, rows))
             cols = rows.scalars.get(tag)
+            if s.data_class == SCALAR and s.reservoir.capacity > 0 and cols is not None and len(cols[0]):
+                noted.append(self._scan_extremes(tag, s, cols, rows))
             if s.data_class == SCALAR and not len(s.reservoir) and s.reservoir.capacity > 0 and cols is not None:
                 fresh.append((s.reservoir, cols))
             else:
                 self._apply_tag(tag, s, rows)
         for reservoirs, steps, walls, values in _same_steps(fresh):
             fill_at_same_steps(reservoirs, steps, np.stack(walls), np.stack(values).astype(np.float32))
+        for s, scanned, restarted in noted:
+            s.extremes = extremes.of_points(*s.reservoir.data)[0] if restarted else extremes.merge(s.extremes, scanned)
         for offset, step, wall, graph, from_meta_graph in rows.graphs:
             if not from_meta_graph:  # the Rust server reads GraphDef events only
                 self._offer_blobs(RUN_GRAPH_TAG, "graph", [(step, wall, [graph])])
         for offset, step, wall, tag, blob in rows.run_metadata:
             self._offer_blobs(tag, "run_metadata", [(step, wall, [blob])])
+
+    @staticmethod
+    def _scan_extremes(tag: str, s: Series, cols, rows: FileRows) -> tuple:
+        """``(series, extremes of the scan's values of tag, whether the scan restarts the series)``: a step in the
+        scan not above the one before it, or its first step not above the series' last (``live/extremes.py``)."""
+        found = rows.reduced_extremes.get(tag)   # the scanner dropped rows: it counted them
+        if found is not None:
+            lo, lo_step, hi, hi_step, stepped_back = found
+            scanned = (float(np.float32(lo)), lo_step, float(np.float32(hi)), hi_step)
+        else:
+            scanned, stepped_back = extremes.of_points(cols[1], cols[2], np.asarray(cols[3], dtype=np.float32))
+        last_step = s.reservoir.stats[1]
+        return s, scanned, stepped_back or (last_step is not None and int(cols[1][0]) <= last_step)
 
     def _offer_blobs(self, tag: str, what: str, points) -> None:
         s = self._series(tag, what, None)
@@ -320,9 +342,14 @@ class TagInfo(NamedTuple):
     data_class: int
     metadata: bytes          # its SummaryMetadata, serialized
     count: int               # points kept
-    max_step: int            # the last step kept
+    last_step: int           # the last step kept (TensorBoard's max_step)
     max_wall_time: float
     max_length: int          # blob sequences: the most blobs at one step (0 for the other data classes)
+    last: float              # scalars: the last value (NaN for the other data classes)
+    min: float               # scalars: the least and greatest value of the whole series (not only the points
+    min_step: int            # kept; NaN left out, NaN and step -1 when none: ``live/extremes.py``)
+    max: float
+    max_step: int
 
 
 class Points(NamedTuple):
@@ -404,14 +431,15 @@ class LiveLogdir:
                 items = ([(t, run.series[t]) for t in tags if t in run.series] if tags is not None
                          else list(run.series.items()))
                 for tag, s in items:
-                    count, max_step, max_wall = s.reservoir.stats
+                    count, last_step, max_wall = s.reservoir.stats
                     if count and (plugin is None or s.plugin == plugin) and (
                             data_class is None or s.data_class == data_class):
-                        found.append((name, tag, s, count, max_step, max_wall))
+                        found.append((name, tag, s, count, last_step, max_wall, s.extremes))
         # a reservoir's state is replaced whole on every offer: its snapshot is read without the lock
-        return [TagInfo(name, tag, s.plugin, s.data_class, s.metadata, count, max_step, max_wall,
-                        max(len(v) for v in s.reservoir.data[2]) if s.data_class == BLOB_SEQUENCE else 0)
-                for name, tag, s, count, max_step, max_wall in found]
+        return [TagInfo(name, tag, s.plugin, s.data_class, s.metadata, count, last_step, max_wall,
+                        max(len(v) for v in s.reservoir.data[2]) if s.data_class == BLOB_SEQUENCE else 0,
+                        float(s.reservoir.last_value) if s.data_class == SCALAR else math.nan, *extreme)
+                for name, tag, s, count, last_step, max_wall, extreme in found]
 
     def _series_of(self, run: str, tag: str) -> Optional[Series]:
         with self.lock:

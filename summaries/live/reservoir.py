@@ -116,6 +116,12 @@ class Reservoir:
     def __len__(self) -> int:
         return self.stats[0]
 
+    @property
+    def last_value(self):
+        """The value of the last point kept (None when there is none), read without unpacking the columns."""
+        values = self._stored[-1]   # the values are stored as they are, last in the tuple, packed or not
+        return values[-1] if len(values) else None
+
     def offer(self, steps: np.ndarray, walls: np.ndarray, values: np.ndarray) -> None:
         """Add a chunk of points in the order they were logged (points with a non-finite wall time are
         dropped, as the Rust server drops their events)."""

@@ -21,10 +21,13 @@
  *     of the usual layout, nothing else, by tag, described (payloads[start:end] each one's payload): the caller
  *     may leave the histogram undecoded until it needs it (the live loader decodes only the ones it keeps); the
  *     scanner then forgets them
- *   Scanner.columns() -> [(tag, meta_offset, meta bytes | None, rows, from_tensor, reduced, min_wall_time)]
+ *   Scanner.columns() -> [(tag, meta_offset, meta bytes | None, rows, from_tensor, reduced, min_wall_time,
+ *                          (min, min_step, max, max_step, stepped_back))]
  *     rows: a RowsBuffer, a read-only buffer of 32-byte rows (int64 offset, int64 step, float64 wall_time,
  *     float64 value); from_tensor: some rows were tensors; reduced: rows were dropped as the tag's reservoir
- *     would; min_wall_time: the least finite wall time of all its rows (inf: none)
+ *     would; min_wall_time: the least finite wall time of all its rows (inf: none); then the least and greatest
+ *     value of its rows with a finite wall time, reduced ones included, NaN left out (NaN and step -1: none), and
+ *     whether a row's step was not above the one before
  *   Scanner.records  number of framed records;  Scanner.held_bytes  bytes of rows and histograms held now
  *
  * feed() releases the GIL while it frames and decodes (see "per-tag columns" below), so threads
@@ -66,6 +69,14 @@
    `offset`), until settle_chunk() copies the payloads of the rows still held. */
 typedef struct { int64_t offset, step; double wall; union { double value; uint8_t *blob; }; } Row;
 
+/* The least and greatest value of the scalar rows with a finite wall time (reduced ones included; NaN values left
+   out; the first of equal ones), with their steps; whether a row's step was not above the one before (a restart,
+   whose preempted rows these may still count). */
+typedef struct {
+    double vmin, vmax; int64_t vmin_step, vmax_step, last_step;
+    int has_rows, has_extremes, stepped_back;
+} Extremes;
+
 /* The rows of one kind of a tag; see reduce_rows() for keep, filtering and threshold. */
 typedef struct {
     Row *rows; Py_ssize_t n, cap;   /* rows[0:n]; NULL with n > 0 while the tag's `handed` holds them */
@@ -75,6 +86,7 @@ typedef struct {
     int reduced;                    /* reduction dropped rows */
     int filtering;                  /* rows are filtered on arrival by `threshold` */
     uint64_t threshold;
+    Extremes ext, settled_ext;      /* scalars: of every row; of rows[0:settled] (a failed chunk goes back to it) */
 } RowSet;
 
 /* A tag's rows, handed to Python: owns the array, exports it as a buffer of bytes. */
@@ -259,6 +271,7 @@ static void drop_chunk(Scanner *s, Tag *t) {
     for (int k = 0; k < 2; k++) {
         free_blobs(s, sets[k], sets[k]->settled, sets[k]->n);
         sets[k]->n = sets[k]->settled;
+        sets[k]->ext = sets[k]->settled_ext;
     }
     if (t->staged_meta) {  /* the tag had no metadata before this chunk */
         PyMem_RawFree(t->staged_meta);
@@ -429,6 +442,17 @@ static int settle_keep(Scanner *s, Tag *t) {
 /* Append one row to a tag's array (taking back the rows columns() handed out, if any); -1 when out of memory.
    No GIL needed. */
 static int append_row(Scanner *s, Tag *t, RowSet *rs, Row row) {
+    if (!rs->blobs && isfinite(row.wall)) {   /* the value's extremes */
+        Extremes *e = &rs->ext;
+        if (e->has_rows && row.step <= e->last_step) e->stepped_back = 1;
+        if (!e->has_rows || row.step > e->last_step) e->last_step = row.step;
+        e->has_rows = 1;
+        if (!isnan(row.value)) {
+            if (!e->has_extremes || row.value < e->vmin) { e->vmin = row.value; e->vmin_step = row.step; }
+            if (!e->has_extremes || row.value > e->vmax) { e->vmax = row.value; e->vmax_step = row.step; }
+            e->has_extremes = 1;
+        }
+    }
     if (rs->filtering) {   /* see reduce_rows: the last row of this chunk, if outranked, gives way to the new one */
         Row *last = &rs->rows[rs->n - 1];
         if (!isfinite(row.wall) || row.step <= last->step) {
@@ -561,6 +585,7 @@ static int settle_chunk(Scanner *s, const uint8_t *buf, int64_t base, Py_ssize_t
             if (sets[k]->keep && sets[k]->n >= 2 * sets[k]->keep + 64)
                 reduce_rows(s, sets[k]);  /* (out of memory: reduced later) */
             sets[k]->settled = sets[k]->n;
+            sets[k]->settled_ext = sets[k]->ext;
         }
     }
     Py_END_ALLOW_THREADS
@@ -819,12 +844,18 @@ static PyObject *Scanner_columns(Scanner *s, PyObject *Py_UNUSED(ignored)) {
             Row *rows = PyMem_RawRealloc(rs->rows, (size_t)rs->n * sizeof(Row));  /* shrinks: cannot move far */
             rb->rows = rows ? rows : rs->rows;
             rb->n = rs->n;
-            rs->rows = NULL; rs->cap = 0; rs->settled = rs->n; rs->filtering = 0;
+            rs->rows = NULL; rs->cap = 0; rs->settled = rs->n; rs->filtering = 0; rs->settled_ext = rs->ext;
             Py_XSETREF(t->handed, (PyObject *)rb);
         }
-        PyObject *item = Py_BuildValue("(OLOOOOd)", t->name, (long long)t->meta_offset, t->meta ? t->meta : Py_None,
+        Extremes *e = &rs->ext;
+        PyObject *extremes = e->has_extremes
+            ? Py_BuildValue("(dLdLO)", e->vmin, (long long)e->vmin_step, e->vmax, (long long)e->vmax_step,
+                            e->stepped_back ? Py_True : Py_False)
+            : Py_BuildValue("(dLdLO)", NAN, -1LL, NAN, -1LL, e->stepped_back ? Py_True : Py_False);
+        if (!extremes) { Py_DECREF(out); return NULL; }
+        PyObject *item = Py_BuildValue("(OLOOOOdN)", t->name, (long long)t->meta_offset, t->meta ? t->meta : Py_None,
                                        t->handed, t->from_tensor ? Py_True : Py_False,
-                                       rs->reduced ? Py_True : Py_False, t->min_wall);
+                                       rs->reduced ? Py_True : Py_False, t->min_wall, extremes);
         if (!item || PyList_Append(out, item) < 0) { Py_XDECREF(item); Py_DECREF(out); return NULL; }
         Py_DECREF(item);
     }

@@ -245,6 +245,9 @@ class FileRows:
     tensor_scalars: set = field(default_factory=set)  # tags whose scalar rows include tensor values
     reduced: set = field(default_factory=set)  # tags whose fast rows the scanner reduced (scan_stream's ``keep``)
     reduced_histograms: set = field(default_factory=set)  # tags whose lone histograms it reduced
+    # the reduced tags' value extremes over every row, reduced ones included: (min, min_step, max, max_step,
+    # stepped_back), NaN and -1 for none (see value_extremes)
+    reduced_extremes: Dict[str, tuple] = field(default_factory=dict)
     described: Dict[str, int] = field(default_factory=dict)  # lone histograms filed by add_lone_histograms, by tag
     merged: set = field(default_factory=set)   # tags with scalar rows from both paths (merged by offset)
     fast_min_wall_time: float = float("inf")   # the earliest finite wall time of the fast path's rows

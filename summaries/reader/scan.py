@@ -151,11 +151,12 @@ def _scan_fast(f: BinaryIO, size: int, rows: FileRows, check_crc: bool, on_error
             rows.reduced_histograms.add(tag)
         rows.fast_min_wall_time = min(rows.fast_min_wall_time, min_wall_time)
         rows.add_lone_histograms(tag, memoryview(payloads), histograms)
-    for tag, meta_offset, meta, tag_rows, from_tensor, reduced, min_wall_time in scanner.columns():
+    for tag, meta_offset, meta, tag_rows, from_tensor, reduced, min_wall_time, extremes in scanner.columns():
         if from_tensor:
             rows.tensor_scalars.add(tag)
         if reduced:
             rows.reduced.add(tag)
+            rows.reduced_extremes[tag] = extremes
         rows.fast_min_wall_time = min(rows.fast_min_wall_time, min_wall_time)
         table = np.frombuffer(tag_rows, dtype=ROW)
         rows.add_fast_columns(tag, (meta_offset, meta) if meta is not None else None,

@@ -195,12 +195,16 @@ def test_tag_filter_with_tags_first_seen_mid_chunk(tbx_file, chunk):
     columns = scanner.columns()
     assert [c[0] for c in columns] == ["keep/loss", "keep/lr"]
     expected = _oracle_scalars(tbx_file, lambda tag: tag.startswith("keep/"))
-    for tag, meta_offset, meta, rows, from_tensor, reduced, min_wall_time in columns:
+    for tag, meta_offset, meta, rows, from_tensor, reduced, min_wall_time, extremes in columns:
         table = np.frombuffer(rows, _reader_scan.ROW)
         got = list(zip(table["step"].tolist(), table["wall_time"].tolist(), table["value"].tolist()))
         assert got == expected[tag]
         assert not from_tensor and not reduced  # no keep(): every row is kept
         assert min_wall_time == min(w for _, w, _ in expected[tag])
+        values = [v for _, _, v in expected[tag]]   # the value extremes with their steps, the first of equals
+        lo, hi = values.index(min(values)), values.index(max(values))
+        steps = [s for s, _, _ in expected[tag]]
+        assert extremes == (values[lo], steps[lo], values[hi], steps[hi], False)
         offsets = table["offset"]
         assert (np.diff(offsets) > 0).all() and offsets[-1] < len(data)
         if tag == "keep/lr":  # the first metadata of the tag, from its first record

@@ -554,7 +554,7 @@ def test_read_api_answers_with_plain_values_equal_to_the_offline_reader(tmp_path
     assert {"scalars", "images", "hparams"} <= set(live.plugin_names())
     (info,) = live.tags(["a"], ["loss"], plugin="scalars", data_class=SCALAR)
     series = offline.scalars[("a", "loss")]
-    assert (info.run, info.tag, info.count, info.max_step) == ("a", "loss", 1000, 1499)
+    assert (info.run, info.tag, info.count, info.last_step) == ("a", "loss", 1000, 1499)
     assert info.max_wall_time == pytest.approx(float(series.wall_time.max()))
     assert summary_pb2.SummaryMetadata.FromString(info.metadata).plugin_data.plugin_name == "scalars"
     assert live.tags(["a"], ["loss"], plugin="images") == [] and live.tags(["zzz"]) == []
@@ -566,7 +566,7 @@ def test_read_api_answers_with_plain_values_equal_to_the_offline_reader(tmp_path
     assert few.step.tolist() == points.step[sample_indices(points.step, 10)].tolist() and few.step[-1] == 1499
     assert live.points("a", "nope") is None
     (image,) = live.tags(["b"], ["img"], data_class=loader.BLOB_SEQUENCE)
-    assert image.max_length == 3 and image.max_step == 2   # width, height, PNG
+    assert image.max_length == 3 and image.last_step == 2   # width, height, PNG
     png = offline.images[("b", "img")][-1].data
     assert live.blob("b", "img", 2, 2) == png
     for args, message in ((("zzz", "img", 2, 2), "no such run"), (("b", "nope", 2, 2), "no such tag"),

@@ -68,3 +68,51 @@ def test_fit_words_keeps_words_whole():
     assert fit_words(words, 80) == "3 runs  12 tags  smoothing 0.60  x: step"
     assert fit_words(words, 30) == "3 runs  12 tags …"
     assert fit_words(words, 3) == "…"
+
+
+def test_min_and_max_are_the_whole_series_not_the_sample(logdir, monkeypatch):
+    """A 20,000-step series with one spike down and one up: the sample of 1,000 points misses them, the min and max
+    shown equal numpy's over every value (read in one pass, where the scanner reduces what it reads, and in several
+    passes as the job appends), with the pure-Python scanner too; ties keep the first step, as inspect does."""
+    from tfevents.summaries.reader import scan
+    rng = np.random.default_rng(7)
+    values = rng.uniform(1.0, 2.0, 20000).astype(np.float32)
+    values[12345], values[777] = -100.0, 500.0
+    values[[3000, 19999]] = np.nan, 1.5
+    with SummaryWriter(logdir + "/a") as w:
+        for step, v in enumerate(values[:15000]):
+            w.add_scalar("loss", float(v), step)
+    expected = (float(np.nanmin(values)), float(np.nanmax(values)))
+    for fast in (True, False):
+        if not fast:
+            monkeypatch.setattr(scan, "native", None)
+        state = WatchState(logdir, samples=1000, threads=1)
+        state.reload()
+        line = state.line("a", "loss", 0.0)
+        assert len(line.x) == 1000 and -100.0 not in line.y and 500.0 not in line.y   # the sample misses both
+        assert (line.stats.min, line.stats.max) == (float(np.nanmin(values[:15000])), float(np.nanmax(values[:15000])))
+        info, = state.live.tags(["a"], ["loss"])
+        assert (info.min_step, info.max_step) == (12345, 777) and info.last == float(values[14999])
+    with SummaryWriter(logdir + "/a", filename_suffix=".more") as w:   # the job goes on: a second pass, a new file
+        for step in range(15000, 20000):
+            w.add_scalar("loss", float(values[step]), step)
+    state.reload()
+    assert (state.line("a", "loss", 0.0).stats.min, state.line("a", "loss", 0.0).stats.max) == expected
+
+
+def test_min_and_max_after_a_restart_come_from_the_points_kept(logdir):
+    """A restart re-logs steps 50.. (preempting the old ones, which held the spike): the extremes no longer count
+    the preempted spike."""
+    with SummaryWriter(logdir + "/a") as w:
+        for step in range(100):
+            w.add_scalar("loss", 1000.0 if step == 70 else 1.0, step)
+    state = WatchState(logdir, threads=1)
+    state.reload()
+    assert state.line("a", "loss", 0.0).stats.max == 1000.0
+    with SummaryWriter(logdir + "/a", filename_suffix=".restarted") as w:
+        for step in range(50, 120):
+            w.add_scalar("loss", 2.0, step)
+    state.reload()
+    stats = state.line("a", "loss", 0.0).stats
+    read = load_logdir(logdir).scalars[("a", "loss")]   # the offline reader applies the same restart rule
+    assert (stats.min, stats.max) == (float(read.value.min()), float(read.value.max())) == (1.0, 2.0)

@@ -90,7 +90,7 @@ class DataProvider(pb_grpc.TensorBoardDataProviderServicer):
 
     @staticmethod
     def _metadata(target, info: TagInfo) -> None:
-        target.max_step, target.max_wall_time = info.max_step, info.max_wall_time
+        target.max_step, target.max_wall_time = info.last_step, info.max_wall_time
         target.summary_metadata.MergeFromString(info.metadata)
 
     def _read(self, target, info: TagInfo, num_points: int):

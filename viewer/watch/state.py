@@ -33,7 +33,8 @@ X_AXES = ("step", "relative")
 
 @dataclass(frozen=True)
 class Stats:
-    """A series' last point (step and raw value), its smoothed last value and the raw min and max."""
+    """A series' last point (step and raw value), its smoothed last value and the raw min and max of every value it
+    logged (NaN left out; NaN when none)."""
 
     step: int
     last: float
@@ -78,10 +79,10 @@ class WatchState:
         self.live.reload()
         for info in self.live.tags(data_class=live.SCALAR):
             before = self._last_steps.get((info.run, info.tag))
-            if before is not None and info.max_step < before:
+            if before is not None and info.last_step < before:
                 self.restarts.append(Problem(info.run, None, "restart", "%s went back from step %d to %d"
-                                             % (info.tag, before, info.max_step)))
-            self._last_steps[(info.run, info.tag)] = info.max_step
+                                             % (info.tag, before, info.last_step)))
+            self._last_steps[(info.run, info.tag)] = info.last_step
         self.colors = run_colors(self.live.run_names())
 
     def runs(self) -> List[str]:
@@ -106,7 +107,8 @@ class WatchState:
         """A run's line in the chart of ``tag``: x by ``x`` (``step``, or ``relative``: seconds since the run's
         first event), y smoothed by TensorBoard's rule with weight ``smoothing``; None when the run has no such
         series."""
-        cols = self.series(run, tag)
+        found = self.live.tags([run], [tag], data_class=live.SCALAR)
+        cols = self.series(run, tag) if found else None
         if cols is None:
             return None
         steps, walls, values = cols
@@ -117,7 +119,6 @@ class WatchState:
             xs = walls - (start if start is not None else walls[0])
         else:
             xs = steps.astype(np.float64)
-        finite = np.isfinite(values)
-        lo, hi = (float(values[finite].min()), float(values[finite].max())) if finite.any() else (np.nan, np.nan)
-        stats = Stats(int(steps[-1]), float(values[-1]), float(smoothed[-1]), lo, hi)
+        info = found[0]   # the whole series' min and max, not the sample's (the loader counts every point)
+        stats = Stats(int(steps[-1]), float(values[-1]), float(smoothed[-1]), info.min, info.max)
         return Line(run, xs, smoothed, stats)
