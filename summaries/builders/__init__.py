@@ -20,14 +20,18 @@ mesh                   Mesh; float tensors per component, plugin ``mesh``
 video                  Images; ``Value.image`` (animated GIF)
 image_with_boxes       Images; ``Value.image`` (PNG with the boxes drawn)
 =====================  ==================================================================
+
+``arguments`` holds the checks of the encoded kinds' arguments that need no encoding (shapes, layouts, dtypes,
+options), which the writer runs in the call before it encodes on its thread.
 """
 from __future__ import annotations
 
 from typing import Any, Optional
 
-from tfevents.proto import summary_pb2
+from tfevents.proto import summary_pb2, tensor_pb2, types_pb2
 
 from .common import as_array, clean_tag, single_value
+from . import arguments
 from .histograms import default_bucket_edges, histogram, histogram_raw
 from .media import audio, figure, image, images
 from .boxes import image_with_boxes
@@ -45,13 +49,15 @@ __all__ = [
 
 
 def scalar(tag: str, value: Any, display_name: Optional[str] = None,
-           description: Optional[str] = None) -> summary_pb2.Summary:
+           description: Optional[str] = None, new_style: bool = False,
+           double_precision: bool = False) -> summary_pb2.Summary:
     """Summary with one scalar in ``Value.simple_value`` (stored as float32).
 
     ``value``: a Python number or bool, or a numpy/torch/JAX array with exactly one element
     (e.g. a 0-d tensor or a loss of shape [1]). NaN and Inf are written as they are (TensorBoard
     plots them as such). ``display_name``/``description`` go to the value's SummaryMetadata
-    (TensorBoard's chart title and tooltip), as tensorboardX does.
+    (TensorBoard's chart title and tooltip), as tensorboardX does. ``new_style`` (torch's): a 0-d
+    DT_FLOAT tensor (DT_DOUBLE with ``double_precision``) with plugin ``scalars`` instead.
     """
     tag = clean_tag(tag)
     if isinstance(value, (str, bytes)):
@@ -68,4 +74,13 @@ def scalar(tag: str, value: Any, display_name: Optional[str] = None,
     if display_name or description:
         metadata = summary_pb2.SummaryMetadata(display_name=display_name or "",
                                                summary_description=description or "")
-    return single_value(tag, metadata=metadata, simple_value=float(array.reshape(())))
+    number = float(array.reshape(()))
+    if not new_style:
+        return single_value(tag, metadata=metadata, simple_value=number)
+    if double_precision:
+        tensor = tensor_pb2.TensorProto(dtype=types_pb2.DT_DOUBLE, double_val=[number])
+    else:
+        tensor = tensor_pb2.TensorProto(dtype=types_pb2.DT_FLOAT, float_val=[number])
+    metadata = metadata or summary_pb2.SummaryMetadata()
+    metadata.plugin_data.plugin_name = "scalars"
+    return single_value(tag, metadata=metadata, tensor=tensor)

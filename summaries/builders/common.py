@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import copy
 import sys
-from typing import Any, Iterable, Optional
+from typing import Any, Iterable, Optional, Sequence
 
 import numpy as np
 
@@ -16,9 +16,15 @@ from tfevents.proto import summary_pb2, tensor_pb2, tensor_shape_pb2, types_pb2
 from ..tags import check_tag, clean_tag
 
 __all__ = [
-    "check_tag", "clean_tag", "check_int", "as_array", "host_copy", "library_of", "as_numeric_array", "require_finite",
+    "ShapeError", "check_tag", "clean_tag", "check_int", "stack_arrays", "as_array", "host_copy", "library_of",
+    "as_numeric_array", "require_finite",
     "plugin_metadata", "string_tensor", "float32_tensor", "single_value",
 ]
+
+
+class ShapeError(ValueError, AssertionError):
+    """A wrong shape or layout (an image's rank against its ``dataformats``, a non-square sprite): a ValueError,
+    and the AssertionError that tensorboardX and torch raise there (they ``assert``), so either ``except`` works."""
 
 
 def check_int(value: Any, name: str, minimum: Optional[int] = None) -> int:
@@ -75,6 +81,17 @@ def as_array(value: Any, name: str, keep_bfloat16: bool = False) -> np.ndarray:
     except (ValueError, TypeError) as err:  # ragged nested lists and the like
         raise ValueError("%s could not be converted to an array: %s" % (name, err)) from None
     return array if keep_bfloat16 else _without_bfloat16(array)
+
+
+def stack_arrays(items: Sequence[Any], name: str) -> np.ndarray:
+    """A list of same-shaped arrays (numpy, torch, JAX, nested lists) stacked on a new first axis."""
+    arrays = [as_array(item, "%s[%d]" % (name, i)) for i, item in enumerate(items)]
+    if not arrays:
+        raise ValueError("%s is an empty list" % name)
+    shapes = sorted({array.shape for array in arrays})
+    if len(shapes) > 1:
+        raise ValueError("%s: the arrays of a list must have one shape, got %s" % (name, shapes))
+    return np.stack(arrays)
 
 
 def host_copy(value: Any) -> Any:

@@ -14,7 +14,7 @@ import numpy as np
 
 from tfevents.proto import summary_pb2
 
-from .common import as_array, clean_tag, require_finite, single_value
+from .common import ShapeError, as_array, clean_tag, require_finite, single_value
 
 __all__ = ["image", "images", "figure", "audio", "to_hwc", "make_grid", "encode_png", "encode_wav"]
 
@@ -30,7 +30,7 @@ def _check_dataformats(dataformats: Any, ndim: int, allowed: Sequence[str]) -> s
     if sorted(fmt) not in [sorted(a) for a in allowed]:
         raise ValueError("dataformats %r is not a layout of one of %s" % (dataformats, ", ".join(allowed)))
     if ndim != len(fmt):
-        raise ValueError("image tensor has %d dimensions but dataformats %r has %d" % (ndim, dataformats, len(fmt)))
+        raise ShapeError("image tensor has %d dimensions but dataformats %r has %d" % (ndim, dataformats, len(fmt)))
     return fmt
 
 

@@ -29,7 +29,7 @@ from google.protobuf import text_format
 from tfevents.proto import plugin_projector_pb2
 
 from ..atomic import atomic_write
-from .common import as_array, as_numeric_array, check_tag, require_finite
+from .common import ShapeError, as_array, as_numeric_array, check_tag, require_finite
 from .media import encode_png, make_grid
 
 __all__ = ["write_embedding", "embedding_subdir", "PROJECTOR_FILENAME", "MAX_SPRITE_SIZE"]
@@ -149,6 +149,23 @@ def _metadata_tsv(metadata: Any, metadata_header: Optional[Sequence[Any]], num_p
 
 # ------------------------------------------------------------------------------------------- sprite
 
+def check_sprite_shape(shape: Tuple[int, ...], num_points: int) -> None:
+    """``label_img``'s shape: ``[N, C, H, W]``, N = ``num_points``, C = 1 or 3, square non-empty images
+    (ValueError; a non-square image is a ``ShapeError``, an AssertionError too, as the peers ``assert`` it)."""
+    if len(shape) != 4:
+        raise ValueError("label_img must be 4-D [N, C, H, W], got shape %s" % (shape,))
+    n, channels, height, width = shape
+    if n != num_points:
+        raise ValueError("label_img has %d images but mat has %d points (one image per point)" % (n, num_points))
+    if channels not in (1, 3):
+        raise ValueError("label_img must have 1 or 3 channels on axis 1 ([N, C, H, W]), got shape %s%s"
+                         % (shape, " (for [N, H, W, C] pass label_img.transpose(0, 3, 1, 2))"
+                            if shape[3] in (1, 3) else ""))
+    if height != width or height == 0:
+        raise ShapeError("label_img images must be square and non-empty (TensorBoard's projector needs "
+                         "square sprite cells), got H=%d, W=%d" % (height, width))
+
+
 def _sprite_png(label_img: Any, num_points: int) -> Tuple[bytes, int, int]:
     """sprite.png of ``[N, C, H, W]`` images and the (width, height) of one image.
 
@@ -156,18 +173,8 @@ def _sprite_png(label_img: Any, num_points: int) -> Tuple[bytes, int, int]:
     (tensorboardX's and torch's ``make_sprite``); one channel is repeated into three.
     """
     array = as_array(label_img, "label_img")
-    if array.ndim != 4:
-        raise ValueError("label_img must be 4-D [N, C, H, W], got shape %s" % (array.shape,))
+    check_sprite_shape(array.shape, num_points)
     n, channels, height, width = array.shape
-    if n != num_points:
-        raise ValueError("label_img has %d images but mat has %d points (one image per point)" % (n, num_points))
-    if channels not in (1, 3):
-        raise ValueError("label_img must have 1 or 3 channels on axis 1 ([N, C, H, W]), got shape %s%s"
-                         % (array.shape, " (for [N, H, W, C] pass label_img.transpose(0, 3, 1, 2))"
-                            if array.shape[3] in (1, 3) else ""))
-    if height != width or height == 0:
-        raise ValueError("label_img images must be square and non-empty (TensorBoard's projector needs "
-                         "square sprite cells), got H=%d, W=%d" % (height, width))
     if array.dtype == np.uint8:
         pixels = array
     elif array.dtype.kind == "f":

@@ -25,11 +25,12 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
+import xml.etree.ElementTree as ElementTree
 from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple, Union
 
 from tfevents.proto import config_pb2, graph_pb2, step_stats_pb2, tensor_shape_pb2
 
-__all__ = ["torch_graph", "onnx_graph", "TORCH_RUN_METADATA_TAG", "TENSORBOARDX_RUN_METADATA_TAG"]
+__all__ = ["torch_graph", "onnx_graph", "openvino_graph", "TORCH_RUN_METADATA_TAG", "TENSORBOARDX_RUN_METADATA_TAG"]
 
 # The TaggedRunMetadata tag the RunMetadata goes under: torch.utils.tensorboard's FileWriter writes
 # "step1", tensorboardX's "profiler".
@@ -282,5 +283,28 @@ def onnx_graph(model: Union[str, os.PathLike, Any]) -> graph_pb2.GraphDef:
                            for attribute in onnx_node.attribute)
         node = graph_pb2.NodeDef(name=onnx_node.output[0], op=onnx_node.op_type, input=list(onnx_node.input))
         node.attr["parameters"].s = params.encode("utf-8")
+        nodes.append(node)
+    return graph_pb2.GraphDef(node=nodes, versions=graph_pb2.VersionDef(producer=_PRODUCER))
+
+
+def openvino_graph(xml_path: Union[str, os.PathLike]) -> graph_pb2.GraphDef:
+    """GraphDef of an OpenVINO IR model (its ``.xml``) for the Graphs dashboard, as tensorboardX's
+    ``add_openvino_graph`` writes it: one node per edge of ``<edges>``, named after the edge's ``to-layer``'s
+    ``name``, op ``op``, its one input the ``from-layer``'s name, an empty ``parameters`` attr. (A layer with
+    several inputs so appears once per input, and a layer no edge enters not at all, as in tensorboardX.)
+    Read with the standard library's ElementTree; FileNotFoundError, or ValueError for XML without
+    ``<layers>``/``<edges>`` or an edge naming an unknown layer."""
+    root = ElementTree.parse(os.fspath(xml_path)).getroot()
+    layers, edges = root.find("layers"), root.find("edges")
+    if layers is None or edges is None:
+        raise ValueError("%s is not an OpenVINO IR model: no <layers> or <edges>" % os.fspath(xml_path))
+    names = {layer.attrib["id"]: layer.attrib["name"] for layer in layers}
+    nodes = []
+    for edge in edges:
+        source, target = edge.attrib["from-layer"], edge.attrib["to-layer"]
+        if source not in names or target not in names:
+            raise ValueError("%s: edge %s -> %s names a layer not in <layers>" % (os.fspath(xml_path), source, target))
+        node = graph_pb2.NodeDef(name=names[target], op="op", input=[names[source]])
+        node.attr["parameters"].s = b""
         nodes.append(node)
     return graph_pb2.GraphDef(node=nodes, versions=graph_pb2.VersionDef(producer=_PRODUCER))

@@ -15,7 +15,7 @@ import numpy as np
 
 from tfevents.proto import summary_pb2
 
-from .common import as_array, clean_tag, require_finite, single_value
+from .common import ShapeError, as_array, clean_tag, require_finite, single_value
 from .media import _PNG_MODE, _to_uint8, make_grid
 
 __all__ = ["video", "video_frames", "video_grid_shape", "encode_gif"]
@@ -38,7 +38,7 @@ def _check_video_format(dataformats: Any, ndim: int) -> str:
     if sorted(fmt) != sorted("NTCHW"):
         raise ValueError("dataformats %r is not a layout of NTCHW (each of N, T, C, H, W once)" % (dataformats,))
     if ndim != 5:
-        raise ValueError("video tensor must have 5 dimensions (%s), got %d" % (dataformats, ndim))
+        raise ShapeError("video tensor must have 5 dimensions (%s), got %d" % (dataformats, ndim))
     return fmt
 
 
