@@ -6,16 +6,33 @@ outside ``[-/\\w.]`` (letters, digits, underscore, ``-``, ``/``, ``.``; ``\\w`` 
 change; here it is a ``UserWarning`` naming the old and the new tag (Python shows each once).
 TensorBoard itself would display any string, so the cleaning only makes our files match what
 those writers produce for the same call.
+
+``SummaryWriter`` keeps its tags as given, as ``torch.utils.tensorboard`` does: it calls the builders
+inside ``tags_as_given()``, where ``clean_tag`` only checks.
 """
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import re
 import warnings
-from typing import Any
+from typing import Any, Iterator
 
-__all__ = ["check_tag", "clean_tag", "INVALID_TAG_CHARACTERS"]
+__all__ = ["check_tag", "clean_tag", "tags_as_given", "INVALID_TAG_CHARACTERS"]
 
 INVALID_TAG_CHARACTERS = re.compile(r"[^-/\w.]")
+
+_keep_tags = contextvars.ContextVar("tfevents_keep_tags", default=False)
+
+
+@contextlib.contextmanager
+def tags_as_given() -> Iterator[None]:
+    """Inside (this thread or task), ``clean_tag`` checks a tag and returns it unchanged."""
+    token = _keep_tags.set(True)
+    try:
+        yield
+    finally:
+        _keep_tags.reset(token)
 
 
 def check_tag(tag: Any, name: str = "tag") -> str:
@@ -29,8 +46,11 @@ def check_tag(tag: Any, name: str = "tag") -> str:
 
 def clean_tag(tag: Any, name: str = "tag") -> str:
     """``check_tag``, then each character outside ``[-/\\w.]`` -> ``_`` and leading ``/`` dropped,
-    with a UserWarning when that changes the tag. A tag with nothing left is a ValueError."""
+    with a UserWarning when that changes the tag. A tag with nothing left is a ValueError. Inside
+    ``tags_as_given()``: ``check_tag`` only."""
     tag = check_tag(tag, name)
+    if _keep_tags.get():
+        return tag
     cleaned = INVALID_TAG_CHARACTERS.sub("_", tag).lstrip("/")
     if cleaned != tag:
         if not cleaned:

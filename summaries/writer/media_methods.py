@@ -2,16 +2,16 @@
 audio, text, PR curves and hparams: video, boxes, meshes, embeddings, custom-scalar charts, tensors, scalar JSON
 export, torch and ONNX graphs. Each method checks nothing itself: it calls a pure builder (``_video``, ``_boxes``,
 ``_mesh``, ``_plugins``, ``_tensors``, ``_torch_graph``) or the projector file writer (``_projector``) and queues the
-result, as the other ``add_*`` methods do; video, boxes, mesh and embedding through ``_add_encoded`` /
-``_add_deferred``, on the writer's thread (see ``summary_writer``'s docstring). The builders are imported on first
-use."""
+result, as the other ``add_*`` methods do; video, boxes and mesh through ``_add_encoded``, on the writer's thread (see
+``summary_writer``'s docstring); an embedding's files are written in the call, as the peers write them. The builders
+are imported on first use."""
 from __future__ import annotations
 
-import os
-import posixpath
 import sys
 import time
 from typing import Any, Optional, Sequence
+
+from ..tags import tags_as_given
 
 
 def is_torch_module(obj: Any) -> bool:
@@ -27,16 +27,18 @@ class MediaMethods:
     def add_video(self, tag: str, vid_tensor: Any, global_step: Optional[int] = None, fps: float = 4,
                   walltime: Optional[float] = None, dataformats: str = "NTCHW") -> None:
         """Videos ``vid_tensor`` (N, T, C, H, W; uint8, or float in [0, 1]) tiled into one animated GIF."""
+        from ..builders import arguments  # lazy: numpy
         from ..builders.videos import video  # lazy: numpy, Pillow
 
         self._add_encoded("add_video", video, tag, (vid_tensor,), dict(fps=fps, dataformats=dataformats),
-                          global_step, walltime)
+                          global_step, walltime, check=arguments.video)
 
     def add_image_with_boxes(self, tag: str, img_tensor: Any, box_tensor: Any, global_step: Optional[int] = None,
                              walltime: Optional[float] = None, rescale: float = 1, dataformats: str = "CHW",
                              labels: Any = None) -> None:
         """An image with boxes [N, 4] (x_min, y_min, x_max, y_max) and their labels drawn on it (torch's argument
         order). Labels whose count is not the boxes' are dropped with a warning, as tensorboardX and torch do."""
+        from ..builders import arguments  # lazy: numpy
         from ..builders.boxes import image_with_boxes  # lazy: numpy, Pillow
 
         if isinstance(labels, str):
@@ -47,39 +49,35 @@ class MediaMethods:
                           % (tag, len(labels), len(box_tensor)), stacklevel=2)
             labels = None
         self._add_encoded("add_image_with_boxes", image_with_boxes, tag, (img_tensor, box_tensor),
-                          dict(labels=labels, dataformats=dataformats, rescale=rescale), global_step, walltime)
+                          dict(labels=labels, dataformats=dataformats, rescale=rescale), global_step, walltime,
+                          check=arguments.image_with_boxes)
 
     def add_embedding(self, mat: Any, metadata: Any = None, label_img: Any = None, global_step: Optional[int] = None,
                       tag: str = "default", metadata_header: Any = None) -> str:
         """An embedding for the Projector: ``mat`` [N, D], ``metadata`` N labels (or rows of columns named by
         ``metadata_header``), ``label_img`` N sprite images; files under ``<logdir>/<step>/<tag>/`` and an entry in
-        ``<logdir>/projector_config.pbtxt``. Returns the embedding's directory."""
-        from ..builders.common import check_tag, host_copy  # lazy: numpy
-        from ..builders.projector import embedding_subdir, write_embedding  # lazy: numpy, Pillow
+        ``<logdir>/projector_config.pbtxt``. Returns the embedding's directory.
 
-        step = 0 if global_step is None else self._step_of(global_step)
+        The files are written in the call, as tensorboardX and torch write them (they are not events: code reads
+        them, or removes the run, right after the call). Every argument is checked before anything is written; a
+        non-square ``label_img`` raises ``ShapeError``, an AssertionError too, as the peers raise."""
+        from ..builders.projector import write_embedding  # lazy: numpy, Pillow
+
         fs, root = self._file_writer.storage or (None, self._logdir)
-        if not self._encode_in_background:
-            return write_embedding(root, mat, metadata=metadata, label_img=label_img, global_step=step, tag=tag,
-                                   metadata_header=metadata_header, fs=fs)
-        subdir = embedding_subdir(check_tag(tag), step)
-        directory = (fs.unstrip_protocol(posixpath.join(root, subdir)) if fs is not None
-                     else os.path.join(root, *subdir.split("/")))
-        copies = [host_copy(a) for a in (mat, metadata, label_img, metadata_header)]
-
-        def make() -> None:
-            write_embedding(root, copies[0], metadata=copies[1], label_img=copies[2], global_step=step, tag=tag,
-                            metadata_header=copies[3], fs=fs)
-
-        self._add_deferred("add_embedding(%r) at step %d" % (tag, step), make,
-                           sum(getattr(a, "nbytes", 0) for a in copies))
-        return directory
+        return write_embedding(root, mat, metadata=metadata, label_img=label_img, global_step=self._step_of(global_step),
+                               tag=tag, metadata_header=metadata_header, fs=fs)
 
     def add_onnx_graph(self, onnx_model_file: Any) -> None:
         """The graph of an ONNX model (a path or an ``onnx.ModelProto``; needs the ``onnx`` package)."""
         from ..builders.torch_graph import onnx_graph  # lazy: numpy, Pillow
 
         self.add_graph(graph_def=onnx_graph(onnx_model_file))
+
+    def add_openvino_graph(self, xmlname: Any) -> None:
+        """The graph of an OpenVINO IR model (the path of its ``.xml``), read as tensorboardX reads it."""
+        from ..builders.torch_graph import openvino_graph  # lazy: numpy, Pillow
+
+        self.add_graph(graph_def=openvino_graph(xmlname))
 
     def _add_torch_graph(self, model: Any, input_to_model: Any = None, verbose: bool = False,
                          use_strict_trace: bool = True) -> None:
@@ -101,10 +99,11 @@ class MediaMethods:
                  global_step: Optional[int] = None, walltime: Optional[float] = None) -> None:
         """A 3-D point cloud or mesh for the Mesh dashboard: ``vertices`` [B, N, 3], ``colors`` [B, N, 3] in
         [0, 255], ``faces`` [B, F, 3] vertex indices, ``config_dict`` the three.js scene options."""
+        from ..builders import arguments  # lazy: numpy
         from ..builders.meshes import mesh  # lazy: numpy, Pillow
 
         self._add_encoded("add_mesh", mesh, tag, (vertices,), dict(colors=colors, faces=faces, config_dict=config_dict),
-                          global_step, walltime)
+                          global_step, walltime, check=arguments.mesh)
 
     def add_custom_scalars_multilinechart(self, tags: Sequence[str], category: str = "default",
                                           title: str = "untitled") -> None:
@@ -125,7 +124,9 @@ class MediaMethods:
         """Any numeric, bool or string array as a TF2-style tensor summary (``tf.make_ndarray`` reads it)."""
         from ..builders.tensors import tensor as tensor_summary  # lazy: numpy, Pillow
 
-        self._add_summary_proto(tensor_summary(tag, tensor), global_step, walltime)
+        with tags_as_given():
+            summary = tensor_summary(tag, tensor)
+        self._add_summary_proto(summary, global_step, walltime)
 
     def export_scalars_to_json(self, path: str) -> None:
         """Write the scalars logged with ``add_scalars`` so far as tensorboardX does, ``{run: [[wall_time, step,

@@ -28,32 +28,44 @@ Where things go:
 * A sub-run never leaves ``logdir``: a key or ``run_name`` that is absolute or climbs out with
   ``..`` is a ValueError (torch would write wherever the path leads).
 
-Images, image grids, images with boxes, audio, video, histograms, meshes, PR curves and embeddings
-are encoded on the writer's background thread (``encode_in_background=True``, the default): the
-call checks the tag, copies its array arguments (``builders.host_copy``: a device tensor is copied
+Images, image grids, images with boxes, audio, video, histograms, meshes and PR curves are encoded
+on the writer's background thread (``encode_in_background=True``, the default): the call checks the
+tag and the arguments' shapes, layouts, dtypes and options (``builders.arguments``: an argument error
+is raised in the call), copies its array arguments (``builders.host_copy``: a device tensor is copied
 to the host, so the caller may change or free it at once) and queues a deferred event
 (``EventFileWriter.add_deferred_event``) in its place among the others; the thread runs the same
-builder the synchronous path runs, so the file is the same event for event. An error found while
-encoding (NaN pixels, a wrong shape...) is raised by the caller's next call on the writer, or by
-``flush()``/``close()``, naming the method, tag and step; the events around it are written.
+builder the synchronous path runs, so the file is the same event for event. An error found only
+while encoding (NaN pixels, predictions outside [0, 1]...) is raised by the caller's next call on the
+writer, or by ``flush()``/``close()``, naming the method, tag and step; the events around it are
+written. An embedding's files are written in the call, as the peers write them.
 
-Tags are cleaned as TensorFlow's summary ops and tensorboardX clean them (``_tags.clean_tag``:
-characters outside ``[-/\\w.]`` become ``_``, leading ``/`` are dropped, with a UserWarning).
+Tags are kept as given for every kind, as ``torch.utils.tensorboard`` keeps them (tensorboardX cleans
+the tags of scalars, histograms, images and videos; TF1's summary ops, ``tfevents.core.summary``, clean
+every tag): ``my loss`` stays ``my loss``. The builders clean tags when called alone; the writer calls
+them inside ``tags.tags_as_given()``.
+
+A drop-in for tensorboardX's and torch's ``SummaryWriter``: their keywords (``log_dir``, ``comment``,
+``purge_step``, ``write_to_disk``, ``new_style``...), a ``comment`` as the second positional argument,
+``log_dir``/``logdir`` attributes, ``file_writer`` and ``_get_file_writer()`` (their ``FileWriter``:
+``PeerFileWriter``), ``use_metadata``, and a closed writer that reopens on the next write (a new event
+file in the same run folder), as both peers do. Argument errors that need no encoding (shapes, layouts,
+dtypes, options: ``builders.arguments``) are raised in the call, also for the kinds encoded later.
 """
 from __future__ import annotations
 
+import contextlib
 import math
 import operator
 import os
 import time
-from typing import Any, Callable, Dict, Mapping, Optional, Sequence, Union
+from typing import Any, Callable, Dict, Iterator, Mapping, Optional, Sequence, Union
 
 from . import event_bytes as _event_bytes, ranks as _ranks
 from .media_methods import MediaMethods, is_torch_module
-from ..tags import check_tag as _check_tag, clean_tag as _clean_tag
+from ..tags import check_tag as _check_tag, tags_as_given
 from .event_file_writer import EventFileWriter
 
-__all__ = ["SummaryWriter", "FileWriter"]
+__all__ = ["SummaryWriter", "FileWriter", "PeerFileWriter"]
 
 _INT64_MIN, _INT64_MAX = -(1 << 63), (1 << 63) - 1
 _scalar_event = _event_bytes.scalar_event
@@ -136,10 +148,12 @@ def _default_logdir(comment: str) -> str:
 class SummaryWriter(MediaMethods):
     """Writes Events for TensorBoard to a new event file in ``logdir``.
 
-    Args (TF1 ``FileWriter`` order; torch's names as keywords):
+    Args (TF1 ``FileWriter`` order, except that a str second argument is the peers' ``comment``; the peers'
+    other arguments by keyword):
         logdir: the run directory (created if missing). None: torch's ``runs/<date>_<host><comment>``.
         graph: a graph (anything with ``as_graph_def()``) or GraphDef to write first, with a
-            MetaGraphDef holding it, as TF1's FileWriter does.
+            MetaGraphDef holding it, as TF1's FileWriter does. A str here is ``comment``
+            (``SummaryWriter(None, "_lr0.1")``, the peers' order).
         max_queue: events pending in memory before they are written and handed to the OS.
         flush_secs: most seconds a queued event waits before it is written.
         graph_def: a GraphDef to write (deprecated TF1 argument; prefer ``graph``).
@@ -161,14 +175,19 @@ class SummaryWriter(MediaMethods):
             ``ranks="zero"`` (default): rank 0 writes ``logdir``, other ranks get a writer whose every
             method returns at once and writes nothing; ``"all"``: rank N writes ``<logdir>/rank_<N>``;
             a list of ranks: those write ``<logdir>/rank_<N>``, the others nothing.
-        encode_in_background: encode images, audio, video, histograms, meshes, PR curves and
-            embeddings on the writer's thread (see the module docstring); False encodes them in the
-            call, as torch and tensorboardX do (the same file).
+        encode_in_background: encode images, audio, video, histograms, meshes and PR curves on the
+            writer's thread (see the module docstring); False encodes them in the call, as torch and
+            tensorboardX do (the same file).
+        write_to_disk: tensorboardX's: False makes a writer whose every method returns at once and
+            writes nothing, no folder either (the silent writer of ranks that do not write).
+        comet_config: tensorboardX's Comet.ml logging; only ``{"disabled": True}`` (its default) is taken.
+
+    Attributes: ``log_dir`` (torch's) and ``logdir`` (tensorboardX's) are the run's folder.
     """
 
     def __new__(cls, *args: Any, **kwargs: Any) -> "SummaryWriter":
         subdir = _ranks.rank_subdir(kwargs.get("ranks", "zero"), kwargs.get("rank"))
-        if subdir is None:
+        if subdir is None or kwargs.get("write_to_disk", True) is False:
             return object.__new__(_silent_class(cls))
         writer = object.__new__(cls)
         writer._rank_subdir = subdir
@@ -179,9 +198,14 @@ class SummaryWriter(MediaMethods):
                  log_dir: Optional[str] = None, comment: str = "", purge_step: Optional[int] = None,
                  session: Any = None,
                  storage_options: Optional[Dict[str, Any]] = None, object_bytes: Optional[int] = None,
-                 rank: Optional[int] = None, ranks: _ranks.Ranks = "zero", encode_in_background: bool = True) -> None:
+                 rank: Optional[int] = None, ranks: _ranks.Ranks = "zero", encode_in_background: bool = True,
+                 write_to_disk: bool = True, comet_config: Optional[Mapping[str, Any]] = None) -> None:
         if session is not None:
             raise ValueError("session-based writers are not supported; pass logdir")
+        if comet_config is not None and not comet_config.get("disabled", False):
+            raise ValueError("comet_config: Comet.ml logging is not supported (only {'disabled': True})")
+        if isinstance(graph, str):          # the peers' SummaryWriter(log_dir, comment)
+            graph, comment = None, graph
         if logdir is None:
             logdir = log_dir if log_dir is not None else _default_logdir(comment)
         if not isinstance(logdir, (str, os.PathLike)):
@@ -202,6 +226,9 @@ class SummaryWriter(MediaMethods):
         self._sub_writers: Dict[str, EventFileWriter] = {}
         self._scalar_records: Dict[str, list] = {}   # add_scalars' values, for export_scalars_to_json
         self._run_metadata_tags: set = set()
+        self._default_step: Optional[int] = None          # use_metadata's
+        self._default_walltime: Optional[float] = None
+        self._peer_file_writer = PeerFileWriter(self)
         # check the arguments before a file exists
         purge_step = None if purge_step is None else _as_step(purge_step)
         graph_bytes = None
@@ -219,13 +246,37 @@ class SummaryWriter(MediaMethods):
         return self._logdir
 
     @property
-    def file_writer(self) -> EventFileWriter:
-        """The EventFileWriter of ``logdir`` (tensorboardX's attribute)."""
-        return self._file_writer
+    def log_dir(self) -> str:
+        """The run's folder (torch's attribute)."""
+        return self._logdir
+
+    @property
+    def logdir(self) -> str:
+        """The run's folder (tensorboardX's attribute)."""
+        return self._logdir
+
+    @property
+    def file_writer(self) -> Optional["PeerFileWriter"]:
+        """The peers' ``FileWriter`` of ``logdir`` (``add_summary``, ``add_event``, ``add_graph``, ``get_logdir``),
+        None after ``close()``, as in tensorboardX and torch (``_get_file_writer()`` reopens)."""
+        return None if self._file_writer.closed else self._peer_file_writer
+
+    def _get_file_writer(self) -> "PeerFileWriter":
+        """The peers' ``FileWriter`` of ``logdir``, reopened if closed (called by Lightning's ``TensorBoardLogger``)."""
+        self._open_writer()
+        return self._peer_file_writer
+
+    def _open_writer(self) -> EventFileWriter:
+        """The run's EventFileWriter, reopened after ``close()`` (a new event file in the same folder), as the
+        peers reopen on the next write."""
+        writer = self._file_writer
+        if writer.closed:
+            writer.reopen()
+        return writer
 
     def add_event(self, event: Any) -> None:
         """Write an Event proto (ours, TensorBoard's or TensorFlow's) as it is."""
-        self._file_writer.add_serialized_event(_serialized(event, "event", "Event"))
+        self._open_writer().add_serialized_event(_serialized(event, "event", "Event"))
 
     def add_summary(self, summary: Any, global_step: Optional[int] = None,
                     walltime: Optional[float] = None) -> None:
@@ -239,7 +290,7 @@ class SummaryWriter(MediaMethods):
 
         event = event_pb2.Event(wall_time=_as_walltime(walltime), step=_as_step(global_step))
         event.session_log.ParseFromString(_serialized(session_log, "session_log", "SessionLog"))
-        self._file_writer.add_serialized_event(event.SerializeToString())
+        self._open_writer().add_serialized_event(event.SerializeToString())
 
     def add_graph(self, graph: Any = None, global_step: Any = None, graph_def: Any = None, *args: Any,
                   **kwargs: Any) -> None:
@@ -259,7 +310,7 @@ class SummaryWriter(MediaMethods):
             return
         data = self._graph_def_bytes(graph if graph is not None else graph_def)
         event = event_pb2.Event(wall_time=time.time(), step=_as_step(global_step), graph_def=data)
-        self._file_writer.add_serialized_event(event.SerializeToString())
+        self._open_writer().add_serialized_event(event.SerializeToString())
 
     def add_meta_graph(self, meta_graph_def: Any, global_step: Optional[int] = None) -> None:
         """Write a MetaGraphDef proto (or its bytes)."""
@@ -267,7 +318,7 @@ class SummaryWriter(MediaMethods):
 
         data = _serialized(meta_graph_def, "meta_graph_def", "MetaGraphDef")
         event = event_pb2.Event(wall_time=time.time(), step=_as_step(global_step), meta_graph_def=data)
-        self._file_writer.add_serialized_event(event.SerializeToString())
+        self._open_writer().add_serialized_event(event.SerializeToString())
 
     def add_run_metadata(self, run_metadata: Any, tag: str, global_step: Optional[int] = None) -> None:
         """Write a RunMetadata (step stats for the Graphs dashboard) under ``tag``; a tag is usable once."""
@@ -281,7 +332,7 @@ class SummaryWriter(MediaMethods):
         event = event_pb2.Event(wall_time=time.time(), step=_as_step(global_step))
         event.tagged_run_metadata.tag = tag
         event.tagged_run_metadata.run_metadata = data
-        self._file_writer.add_serialized_event(event.SerializeToString())
+        self._open_writer().add_serialized_event(event.SerializeToString())
 
     def flush(self) -> None:
         """Write everything queued (sub-runs too) and hand it to the OS; returns when done."""
@@ -316,11 +367,19 @@ class SummaryWriter(MediaMethods):
 
     # ------------------------------------------------------------------ tensorboardX / torch
     def add_scalar(self, tag: str, scalar_value: Any, global_step: Optional[int] = None,
-                   walltime: Optional[float] = None) -> None:
+                   walltime: Optional[float] = None, new_style: bool = False, double_precision: bool = False, *,
+                   display_name: str = "", summary_description: str = "") -> None:
         """One scalar point (stored as float32 ``simple_value``, TensorBoard's Scalars dashboard).
 
         ``scalar_value``: a number, numpy scalar, or one-element array/tensor (``float(x)``).
+        ``new_style`` (torch's): a 0-d float32 tensor with plugin ``scalars`` instead (float64 with
+        ``double_precision``). ``display_name``, ``summary_description`` (tensorboardX's; a str fifth and
+        sixth argument, tensorboardX's order, is taken as them): the chart's title and tooltip.
         """
+        if new_style or display_name or summary_description:
+            self._add_scalar_summary(tag, scalar_value, global_step, walltime, new_style, double_precision,
+                                     display_name, summary_description)
+            return
         try:
             packer = self._scalar_packers[tag]
         except (KeyError, TypeError):
@@ -349,6 +408,7 @@ class SummaryWriter(MediaMethods):
             self._max_step = step
         writer = self._file_writer   # EventFileWriter.add_serialized_event, inlined
         if writer._error is not None or writer._closed:
+            writer = self._open_writer()
             writer._check()
         pending = writer._pending
         pending.append(payload)
@@ -356,8 +416,23 @@ class SummaryWriter(MediaMethods):
             writer._request_write(len(pending))
 
     def _scalar_packer(self, tag: Any) -> _event_bytes.ScalarPacker:
-        packer = self._scalar_packers[tag] = _event_bytes.scalar_packer(_clean_tag(tag))
+        packer = self._scalar_packers[tag] = _event_bytes.scalar_packer(_check_tag(tag))
         return packer
+
+    def _add_scalar_summary(self, tag: str, value: Any, global_step: Any, walltime: Any, new_style: Any,
+                            double_precision: Any, display_name: Any, summary_description: Any) -> None:
+        """``add_scalar`` with a title, a tooltip or as a tensor: through the builder."""
+        from .. import builders  # lazy: numpy
+
+        if isinstance(new_style, str):         # tensorboardX's positional display_name, summary_description
+            display_name = new_style
+            new_style = False
+            if isinstance(double_precision, str):
+                summary_description, double_precision = double_precision, False
+        with tags_as_given():
+            summary = builders.scalar(tag, value, display_name or None, summary_description or None,
+                                      new_style=bool(new_style), double_precision=bool(double_precision))
+        self._add_summary_proto(summary, global_step, walltime)
 
     def add_scalars(self, main_tag: str, tag_scalar_dict: Mapping[str, Any], global_step: Optional[int] = None,
                     walltime: Optional[float] = None) -> None:
@@ -366,8 +441,8 @@ class SummaryWriter(MediaMethods):
         main_tag = _check_tag(main_tag)
         if not isinstance(tag_scalar_dict, Mapping):
             raise TypeError("tag_scalar_dict must be a dict, got %s" % type(tag_scalar_dict).__name__)
-        step = _as_step(global_step)
-        wall = _as_walltime(walltime)
+        step = self._step_of(global_step)
+        wall = self._walltime_of(walltime)
         packer = self._scalar_packers.get(main_tag) or self._scalar_packer(main_tag)
         for key, value in tag_scalar_dict.items():
             run = main_tag.replace("/", "_") + "_" + str(key)
@@ -386,8 +461,7 @@ class SummaryWriter(MediaMethods):
             root, where = os.path.normpath(self._logdir), os.path.normpath(path)
             if os.path.isabs(run) or not (where == root or where.startswith(os.path.join(root, ""))):
                 raise ValueError("sub-run %r would be written outside the logdir %s" % (run, self._logdir))
-            if self._file_writer.closed:
-                raise ValueError("cannot write to a closed SummaryWriter (%s); call reopen() first" % self._logdir)
+            self._open_writer()             # after close(): the run and its sub-runs reopen together
             writer = EventFileWriter(path, self._max_queue, self._flush_secs, self._suffix, keep_open=False,
                                      **self._store)
             self._sub_writers[path] = writer
@@ -400,7 +474,7 @@ class SummaryWriter(MediaMethods):
         from .. import builders  # lazy: numpy
 
         self._add_encoded("add_histogram", builders.histogram, tag, (values,), dict(bins=bins, max_bins=max_bins),
-                          global_step, walltime)
+                          global_step, walltime, check=builders.arguments.histogram)
 
     def add_histogram_raw(self, tag: str, min: float, max: float, num: float, sum: float, sum_squares: float,
                           bucket_limits: Sequence[float], bucket_counts: Sequence[float],
@@ -408,7 +482,8 @@ class SummaryWriter(MediaMethods):
         """Histogram from precomputed statistics and buckets."""
         from .. import builders  # lazy: numpy
 
-        summary = builders.histogram_raw(tag, min, max, num, sum, sum_squares, bucket_limits, bucket_counts)
+        with tags_as_given():
+            summary = builders.histogram_raw(tag, min, max, num, sum, sum_squares, bucket_limits, bucket_counts)
         self._add_summary_proto(summary, global_step, walltime)
 
     def add_image(self, tag: str, img_tensor: Any, global_step: Optional[int] = None,
@@ -417,29 +492,39 @@ class SummaryWriter(MediaMethods):
         from .. import builders  # lazy: numpy
 
         self._add_encoded("add_image", builders.image, tag, (img_tensor,), dict(dataformats=dataformats),
-                          global_step, walltime)
+                          global_step, walltime, check=builders.arguments.image)
 
     def add_images(self, tag: str, img_tensor: Any, global_step: Optional[int] = None,
                    walltime: Optional[float] = None, dataformats: str = "NCHW") -> None:
-        """A batch of images tiled into one grid image."""
+        """A batch of images tiled into one grid image. ``img_tensor`` may be a list of same-shaped images (CHW,
+        HWC or HW, or with the default ``NCHW`` each CHW), stacked into the batch, as tensorboardX and torch take it."""
         from .. import builders  # lazy: numpy
+        from ..builders import common  # lazy: numpy
 
+        if isinstance(img_tensor, (list, tuple)):
+            img_tensor = common.stack_arrays(img_tensor, "img_tensor")
+            if isinstance(dataformats, str) and "N" not in dataformats.upper():
+                dataformats = "N" + dataformats
         self._add_encoded("add_images", builders.images, tag, (img_tensor,), dict(dataformats=dataformats),
-                          global_step, walltime)
+                          global_step, walltime, check=builders.arguments.images)
 
     def add_figure(self, tag: str, figure: Any, global_step: Optional[int] = None, close: bool = True,
                    walltime: Optional[float] = None) -> None:
         """A matplotlib Figure (or a list of them, tiled) rendered to an image."""
         from .. import builders  # lazy: numpy
 
-        self._add_summary_proto(builders.figure(tag, figure, close=close), global_step, walltime)
+        with tags_as_given():
+            summary = builders.figure(tag, figure, close=close)
+        self._add_summary_proto(summary, global_step, walltime)
 
     def add_text(self, tag: str, text_string: Any, global_step: Optional[int] = None,
                  walltime: Optional[float] = None) -> None:
         """Text (markdown) for the Text dashboard."""
         from .. import builders  # lazy: numpy
 
-        self._add_summary_proto(builders.text(tag, text_string), global_step, walltime)
+        with tags_as_given():
+            summary = builders.text(tag, text_string)
+        self._add_summary_proto(summary, global_step, walltime)
 
     def add_audio(self, tag: str, snd_tensor: Any, global_step: Optional[int] = None, sample_rate: float = 44100,
                   walltime: Optional[float] = None) -> None:
@@ -447,7 +532,7 @@ class SummaryWriter(MediaMethods):
         from .. import builders  # lazy: numpy
 
         self._add_encoded("add_audio", builders.audio, tag, (snd_tensor,), dict(sample_rate=sample_rate),
-                          global_step, walltime)
+                          global_step, walltime, check=builders.arguments.audio)
 
     def add_pr_curve(self, tag: str, labels: Any, predictions: Any, global_step: Optional[int] = None,
                      num_thresholds: int = 127, weights: Any = None, walltime: Optional[float] = None) -> None:
@@ -455,17 +540,21 @@ class SummaryWriter(MediaMethods):
         from .. import builders  # lazy: numpy
 
         self._add_encoded("add_pr_curve", builders.pr_curve, tag, (labels, predictions),
-                          dict(num_thresholds=num_thresholds, weights=weights), global_step, walltime)
+                          dict(num_thresholds=num_thresholds, weights=weights), global_step, walltime,
+                          check=builders.arguments.pr_curve)
 
     def add_pr_curve_raw(self, tag: str, true_positive_counts: Any, false_positive_counts: Any,
                          true_negative_counts: Any, false_negative_counts: Any, precision: Any, recall: Any,
                          global_step: Optional[int] = None, num_thresholds: int = 127, weights: Any = None,
                          walltime: Optional[float] = None) -> None:
-        """Precision-recall curve from precomputed counts (``weights`` is ignored, as in torch)."""
+        """Precision-recall curve from precomputed counts, six rows of one length. ``num_thresholds`` and ``weights``
+        are not used (as in torch and tensorboardX, which take rows of any length): TensorBoard reads the curve's
+        thresholds from the rows' length, which the plugin metadata records here."""
         from .. import builders  # lazy: numpy
 
-        summary = builders.pr_curve_raw(tag, true_positive_counts, false_positive_counts, true_negative_counts,
-                                        false_negative_counts, precision, recall, num_thresholds=num_thresholds)
+        with tags_as_given():
+            summary = builders.pr_curve_raw(tag, true_positive_counts, false_positive_counts, true_negative_counts,
+                                            false_negative_counts, precision, recall)
         self._add_summary_proto(summary, global_step, walltime)
 
     def add_custom_scalars(self, layout: Any) -> None:
@@ -476,19 +565,32 @@ class SummaryWriter(MediaMethods):
 
     def add_hparams(self, hparam_dict: Mapping[str, Any], metric_dict: Mapping[str, Any],
                     hparam_domain_discrete: Optional[Mapping[str, Sequence[Any]]] = None,
-                    run_name: Optional[str] = None, global_step: Optional[int] = None) -> None:
+                    run_name: Optional[str] = None, global_step: Optional[int] = None, *,
+                    name: Optional[str] = None) -> None:
         """One trial for the HParams dashboard: its hyperparameters and final metrics.
 
         Writes the experiment, session-start and session-end summaries and each metric as a
         scalar (tag = metric name) into ``logdir`` itself, or into the sub-run
-        ``<logdir>/<run_name>`` when ``run_name`` is given. (torch writes into a new sub-run named
-        after the current time; this writer makes no such run.) A metric goes at ``global_step``,
-        by default the highest step this writer has logged, so that a metric named like a series
-        already logged here (e.g. ``loss``) never makes that series' step go back, which would make
-        TensorBoard drop the series' earlier points.
+        ``<logdir>/<run_name>`` when ``run_name`` is given. (torch and tensorboardX write into a new
+        sub-run named after the current time; this writer makes no such run.) A metric goes at
+        ``global_step``, by default the highest step this writer has logged, so that a metric named like
+        a series already logged here (e.g. ``loss``) never makes that series' step go back, which would
+        make TensorBoard drop the series' earlier points.
+
+        ``name`` is tensorboardX's ``run_name``; its order, ``add_hparams(hparams, metrics, name,
+        global_step)``, is read too: a str third argument is ``name``, and then a number fourth is
+        ``global_step``.
         """
         from .. import builders  # lazy: numpy
 
+        if isinstance(hparam_domain_discrete, str):     # tensorboardX's (hparams, metrics, name, global_step)
+            name, hparam_domain_discrete = hparam_domain_discrete, None
+            if run_name is not None and not isinstance(run_name, str):
+                global_step, run_name = run_name, None
+        if name is not None:
+            if run_name is not None and run_name != name:
+                raise ValueError("add_hparams: name=%r and run_name=%r name two runs; pass one" % (name, run_name))
+            run_name = name
         experiment, start, end = builders.hparams(hparam_dict, metric_dict, hparam_domain_discrete)
         for key in metric_dict:
             _check_tag(key)
@@ -498,7 +600,7 @@ class SummaryWriter(MediaMethods):
         metrics = [_event_bytes.scalar_event(wall, step, _event_bytes.scalar_packer(key), _as_value(value, key))
                    for key, value in metric_dict.items()]
         if run_name is None:
-            add = self._file_writer.add_serialized_event
+            add = self._open_writer().add_serialized_event
         else:
             add = self._sub_writer(_check_tag(run_name)).add_serialized_event
         for summary in (experiment, start, end):
@@ -507,29 +609,67 @@ class SummaryWriter(MediaMethods):
             add(payload)
 
     # ------------------------------------------------------------------ helpers
-    @staticmethod
-    def _step_of(global_step: Any) -> int:
-        return _as_step(global_step)
+    @contextlib.contextmanager
+    def use_metadata(self, *, global_step: Optional[int] = None,
+                     walltime: Optional[float] = None) -> Iterator["SummaryWriter"]:
+        """tensorboardX's: inside, a call given no ``global_step`` (``walltime``) takes this one.
+
+        ::
+
+            with writer.use_metadata(global_step=epoch):
+                writer.add_scalar("loss", loss)
+                writer.add_histogram("weights", w)
+        """
+        if self._default_step is not None or self._default_walltime is not None:
+            raise AssertionError("Default metadata is already set.")     # tensorboardX asserts it
+        if global_step is None and walltime is None:
+            raise AssertionError("At least one of `global_step` or `walltime` must be provided.")
+        self._default_step = None if global_step is None else _as_step(global_step)
+        self._default_walltime = None if walltime is None else _as_walltime(walltime)
+        self.add_scalar = self._add_scalar_using_metadata    # the scalar path reads no defaults: swapped meanwhile
+        try:
+            yield self
+        finally:
+            self._default_step = self._default_walltime = None
+            del self.add_scalar
+
+    def _add_scalar_using_metadata(self, tag: str, scalar_value: Any, global_step: Optional[int] = None,
+                                   walltime: Optional[float] = None, *args: Any, **kwargs: Any) -> None:
+        type(self).add_scalar(self, tag, scalar_value, self._step_of(global_step), self._walltime_of(walltime),
+                              *args, **kwargs)
+
+    def _step_of(self, global_step: Any) -> int:
+        """``global_step`` as an int64; None: ``use_metadata``'s step, else 0."""
+        return _as_step(self._default_step if global_step is None else global_step)
+
+    def _walltime_of(self, walltime: Any) -> float:
+        """``walltime`` as a float; None: ``use_metadata``'s wall time, else now."""
+        return _as_walltime(self._default_walltime if walltime is None else walltime)
 
     def _add_encoded(self, method: str, build: Callable[..., Any], tag: str, arrays: tuple, options: dict,
-                     global_step: Any, walltime: Any) -> None:
+                     global_step: Any, walltime: Any, check: Optional[Callable[..., None]] = None) -> None:
         """Queue the Summary ``build(tag, *arrays, **options)``, built on the writer's thread from copies of the
-        arguments (``encode_in_background``), else here. Tag, step and wall time are taken now."""
+        arguments (``encode_in_background``), else here. Tag, step and wall time are taken now, and ``check``
+        (``builders.arguments``) runs on the copies now: an argument error is the caller's."""
         from ..builders import common  # lazy: numpy
 
-        tag = common.clean_tag(tag)        # its warning is the caller's
-        step, wall = _as_step(global_step), _as_walltime(walltime)
-        if step > self._max_step:
-            self._max_step = step
+        tag = _check_tag(tag)
+        step, wall = self._step_of(global_step), self._walltime_of(walltime)
         if not self._encode_in_background:
-            summary = build(tag, *arrays, **options)
-            self._file_writer.add_serialized_event(_event_bytes.summary_event(wall, step, summary.SerializeToString()))
+            with tags_as_given():
+                summary = build(tag, *arrays, **options)
+            self._add_max_step(step)
+            self._open_writer().add_serialized_event(_event_bytes.summary_event(wall, step, summary.SerializeToString()))
             return
         copies = tuple(common.host_copy(a) for a in arrays)
         options = {name: common.host_copy(value) for name, value in options.items()}
+        if check is not None:
+            check(*copies, **options)
+        self._add_max_step(step)
 
         def make() -> bytes:
-            summary = build(tag, *copies, **options)
+            with tags_as_given():
+                summary = build(tag, *copies, **options)
             return _event_bytes.summary_event(wall, step, summary.SerializeToString())
 
         self._add_deferred("%s(%r) at step %d" % (method, tag, step), make,
@@ -543,16 +683,19 @@ class SummaryWriter(MediaMethods):
             except Exception as e:
                 raise _encoding_error(e, where) from e
 
-        self._file_writer.add_deferred_event(make_or_say_where, nbytes)
+        self._open_writer().add_deferred_event(make_or_say_where, nbytes)
 
     def _add_summary_proto(self, summary: Any, global_step: Optional[int], walltime: Optional[float]) -> None:
         self._add_summary_bytes(summary.SerializeToString(), global_step, walltime)
 
     def _add_summary_bytes(self, data: bytes, global_step: Optional[int], walltime: Optional[float]) -> None:
-        step = _as_step(global_step)
+        step = self._step_of(global_step)
+        self._add_max_step(step)
+        self._open_writer().add_serialized_event(_event_bytes.summary_event(self._walltime_of(walltime), step, data))
+
+    def _add_max_step(self, step: int) -> None:
         if step > self._max_step:
             self._max_step = step
-        self._file_writer.add_serialized_event(_event_bytes.summary_event(_as_walltime(walltime), step, data))
 
     def _purge(self, step: int) -> None:
         from tfevents.proto import event_pb2  # lazy: the scalar path writes bytes without protobuf
@@ -584,6 +727,77 @@ class SummaryWriter(MediaMethods):
         meta = meta_graph_pb2.MetaGraphDef()
         meta.graph_def.CopyFrom(graph_pb2.GraphDef.FromString(graph_def))
         return meta
+
+
+class PeerFileWriter:
+    """tensorboardX's and torch's ``FileWriter`` over a SummaryWriter's run: what ``writer.file_writer`` and
+    ``writer._get_file_writer()`` return, for the code that writes protos through it (Lightning's
+    ``TensorBoardLogger.log_hyperparams``, Ray Tune's ``TBXLoggerCallback``). Writes go to the run's event file
+    (reopened after a ``close()``); ``event_writer`` is our EventFileWriter underneath."""
+
+    def __init__(self, writer: SummaryWriter) -> None:
+        self._writer = writer
+
+    @property
+    def event_writer(self) -> EventFileWriter:
+        return self._writer._file_writer
+
+    @property
+    def closed(self) -> bool:
+        return self.event_writer.closed
+
+    def get_logdir(self) -> str:
+        return self._writer.get_logdir()
+
+    def get_filename(self) -> str:
+        """The event file being written (ours; for a URL logdir the last object stored)."""
+        return self.event_writer.get_filename()
+
+    def add_event(self, event: Any, step: Optional[int] = None, walltime: Optional[float] = None) -> None:
+        """``event`` with its wall time set (``walltime``, else now) and its step when ``step`` is given, as the
+        peers write it; the caller's proto is not changed."""
+        from tfevents.proto import event_pb2  # lazy: the scalar path writes bytes without protobuf
+
+        copy = event_pb2.Event.FromString(_serialized(event, "event", "Event"))
+        copy.wall_time = self._writer._walltime_of(walltime)
+        if step is not None or self._writer._default_step is not None:
+            copy.step = self._writer._step_of(step)
+        self._writer.add_event(copy)
+
+    def add_summary(self, summary: Any, global_step: Optional[int] = None, walltime: Optional[float] = None) -> None:
+        self._writer.add_summary(summary, global_step, walltime)
+
+    def add_graph(self, graph_profile: Sequence[Any], walltime: Optional[float] = None) -> None:
+        """``(GraphDef, RunMetadata)``: the graph event and the run metadata tagged ``step1``, as torch's."""
+        from tfevents.proto import event_pb2  # lazy: the scalar path writes bytes without protobuf
+
+        from ..builders.torch_graph import TORCH_RUN_METADATA_TAG  # lazy: numpy
+
+        graph_def, run_metadata = graph_profile
+        self.add_event(event_pb2.Event(graph_def=_serialized(graph_def, "graph", "GraphDef")), None, walltime)
+        tagged = event_pb2.TaggedRunMetadata(tag=TORCH_RUN_METADATA_TAG,
+                                             run_metadata=_serialized(run_metadata, "run_metadata", "RunMetadata"))
+        self.add_event(event_pb2.Event(tagged_run_metadata=tagged), None, walltime)
+
+    def add_onnx_graph(self, graph: Any, walltime: Optional[float] = None) -> None:
+        """A GraphDef (the peers' ONNX and OpenVINO graphs are GraphDefs) as a graph event."""
+        from tfevents.proto import event_pb2  # lazy: the scalar path writes bytes without protobuf
+
+        self.add_event(event_pb2.Event(graph_def=_serialized(graph, "graph", "GraphDef")), None, walltime)
+
+    add_openvino_graph = add_onnx_graph
+
+    def flush(self) -> None:
+        self._writer.flush()
+
+    def close(self) -> None:
+        self._writer.close()
+
+    def reopen(self) -> None:
+        self._writer.reopen()
+
+    def __repr__(self) -> str:
+        return "PeerFileWriter(%r)" % self.get_logdir()
 
 
 def _encoding_error(error: Exception, where: str) -> Exception:

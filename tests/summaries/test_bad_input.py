@@ -51,7 +51,6 @@ ERRORS = {
     "scalar bytes tag": (lambda w: w.add_scalar(b"a", 1.0, 0), TypeError, "tag must be a str, got bytes"),
     "scalar list tag": (lambda w: w.add_scalar(["a"], 1.0, 0), TypeError, "tag must be a str, got list"),
     "scalar empty tag": (lambda w: w.add_scalar("", 1.0, 0), ValueError, "non-empty"),
-    "scalar tag of only slashes": (lambda w: w.add_scalar("///", 1.0, 0), ValueError, "no characters"),
     "step above int64": (lambda w: w.add_scalar("a", 1.0, 2**63), ValueError, "int64 range"),
     "step below int64": (lambda w: w.add_scalar("a", 1.0, -2**63 - 1), ValueError, "int64 range"),
     "step fraction": (lambda w: w.add_scalar("a", 1.0, 1.5), ValueError, "whole number"),
@@ -276,41 +275,50 @@ def test_image_of_zero_size_in_one_axis_and_single_pixel(writer, logdir):
     INPUTS_TRIED.extend(["1x1 image", "1x0 image"])
 
 
-# --------------------------------------------------------------------- tag cleaning
+# --------------------------------------------------------------------- tags
 
-TAGS = ["loss", "loss (train)", "a b/c:d", "/leading/slash", "//x", "ünï/損失", "emoji 🚀", "semi;colon", "tab\tnew\nline",
-        "dots.and-dashes_ok", "quote'\"", "<script>", "../../evil", "a\x00b"]
+TAGS = ["loss", "loss (train)", "a b/c:d", "/leading/slash", "//x", "///", "ünï/損失", "emoji 🚀", "semi;colon",
+        "tab\tnew\nline", "dots.and-dashes_ok", "quote'\"", "<script>", "../../evil", "a\x00b"]
+
+
+def _log_each_kind(w, tag):
+    w.add_scalar(tag, 1.0, 0)
+    w.add_histogram(tag, np.array([1.0]), 0)
+    w.add_image(tag, np.zeros((1, 2, 2)), 0)
+    w.add_text(tag, "x", 0)
+    w.add_audio(tag, np.zeros(4), 0)
+    w.add_pr_curve(tag, np.array([1, 0]), np.array([0.5, 0.5]), 0, num_thresholds=3)
 
 
 @pytest.mark.parametrize("tag", TAGS)
-def test_tags_are_cleaned_like_tensorboardx_with_a_warning(writer, logdir, tag):
-    tbx_summary = pytest.importorskip("tensorboardX.summary")
-    expected = tbx_summary._clean_tag(tag)             # the reference rule
+def test_tags_are_kept_as_given_as_torch_keeps_them(tmp_path, tag):
+    """The writer's rule (README, "Tags"): every kind keeps its tag as given, as torch.utils.tensorboard does;
+    tensorboardX cleans the tags of scalars, histograms, images (and videos) and keeps the others."""
+    torch_tb = pytest.importorskip("torch.utils.tensorboard")
+    tbx = pytest.importorskip("tensorboardX")
+    logdirs = {name: str(tmp_path / name) for name in ("ours", "torch", "tensorboardX")}
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        writer.add_scalar(tag, 1.0, 0)
-        writer.add_histogram(tag, [1.0], 0)
-        writer.add_image(tag, np.zeros((1, 2, 2)), 0)
-        writer.add_text(tag, "x", 0)
-        writer.add_audio(tag, np.zeros(4), 0)
-        writer.add_pr_curve(tag, [1, 0], [0.5, 0.5], 0, num_thresholds=3)
-        if "\x00" in tag:     # add_scalars: the sub-run directory is named after the raw tag (torch's layout)
-            with pytest.raises(ValueError, match="null"):
-                writer.add_scalars(tag, {"k": 1.0}, 0)
-        else:
-            writer.add_scalars(tag, {"k": 1.0}, 0)
-    writer.flush()
-    tags = [e.summary.value[0].tag for e in read_events(logdir)]
-    assert tags == [expected, expected, expected, expected + "/text_summary", expected, expected]
-    messages = [str(w.message) for w in caught if issubclass(w.category, UserWarning)]
-    if expected != tag:
-        assert messages and all(repr(tag) in m and repr(expected) in m for m in messages)
-    else:
-        assert not messages
-    sub_runs = [d for d in os.listdir(logdir) if os.path.isdir(os.path.join(logdir, d))]
-    if "/.." not in "/" + tag:
-        assert len(sub_runs) <= 1
+        with SummaryWriter(logdirs["ours"]) as w:
+            _log_each_kind(w, tag)
+    assert not [w for w in caught if issubclass(w.category, UserWarning)]
+    for name, peer in (("torch", torch_tb.SummaryWriter), ("tensorboardX", tbx.SummaryWriter)):
+        with peer(logdirs[name]) as w:
+            _log_each_kind(w, tag)
+    tags = {name: [e.summary.value[0].tag for e in read_events(logdir) if e.summary.value]
+            for name, logdir in logdirs.items()}
+    assert tags["ours"] == tags["torch"] == [tag, tag, tag, tag + "/text_summary", tag, tag]
+    cleaned = tbx.summary._clean_tag(tag)
+    assert tags["tensorboardX"] == [cleaned, cleaned, cleaned, tag + "/text_summary", tag, tag]
     INPUTS_TRIED.append(tag)
+
+
+def test_add_scalars_keeps_the_main_tag_and_names_the_sub_run_as_torch(writer, logdir):
+    writer.add_scalars("loss (train)/x", {"k": 1.0}, 0)
+    writer.flush()
+    sub_runs = [d for d in os.listdir(logdir) if os.path.isdir(os.path.join(logdir, d))]
+    assert sub_runs == ["loss (train)_x_k"]
+    assert [e.summary.value[0].tag for e in read_events(os.path.join(logdir, sub_runs[0]))] == ["loss (train)/x"]
 
 
 def test_builders_clean_tags_and_matches_tensorboardx_protos():
