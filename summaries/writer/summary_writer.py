@@ -733,7 +733,8 @@ class PeerFileWriter:
     """tensorboardX's and torch's ``FileWriter`` over a SummaryWriter's run: what ``writer.file_writer`` and
     ``writer._get_file_writer()`` return, for the code that writes protos through it (Lightning's
     ``TensorBoardLogger.log_hyperparams``, Ray Tune's ``TBXLoggerCallback``). Writes go to the run's event file
-    (reopened after a ``close()``); ``event_writer`` is our EventFileWriter underneath."""
+    (reopened after a ``close()``); ``event_writer`` is our EventFileWriter underneath, and what this class does not
+    define is read from it (``get_filename()``, ``closed``, ``storage``: ``file_writer`` used to be it)."""
 
     def __init__(self, writer: SummaryWriter) -> None:
         self._writer = writer
@@ -742,16 +743,11 @@ class PeerFileWriter:
     def event_writer(self) -> EventFileWriter:
         return self._writer._file_writer
 
-    @property
-    def closed(self) -> bool:
-        return self.event_writer.closed
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._writer._file_writer, name)
 
     def get_logdir(self) -> str:
         return self._writer.get_logdir()
-
-    def get_filename(self) -> str:
-        """The event file being written (ours; for a URL logdir the last object stored)."""
-        return self.event_writer.get_filename()
 
     def add_event(self, event: Any, step: Optional[int] = None, walltime: Optional[float] = None) -> None:
         """``event`` with its wall time set (``walltime``, else now) and its step when ``step`` is given, as the

@@ -184,6 +184,7 @@ def test_fork_context_child_using_the_inherited_writer(logdir):
     """multiprocessing's fork start method: the child's events land in its own file, complete."""
     ctx = multiprocessing.get_context("fork")
     w = SummaryWriter(logdir, max_queue=1000)
+    parent_file = w.file_writer.get_filename()
     for i in range(100):
         w.add_scalar("parent", float(i), i)          # still queued at the fork
     p = ctx.Process(target=_child_writes_and_closes, args=(w,))
@@ -193,7 +194,7 @@ def test_fork_context_child_using_the_inherited_writer(logdir):
     w.add_scalar("parent", 100.0, 100)
     w.close()
     files = {f: _scalars(os.path.join(logdir, f)) for f in os.listdir(logdir)}
-    parent = files.pop(os.path.basename(w.file_writer.get_filename()))
+    parent = files.pop(os.path.basename(parent_file))
     assert [s for _, s, _ in parent] == list(range(101))
     (child_rows,) = files.values()
     assert child_rows == [("child", i, np.float32(i * 0.5)) for i in range(100)]
