@@ -20,6 +20,7 @@ COMMANDS = {
     "plot": "plot scalars to PNG, SVG or PDF",
     "report": "write a self-contained HTML report of a logdir",
     "serve": "TensorBoard's UI on tfevents' reader (a gRPC data provider; faster, smaller than its own)",
+    "api": "tfevents' HTTP JSON API over a logdir as it is written (the `dashboard` extra)",
     "watch": "a full-screen terminal dashboard that follows a logdir as it is written (the `watch` extra)",
     "demo": "train the example MLP with tfevents.core and log every kind of summary",
 }

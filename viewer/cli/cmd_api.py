@@ -1,0 +1,93 @@
+"""``tfevents api LOGDIR``: tfevents' HTTP JSON API over a live logdir (``viewer/dashboard/``; issue 34).
+
+Binds 127.0.0.1 by default. Any other ``--host`` needs a token: generated (``secrets``) and printed in the URL, or
+``--token T``; ``--no-token`` serves without one, with a warning. The URL is printed after the first reload pass.
+Needs the ``dashboard`` extra (Starlette and uvicorn), imported only here.
+"""
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import sys
+
+from .arg_types import positive_float
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("logdir", help="directory of runs: a local path or an fsspec URL (s3://, gs://, ...)")
+    parser.add_argument("--host", default="127.0.0.1",
+                        help="address to bind (default 127.0.0.1; any other needs a token or --no-token)")
+    parser.add_argument("--port", type=int, default=6007, help="HTTP port (default 6007; 0: any free)")
+    token = parser.add_mutually_exclusive_group()
+    token.add_argument("--token", help="the token every request must carry (default beyond localhost: generated)")
+    token.add_argument("--no-token", action="store_true",
+                       help="serve a non-loopback --host without a token (anyone who reaches it reads the logdir)")
+    parser.add_argument("--path-prefix", default="/", metavar="/PREFIX/",
+                        help="serve everything under this path (behind a reverse proxy), e.g. /tfevents/")
+    parser.add_argument("--certfile", help="TLS certificate (PEM): serve https")
+    parser.add_argument("--keyfile", help="TLS private key (PEM) of --certfile")
+    parser.add_argument("--reload-interval", type=positive_float, default=5.0,
+                        help="seconds between reload passes (default 5)")
+    parser.add_argument("--samples-per-plugin", metavar="PLUGIN=N,...",
+                        help="points kept per series by plugin, e.g. scalars=1000 ('all' or 0: every point)")
+    parser.add_argument("-v", "--verbose", action="store_true", help="log each reload pass")
+
+
+def _fail(message: str, status: int = 2) -> int:
+    print("tfevents api: %s" % message, file=sys.stderr)
+    return status
+
+
+def run(args) -> int:
+    logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, format="tfevents api: %(message)s")
+    if args.keyfile and not args.certfile:
+        return _fail("--keyfile needs --certfile")
+    if args.token == "":
+        return _fail("--token: an empty token")
+    remote = "://" in args.logdir
+    if not remote and not os.path.isdir(args.logdir):
+        return _fail("no such directory: %s" % args.logdir)
+    try:
+        from ..dashboard import server  # lazy: Starlette and uvicorn, the `dashboard` extra
+        from ..dashboard.app import normalize_prefix  # lazy: same
+        from ..dashboard.auth import new_token  # lazy: same
+    except ModuleNotFoundError as err:
+        if err.name not in ("starlette", "uvicorn"):
+            raise
+        return _fail("needs the dashboard extra: pip install 'tfevents[dashboard]' (%s is missing)" % err.name)
+    from tfevents.summaries.live.loader import LiveLogdir  # lazy: numpy, after the extra is found
+    from ..serve.server import parse_samples_per_plugin  # lazy: the serve package (gRPC) only for the flag parser
+    try:
+        samples = parse_samples_per_plugin(args.samples_per_plugin)
+    except ValueError as err:
+        return _fail("--samples-per-plugin: %s" % err)
+
+    token = args.token
+    if token is None and not args.no_token and not server.is_loopback(args.host):
+        token = new_token()
+    if token is None and not server.is_loopback(args.host):
+        print("tfevents api: WARNING: serving %s without a token: anyone who reaches this address reads the logdir"
+              % args.host, file=sys.stderr, flush=True)
+    try:
+        sock = server.bind(args.host, args.port)
+    except OSError as err:
+        return _fail("cannot bind %s:%d: %s" % (args.host, args.port, err), 1)
+    live = LiveLogdir(args.logdir if remote else os.path.abspath(args.logdir), samples)
+    reloader = server.Reloader(live, args.reload_interval)
+    reloader.reload_once()
+    reloader.start()
+    host = args.host.strip("[]")
+    shown = "127.0.0.1" if host in ("0.0.0.0", "::", "") else host
+    shown = "[%s]" % shown if ":" in shown else shown
+    url = "%s://%s:%d%s/api/v1/runs%s" % ("https" if args.certfile else "http", shown, sock.getsockname()[1],
+                                          normalize_prefix(args.path_prefix),
+                                          "?token=" + token if token else "")
+    print("tfevents API: %s (Ctrl-C stops)" % url, flush=True)
+    try:
+        server.serve(live, sock, token=token, path_prefix=args.path_prefix, certfile=args.certfile,
+                     keyfile=args.keyfile)
+    finally:
+        reloader.stop()
+        sock.close()
+    return 0

@@ -1,0 +1,8 @@
+"""tfevents' own HTTP JSON API over a live logdir (``tfevents api``; issue 34's server side).
+
+The parts: ``reduce.py`` (a series reduced to pixel columns, M4: pure numpy), ``app.py`` (the Starlette app: the
+``/api/v1/`` routes, read only through ``LiveLogdir``'s read API, and their JSON), ``auth.py`` (the token: query,
+header or cookie, compared in constant time), ``server.py`` (the reload thread and uvicorn, TLS). Starlette and
+uvicorn are the ``dashboard`` extra, imported only by ``app.py``, ``auth.py`` and ``server.py``, only when the
+command runs.
+"""

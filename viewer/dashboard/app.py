@@ -1,0 +1,170 @@
+"""The Starlette app of the HTTP JSON API over a ``LiveLogdir``, read only through its read API.
+
+Routes (every answer JSON, ``Content-Type: application/json``; run and tag names travel as query parameters,
+since they hold slashes):
+
+- ``GET /api/v1/runs``: ``{"runs": [{"run", "start_time", "hparams": {name: value}, "scalars": {tag: {"last",
+  "last_step", "last_wall_time", "min", "min_step", "max", "max_step", "points"}}}]}``, runs sorted by name;
+  ``min``/``max`` are of every value logged (NaN left out; null with their steps when there is none),
+  ``points`` the points kept.
+- ``GET /api/v1/tags?run=R``: ``{"run", "tags": [{"tag", "plugin", "data_class", "last_step", "last_wall_time",
+  "points"}]}``; ``data_class`` is ``"scalar"``, ``"tensor"``, ``"blob_sequence"`` or ``"unknown"``.
+- ``GET /api/v1/scalars?run=R&tag=T[&points=N]``: ``{"run", "tag", "step": [...], "wall_time": [...],
+  "value": [...]}``, the kept points oldest first; with ``points=N`` only those that N pixel columns draw
+  (``reduce.m4_indices``).
+
+Non-finite numbers: NaN is ``null``, +inf and -inf are the strings ``"Infinity"`` and ``"-Infinity"``. Names are
+data: JSON strings with ``<``, ``>`` and ``&`` escaped as ``\\u003c``, ``\\u003e``, ``\\u0026``. Errors:
+``{"error": message, "parameter": name}`` with 400 (a missing or malformed parameter) or 404 (no such run, tag or
+scalar series).
+"""
+from __future__ import annotations
+
+import json
+import math
+from typing import Dict, List, Optional
+
+import numpy as np
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Mount, Route
+
+from tfevents.summaries.live.loader import BLOB_SEQUENCE, SCALAR, TENSOR, LiveLogdir, TagInfo
+
+from .reduce import m4_indices
+
+__all__ = ["build_app", "json_response", "json_number", "normalize_prefix", "MAX_POINTS"]
+
+MAX_POINTS = 100_000   # the most pixel columns ``points=`` may ask for
+DATA_CLASS_NAMES = {SCALAR: "scalar", TENSOR: "tensor", BLOB_SEQUENCE: "blob_sequence"}
+
+
+def json_number(x: float):
+    """``x`` as JSON can hold it: itself when finite, None for NaN, "Infinity" / "-Infinity" for ±inf."""
+    if math.isfinite(x):
+        return x
+    return None if math.isnan(x) else ("Infinity" if x > 0 else "-Infinity")
+
+
+def _json_list(column: np.ndarray) -> list:
+    values = column.tolist()
+    if column.dtype.kind == "f" and not np.isfinite(column).all():
+        values = [json_number(v) for v in values]
+    return values
+
+
+def json_response(content, status: int = 200) -> Response:
+    """``content`` as strict JSON (no NaN literals), ``<>&`` escaped so no name can read as markup."""
+    text = json.dumps(content, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+    text = text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+    return Response(text.encode("utf-8"), status, media_type="application/json",
+                    headers={"X-Content-Type-Options": "nosniff", "Cache-Control": "no-store"})
+
+
+class BadRequest(Exception):
+    def __init__(self, status: int, parameter: str, message: str):
+        super().__init__(message)
+        self.status, self.parameter, self.message = status, parameter, message
+
+
+def _required(request: Request, name: str) -> str:
+    value = request.query_params.get(name)
+    if value is None or value == "":
+        raise BadRequest(400, name, "the query parameter %r is required" % name)
+    return value
+
+
+def _points_parameter(request: Request) -> Optional[int]:
+    text = request.query_params.get("points")
+    if text is None:
+        return None
+    try:
+        points = int(text)
+    except ValueError:
+        points = 0
+    if not 1 <= points <= MAX_POINTS:
+        raise BadRequest(400, "points", "points must be an integer from 1 to %d, got %r" % (MAX_POINTS, text))
+    return points
+
+
+def _known_run(live: LiveLogdir, run: str) -> str:
+    if run not in live.run_names():
+        raise BadRequest(404, "run", "no such run: %r" % run)
+    return run
+
+
+def _scalar_summary(info: TagInfo) -> Dict[str, object]:
+    none_logged = math.isnan(info.min)
+    return {"last": json_number(info.last), "last_step": info.last_step,
+            "last_wall_time": json_number(info.max_wall_time),
+            "min": None if none_logged else json_number(info.min),
+            "min_step": None if none_logged else info.min_step,
+            "max": None if none_logged else json_number(info.max),
+            "max_step": None if none_logged else info.max_step,
+            "points": info.count}
+
+
+def runs(live: LiveLogdir) -> Dict[str, object]:
+    scalars: Dict[str, Dict[str, object]] = {}
+    for info in live.tags(data_class=SCALAR):
+        scalars.setdefault(info.run, {})[info.tag] = _scalar_summary(info)
+    return {"runs": [{"run": name, "start_time": live.start_time(name),
+                      "hparams": {k: json_number(v) if isinstance(v, float) else v
+                                  for k, v in live.hparams(name).items()},
+                      "scalars": scalars.get(name, {})}
+                     for name in live.run_names()]}
+
+
+def tags(live: LiveLogdir, run: str) -> Dict[str, object]:
+    infos: List[TagInfo] = live.tags(runs=[_known_run(live, run)])
+    return {"run": run, "tags": [{"tag": i.tag, "plugin": i.plugin,
+                                  "data_class": DATA_CLASS_NAMES.get(i.data_class, "unknown"),
+                                  "last_step": i.last_step, "last_wall_time": json_number(i.max_wall_time),
+                                  "points": i.count} for i in infos]}
+
+
+def scalars(live: LiveLogdir, run: str, tag: str, points: Optional[int]) -> Dict[str, object]:
+    _known_run(live, run)
+    if not live.tags(runs=[run], tags=[tag], data_class=SCALAR):
+        raise BadRequest(404, "tag", "run %r has no scalar series %r" % (run, tag))
+    series = live.points(run, tag)
+    step, wall_time, value = series.step, series.wall_time, series.value
+    if points is not None:
+        keep = m4_indices(step, value, points)
+        step, wall_time, value = step[keep], wall_time[keep], value[keep]
+    return {"run": run, "tag": tag, "step": step.tolist(), "wall_time": _json_list(wall_time),
+            "value": _json_list(np.asarray(value, dtype=np.float64))}
+
+
+def normalize_prefix(prefix: str) -> str:
+    """'/x/', 'x', '/x' -> '/x'; '/' or '' -> ''."""
+    return "/" + prefix.strip("/") if prefix.strip("/") else ""
+
+
+def build_app(live: LiveLogdir, path_prefix: str = "/") -> Starlette:
+    """The API's routes over ``live``, under ``path_prefix`` (``/x/`` serves ``/x/api/v1/...``)."""
+
+    def answer(read):
+        def endpoint(request: Request) -> Response:   # sync: Starlette runs it on its thread pool
+            try:
+                return json_response(read(request))
+            except BadRequest as err:
+                return json_response({"error": err.message, "parameter": err.parameter}, err.status)
+        return endpoint
+
+    routes = [
+        Route("/api/v1/runs", answer(lambda r: runs(live))),
+        Route("/api/v1/tags", answer(lambda r: tags(live, _required(r, "run")))),
+        Route("/api/v1/scalars", answer(lambda r: scalars(live, _required(r, "run"), _required(r, "tag"),
+                                                          _points_parameter(r)))),
+    ]
+    prefix = normalize_prefix(path_prefix)
+    app = Starlette(routes=[Mount(prefix, routes=routes)] if prefix else routes)
+
+    async def not_found(request: Request, exc) -> Response:
+        return json_response({"error": "no such route: %s" % request.url.path}, 404)
+
+    app.add_exception_handler(404, not_found)
+    app.add_exception_handler(405, lambda request, exc: json_response({"error": "method not allowed"}, 405))
+    return app

@@ -1,0 +1,72 @@
+"""The API's token: who may read a logdir served beyond localhost.
+
+Every HTTP request must carry the token (``TokenGate``, around the whole app, so an unknown path answers 401 too):
+as the query parameter ``token=T`` (the URL ``tfevents api`` prints, as Jupyter's), the header
+``Authorization: token T`` (scripts), or the cookie ``tfevents_token`` that a request with a valid query token
+sets (HttpOnly, SameSite=Strict, Secure over TLS, path: the prefix), so a browser's later requests carry it alone.
+Every candidate is compared in constant time (``hmac.compare_digest``). Without a valid one: 401 and a JSON error.
+"""
+from __future__ import annotations
+
+import hmac
+import secrets
+from typing import Optional
+
+from starlette.datastructures import MutableHeaders
+from starlette.requests import HTTPConnection
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from .app import json_response
+
+__all__ = ["TokenGate", "new_token", "COOKIE"]
+
+COOKIE = "tfevents_token"
+
+
+def new_token() -> str:
+    """A fresh token: 32 random bytes as hex (``secrets``)."""
+    return secrets.token_hex(32)
+
+
+def _matches(candidate: Optional[str], token: str) -> bool:
+    return candidate is not None and hmac.compare_digest(candidate.encode("utf-8", "surrogateescape"),
+                                                         token.encode("utf-8"))
+
+
+class TokenGate:
+    """ASGI middleware: ``app`` only for requests that carry ``token``; ``cookie_path``: where the browser sends
+    the cookie back (the path prefix); ``secure``: the cookie only over TLS."""
+
+    def __init__(self, app: ASGIApp, token: str, cookie_path: str = "/", secure: bool = False):
+        if not token:
+            raise ValueError("an empty token")
+        self.app, self.token = app, token
+        self.cookie = "%s=%s; Path=%s; HttpOnly; SameSite=Strict%s" % (COOKIE, token, cookie_path,
+                                                                        "; Secure" if secure else "")
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] not in ("http", "websocket"):   # lifespan
+            await self.app(scope, receive, send)
+            return
+        conn = HTTPConnection(scope)
+        header = conn.headers.get("authorization", "")
+        scheme, _, credentials = header.partition(" ")
+        from_query = _matches(conn.query_params.get("token"), self.token)
+        if not (from_query or _matches(conn.cookies.get(COOKIE), self.token)
+                or (scheme.lower() == "token" and _matches(credentials.strip(), self.token))):
+            if scope["type"] == "websocket":
+                await send({"type": "websocket.close", "code": 1008})
+                return
+            await json_response({"error": "a valid token is needed (?token=, a cookie, or "
+                                          "'Authorization: token ...')"}, 401)(scope, receive, send)
+            return
+        if not from_query:
+            await self.app(scope, receive, send)
+            return
+
+        async def send_with_cookie(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                MutableHeaders(scope=message).append("set-cookie", self.cookie)
+            await send(message)
+
+        await self.app(scope, receive, send_with_cookie)

@@ -1,0 +1,80 @@
+"""Serving the API: a reload thread over the ``LiveLogdir`` and uvicorn on a socket bound beforehand (so the port
+is known, and taken, before the first pass loads), with TLS when given a certificate."""
+from __future__ import annotations
+
+import ipaddress
+import logging
+import socket
+import threading
+import time
+from typing import Optional
+
+import uvicorn
+
+from tfevents.summaries.live.loader import LiveLogdir
+
+from .app import build_app, normalize_prefix
+from .auth import TokenGate
+
+__all__ = ["Reloader", "is_loopback", "bind", "serve"]
+
+log = logging.getLogger("tfevents.api")
+
+
+def is_loopback(host: str) -> bool:
+    """Whether ``host`` names only this machine: ``localhost``, 127.0.0.0/8 or ::1."""
+    if host.strip("[]") == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+class Reloader:
+    """Calls ``live.reload()`` now and then every ``interval`` seconds (0: only now) on a daemon thread; a failed
+    pass is logged and tried again next interval."""
+
+    def __init__(self, live: LiveLogdir, interval: float):
+        self.live, self.interval = live, interval
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._loop, name="tfevents-api-reload", daemon=True)
+
+    def reload_once(self) -> None:
+        t = time.perf_counter()
+        try:
+            self.live.reload()
+        except Exception:   # a bad pass must not end serving
+            log.exception("reload of %s failed", self.live.path)
+        log.info("reload pass %d took %.2f s", self.live.passes, time.perf_counter() - t)
+
+    def _loop(self) -> None:
+        while not self._stop.wait(self.interval):
+            self.reload_once()
+
+    def start(self) -> "Reloader":
+        if self.interval > 0:
+            self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._stop.set()
+
+
+def bind(host: str, port: int) -> socket.socket:
+    """A listening TCP socket on ``host:port`` (0: any free port), IPv6 when ``host`` is one."""
+    host = host.strip("[]")
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    return socket.create_server((host, port), family=family, backlog=128)
+
+
+def serve(live: LiveLogdir, sock: socket.socket, *, token: Optional[str], path_prefix: str = "/",
+          certfile: Optional[str] = None, keyfile: Optional[str] = None) -> None:
+    """Serve the API over ``live`` on ``sock`` until SIGINT or SIGTERM (uvicorn's handlers); every request needs
+    ``token`` unless it is None."""
+    app = build_app(live, path_prefix)
+    if token is not None:
+        app = TokenGate(app, token, cookie_path=normalize_prefix(path_prefix) + "/", secure=certfile is not None)
+    config = uvicorn.Config(app, ssl_certfile=certfile, ssl_keyfile=keyfile, log_level="warning",
+                            lifespan="off", server_header=False)
+    uvicorn.Server(config).run(sockets=[sock])
