@@ -19,6 +19,7 @@ import pytest
 
 from _tensorboard import stop_process_group
 from tfevents.summaries import SummaryWriter, load_logdir
+from tfevents.viewer.dashboard.reduce import m4_indices
 
 pytest.importorskip("starlette")
 pytest.importorskip("uvicorn")
@@ -52,6 +53,10 @@ class ApiProcess:
     def base(self) -> str:
         """The scheme, host, port and prefix, ending in '/'."""
         return self.url.split("api/v1/runs")[0]
+
+    @property
+    def cookie(self) -> str:
+        return "tfevents-token-%d" % urllib.parse.urlsplit(self.url).port
 
     @property
     def token(self) -> str:
@@ -259,7 +264,7 @@ def test_beyond_localhost_every_route_needs_the_token(served):
         sep = "&" if "?" in route else "?"
         assert get(url + sep + "token=" + wrong)[0] == 401, route
         assert get(url, headers={"Authorization": "token " + wrong})[0] == 401, route
-        assert get(url, headers={"Cookie": "tfevents_token=" + wrong})[0] == 401, route
+        assert get(url, headers={"Cookie": gated.cookie + "=" + wrong})[0] == 401, route
     status, headers, body = get(gated.base + "api/v1/runs")
     assert headers["Content-Type"] == "application/json" and "token" in json.loads(body)["error"]
 
@@ -270,7 +275,7 @@ def test_the_printed_token_works_and_its_cookie_then_works_alone(served):
     assert status == 200 and "sweep/lr_0.1" in [r["run"] for r in json.loads(body)["runs"]]
     cookie = headers["Set-Cookie"]
     attributes = [a.strip() for a in cookie.split(";")]
-    assert attributes[0] == "tfevents_token=" + gated.token
+    assert attributes[0] == gated.cookie + "=" + gated.token
     assert {"HttpOnly", "SameSite=Strict", "Path=/x/"} <= set(attributes)
     assert get(gated.base + "api/v1/tags?" + query(run="spiky"), headers={"Cookie": attributes[0]})[0] == 200
     assert get(gated.base + "api/v1/runs", headers={"Authorization": "token " + gated.token})[0] == 200
@@ -316,3 +321,16 @@ def test_a_growing_run_shows_its_new_last_step_within_two_reload_intervals(serve
         assert time.monotonic() - start < 2 * RELOAD_INTERVAL, "not served within two reload intervals"
         time.sleep(0.05)
     assert get_json(url)["step"] == list(range(51))
+
+
+def test_m4_in_step_order_ignores_nan_for_the_extremes_and_keeps_short_series_whole():
+    # steps out of order; column 0 = steps 0-4, column 1 = steps 5-9
+    step = np.array([9, 0, 1, 2, 3, 4, 5, 6, 7, 8])
+    value = np.array([0.0, 5.0, np.nan, -1.0, 7.0, 2.0, np.nan, np.nan, np.inf, 1.0])
+    kept = m4_indices(step, value, 2)
+    assert step[kept].tolist() == [0, 2, 3, 4, 5, 7, 9]   # first, min, max, last; first, max (inf), last / min
+    assert m4_indices(step, value, 100).tolist() == np.argsort(step).tolist()
+    assert m4_indices(np.array([3, 4]), np.array([np.nan, np.nan]), 1).tolist() == [0, 1]
+    assert m4_indices(np.zeros(0, np.int64), np.zeros(0), 5).tolist() == []
+    with pytest.raises(ValueError):
+        m4_indices(step, value, 0)

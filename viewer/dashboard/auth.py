@@ -2,8 +2,9 @@
 
 Every HTTP request must carry the token (``TokenGate``, around the whole app, so an unknown path answers 401 too):
 as the query parameter ``token=T`` (the URL ``tfevents api`` prints, as Jupyter's), the header
-``Authorization: token T`` (scripts), or the cookie ``tfevents_token`` that a request with a valid query token
-sets (HttpOnly, SameSite=Strict, Secure over TLS, path: the prefix), so a browser's later requests carry it alone.
+``Authorization: token T`` (scripts), or the cookie ``tfevents-token-<port>`` that a request with a valid query
+token sets (HttpOnly, SameSite=Strict, Secure over TLS, path: the prefix; named by port as Jupyter's, since a
+browser sends a host's cookies to each of its ports), so a browser's later requests carry it alone.
 Every candidate is compared in constant time (``hmac.compare_digest``). Without a valid one: 401 and a JSON error.
 """
 from __future__ import annotations
@@ -18,14 +19,17 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from .app import json_response
 
-__all__ = ["TokenGate", "new_token", "COOKIE"]
-
-COOKIE = "tfevents_token"
+__all__ = ["TokenGate", "new_token", "cookie_name"]
 
 
 def new_token() -> str:
     """A fresh token: 32 random bytes as hex (``secrets``)."""
     return secrets.token_hex(32)
+
+
+def cookie_name(port: int) -> str:
+    """The token's cookie for the server on ``port``."""
+    return "tfevents-token-%d" % port
 
 
 def _matches(candidate: Optional[str], token: str) -> bool:
@@ -34,15 +38,16 @@ def _matches(candidate: Optional[str], token: str) -> bool:
 
 
 class TokenGate:
-    """ASGI middleware: ``app`` only for requests that carry ``token``; ``cookie_path``: where the browser sends
-    the cookie back (the path prefix); ``secure``: the cookie only over TLS."""
+    """ASGI middleware: ``app`` only for requests that carry ``token``; ``cookie``: the cookie's name
+    (:func:`cookie_name`); ``cookie_path``: where the browser sends it back (the path prefix); ``secure``: the
+    cookie only over TLS."""
 
-    def __init__(self, app: ASGIApp, token: str, cookie_path: str = "/", secure: bool = False):
+    def __init__(self, app: ASGIApp, token: str, cookie: str, cookie_path: str = "/", secure: bool = False):
         if not token:
             raise ValueError("an empty token")
-        self.app, self.token = app, token
-        self.cookie = "%s=%s; Path=%s; HttpOnly; SameSite=Strict%s" % (COOKIE, token, cookie_path,
-                                                                        "; Secure" if secure else "")
+        self.app, self.token, self.cookie_name = app, token, cookie
+        self.set_cookie = "%s=%s; Path=%s; HttpOnly; SameSite=Strict%s" % (cookie, token, cookie_path,
+                                                                            "; Secure" if secure else "")
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] not in ("http", "websocket"):   # lifespan
@@ -52,7 +57,7 @@ class TokenGate:
         header = conn.headers.get("authorization", "")
         scheme, _, credentials = header.partition(" ")
         from_query = _matches(conn.query_params.get("token"), self.token)
-        if not (from_query or _matches(conn.cookies.get(COOKIE), self.token)
+        if not (from_query or _matches(conn.cookies.get(self.cookie_name), self.token)
                 or (scheme.lower() == "token" and _matches(credentials.strip(), self.token))):
             if scope["type"] == "websocket":
                 await send({"type": "websocket.close", "code": 1008})
@@ -66,7 +71,7 @@ class TokenGate:
 
         async def send_with_cookie(message: Message) -> None:
             if message["type"] == "http.response.start":
-                MutableHeaders(scope=message).append("set-cookie", self.cookie)
+                MutableHeaders(scope=message).append("set-cookie", self.set_cookie)
             await send(message)
 
         await self.app(scope, receive, send_with_cookie)

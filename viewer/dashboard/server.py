@@ -14,7 +14,7 @@ import uvicorn
 from tfevents.summaries.live.loader import LiveLogdir
 
 from .app import build_app, normalize_prefix
-from .auth import TokenGate
+from .auth import TokenGate, cookie_name
 
 __all__ = ["Reloader", "is_loopback", "bind", "serve"]
 
@@ -74,7 +74,8 @@ def serve(live: LiveLogdir, sock: socket.socket, *, token: Optional[str], path_p
     ``token`` unless it is None."""
     app = build_app(live, path_prefix)
     if token is not None:
-        app = TokenGate(app, token, cookie_path=normalize_prefix(path_prefix) + "/", secure=certfile is not None)
+        app = TokenGate(app, token, cookie_name(sock.getsockname()[1]),
+                        cookie_path=normalize_prefix(path_prefix) + "/", secure=certfile is not None)
     config = uvicorn.Config(app, ssl_certfile=certfile, ssl_keyfile=keyfile, log_level="warning",
                             lifespan="off", server_header=False)
     uvicorn.Server(config).run(sockets=[sock])
