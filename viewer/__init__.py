@@ -10,11 +10,12 @@ Every plot function takes a logdir path, a loaded ``tfevents.summaries.Logdir``,
 matplotlib is imported only when a plot is made, not by ``import tfevents.viewer``.
 
 The parts: ``cli/`` (the ``tfevents`` command line, one ``cmd_<name>.py`` per subcommand), ``plots/`` (the
-matplotlib plots), ``reports/`` (the one-file HTML reports, interactive and static, and their safe HTML),
-``serve/`` (``tfevents serve``), ``notebook.py`` (``show()``: the interactive report inline in a notebook),
-``watch/`` (``tfevents watch``, the terminal dashboard); shared by plots and reports: ``logdir_data.py`` (a path, a Logdir or a mapping
-as the viewer's data), ``colors.py`` (a colour per run) and ``smoothing.py`` (TensorBoard's smoothing); by the
-command line and ``watch/``: ``plain_text.py`` (names from files as plain terminal text, control characters escaped).
+matplotlib plots), ``reports/`` (the one-file HTML reports, interactive and static, and their safe HTML), ``serve/``
+(``tfevents serve``), ``dashboard/`` (``tfevents api``: the HTTP JSON API), ``notebook.py`` (``show()``: the
+interactive report inline in a notebook), ``watch/`` (``tfevents watch``, the terminal dashboard); shared by plots
+and reports: ``logdir_data.py`` (a path, a Logdir or a mapping as the viewer's data), ``colors.py`` (a colour per
+run) and ``smoothing.py`` (TensorBoard's smoothing); by the command line and ``watch/``: ``plain_text.py`` (names
+from files as plain terminal text, control characters escaped).
 """
 from __future__ import annotations
 
