@@ -36,7 +36,6 @@ built from that Arrow table.
 """
 from __future__ import annotations
 
-import dataclasses
 import math
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
