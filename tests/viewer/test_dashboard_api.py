@@ -297,6 +297,17 @@ def test_no_token_must_be_asked_for(served):
     assert status.returncode == 2 and b"not allowed with" in status.stderr
 
 
+def test_on_localhost_only_requests_to_a_loopback_name_are_answered(served):
+    url = served["plain"].base + "api/v1/runs"
+    port = urllib.parse.urlsplit(url).port
+    for host in ("localhost:%d" % port, "127.0.0.1:%d" % port, "[::1]:%d" % port, "localhost"):
+        assert get(url, headers={"Host": host})[0] == 200, host
+    for host in ("evil.example:%d" % port, "evil.example", "127.0.0.1.evil.example", ""):   # DNS rebinding
+        status, headers, body = get(url, headers={"Host": host})
+        assert status == 403 and headers["Content-Type"] == "application/json", host
+    assert get(served["open"].base + "api/v1/runs", headers={"Host": "evil.example"})[0] == 200   # bound to all
+
+
 def test_tls_with_a_self_signed_certificate(served):
     tls = served["tls"]
     assert tls.url.startswith("https://127.0.0.1:") and tls.url.endswith("?token=s3cret")

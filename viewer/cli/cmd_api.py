@@ -51,7 +51,7 @@ def run(args) -> int:
     try:
         from ..dashboard import server  # lazy: Starlette and uvicorn, the `dashboard` extra
         from ..dashboard.app import normalize_prefix  # lazy: same
-        from ..dashboard.auth import new_token  # lazy: same
+        from ..dashboard.auth import is_loopback, new_token  # lazy: same
     except ModuleNotFoundError as err:
         if err.name not in ("starlette", "uvicorn"):
             raise
@@ -64,9 +64,9 @@ def run(args) -> int:
         return _fail("--samples-per-plugin: %s" % err)
 
     token = args.token
-    if token is None and not args.no_token and not server.is_loopback(args.host):
+    if token is None and not args.no_token and not is_loopback(args.host):
         token = new_token()
-    if token is None and not server.is_loopback(args.host):
+    if token is None and not is_loopback(args.host):
         print("tfevents api: WARNING: serving %s without a token: anyone who reaches this address reads the logdir"
               % args.host, file=sys.stderr, flush=True)
     try:

@@ -6,11 +6,17 @@ as the query parameter ``token=T`` (the URL ``tfevents api`` prints, as Jupyter'
 token sets (HttpOnly, SameSite=Strict, Secure over TLS, path: the prefix; named by port as Jupyter's, since a
 browser sends a host's cookies to each of its ports), so a browser's later requests carry it alone.
 Every candidate is compared in constant time (``hmac.compare_digest``). Without a valid one: 401 and a JSON error.
+
+A server on a loopback address (``LoopbackHostGate``) answers only requests addressed to a loopback name
+(``Host: localhost``, ``127.0.0.1``, ``[::1]``, with any port): a web page's script that makes its own domain resolve
+to 127.0.0.1 (DNS rebinding) sends its own name as the Host, and gets 403.
 """
 from __future__ import annotations
 
 import hmac
+import ipaddress
 import secrets
+import urllib.parse
 from typing import Optional
 
 from starlette.datastructures import MutableHeaders
@@ -19,7 +25,18 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from .app import json_response
 
-__all__ = ["TokenGate", "new_token", "cookie_name"]
+__all__ = ["TokenGate", "LoopbackHostGate", "new_token", "cookie_name", "is_loopback"]
+
+
+def is_loopback(host: str) -> bool:
+    """Whether ``host`` names only this machine: ``localhost``, 127.0.0.0/8 or ::1 (brackets allowed)."""
+    host = host.strip("[]")
+    if host.lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
 
 
 def new_token() -> str:
@@ -75,3 +92,23 @@ class TokenGate:
             await send(message)
 
         await self.app(scope, receive, send_with_cookie)
+
+
+class LoopbackHostGate:
+    """ASGI middleware: ``app`` only for requests whose ``Host`` header names a loopback address (403 else)."""
+
+    def __init__(self, app: ASGIApp):
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            host = HTTPConnection(scope).headers.get("host", "")
+            try:
+                name = urllib.parse.urlsplit("//" + host).hostname or ""
+            except ValueError:
+                name = ""
+            if not is_loopback(name):
+                await json_response({"error": "this server answers only requests to localhost, not to %r" % host},
+                                    403)(scope, receive, send)
+                return
+        await self.app(scope, receive, send)

@@ -2,7 +2,6 @@
 is known, and taken, before the first pass loads), with TLS when given a certificate."""
 from __future__ import annotations
 
-import ipaddress
 import logging
 import socket
 import threading
@@ -14,21 +13,11 @@ import uvicorn
 from tfevents.summaries.live.loader import LiveLogdir
 
 from .app import build_app, normalize_prefix
-from .auth import TokenGate, cookie_name
+from .auth import LoopbackHostGate, TokenGate, cookie_name, is_loopback
 
-__all__ = ["Reloader", "is_loopback", "bind", "serve"]
+__all__ = ["Reloader", "bind", "serve"]
 
 log = logging.getLogger("tfevents.api")
-
-
-def is_loopback(host: str) -> bool:
-    """Whether ``host`` names only this machine: ``localhost``, 127.0.0.0/8 or ::1."""
-    if host.strip("[]") == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return False
 
 
 class Reloader:
@@ -71,11 +60,13 @@ def bind(host: str, port: int) -> socket.socket:
 def serve(live: LiveLogdir, sock: socket.socket, *, token: Optional[str], path_prefix: str = "/",
           certfile: Optional[str] = None, keyfile: Optional[str] = None) -> None:
     """Serve the API over ``live`` on ``sock`` until SIGINT or SIGTERM (uvicorn's handlers); every request needs
-    ``token`` unless it is None."""
+    ``token`` unless it is None; on a loopback address, a loopback name as its Host too (``auth.py``)."""
     app = build_app(live, path_prefix)
     if token is not None:
         app = TokenGate(app, token, cookie_name(sock.getsockname()[1]),
                         cookie_path=normalize_prefix(path_prefix) + "/", secure=certfile is not None)
+    if is_loopback(sock.getsockname()[0]):
+        app = LoopbackHostGate(app)
     config = uvicorn.Config(app, ssl_certfile=certfile, ssl_keyfile=keyfile, log_level="warning",
                             lifespan="off", server_header=False)
     uvicorn.Server(config).run(sockets=[sock])
