@@ -1,0 +1,2 @@
+import torch
+import tensorboardX.proto
