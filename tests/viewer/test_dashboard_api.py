@@ -9,6 +9,7 @@ import os
 import ssl
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.error
 import urllib.parse
@@ -33,21 +34,27 @@ ROUTES = ("api/v1/runs", "api/v1/tags?run=sweep/lr_0.1", "api/v1/scalars?run=swe
 
 
 class ApiProcess:
-    """``tfevents api LOGDIR ARGS`` in its own process group; ``url`` is the URL it prints once loaded."""
+    """``tfevents api LOGDIR ARGS`` in its own process group; ``url`` is the URL it prints once loaded, ``log()``
+    what it wrote to stderr."""
 
     def __init__(self, logdir: str, *args: str):
+        self._log = tempfile.TemporaryFile()
         self.proc = subprocess.Popen([sys.executable, "-m", "tfevents.viewer.cli", "api", logdir, "--port", "0",
                                       "--reload-interval", str(RELOAD_INTERVAL)] + list(args),
-                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
-        self.url = self.stderr = None
+                                     stdout=subprocess.PIPE, stderr=self._log, start_new_session=True)
+        self.url = None
 
     def wait_ready(self) -> "ApiProcess":
         line = self.proc.stdout.readline().decode()
         if not line.startswith("tfevents API: "):
             stop_process_group(self.proc)
-            raise RuntimeError("tfevents api did not start: %r\n%s" % (line, self.proc.stderr.read().decode()))
+            raise RuntimeError("tfevents api did not start: %r\n%s" % (line, self.log()))
         self.url = line.split()[2]
         return self
+
+    def log(self) -> str:
+        self._log.seek(0)
+        return self._log.read().decode(errors="replace")
 
     @property
     def base(self) -> str:
@@ -62,12 +69,10 @@ class ApiProcess:
     def token(self) -> str:
         return urllib.parse.parse_qs(urllib.parse.urlsplit(self.url).query)["token"][0]
 
-    def stop(self) -> str:
+    def stop(self) -> None:
         stop_process_group(self.proc)
         self.proc.stdout.close()
-        err = self.proc.stderr.read().decode()
-        self.proc.stderr.close()
-        return err
+        self._log.close()
 
 
 def get(url: str, headers=None, context=None):
@@ -289,12 +294,10 @@ def test_the_path_prefix_serves_the_same_api(served):
 
 
 def test_no_token_must_be_asked_for(served):
-    assert "WARNING" not in served["gated"].url
     assert "?token=" not in served["open"].url
     assert get_json(served["open"].base + "api/v1/runs")["runs"]
-    status = subprocess.run([sys.executable, "-m", "tfevents.viewer.cli", "api", served["logdir"], "--token", "t",
-                             "--no-token"], capture_output=True)
-    assert status.returncode == 2 and b"not allowed with" in status.stderr
+    assert "WARNING: serving 0.0.0.0 without a token" in served["open"].log()
+    assert "WARNING" not in served["gated"].log()
 
 
 def test_on_localhost_only_requests_to_a_loopback_name_are_answered(served):
@@ -306,6 +309,19 @@ def test_on_localhost_only_requests_to_a_loopback_name_are_answered(served):
         status, headers, body = get(url, headers={"Host": host})
         assert status == 403 and headers["Content-Type"] == "application/json", host
     assert get(served["open"].base + "api/v1/runs", headers={"Host": "evil.example"})[0] == 200   # bound to all
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--token", "t", "--no-token"], "not allowed with"),
+    (["--token", ""], "an empty token"),
+    (["--keyfile", "key.pem"], "--keyfile needs --certfile"),
+    (["--certfile", "/no/such/cert.pem"], "TLS: "),
+    (["--samples-per-plugin", "scalars"], "--samples-per-plugin"),
+])
+def test_bad_arguments_are_clear_errors_before_any_url(served, args, message):
+    done = subprocess.run([sys.executable, "-m", "tfevents.viewer.cli", "api", served["logdir"], "--port", "0"]
+                          + args, capture_output=True, timeout=60)
+    assert done.returncode in (1, 2) and message in done.stderr.decode() and done.stdout == b""
 
 
 def test_tls_with_a_self_signed_certificate(served):

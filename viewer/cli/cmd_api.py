@@ -74,19 +74,24 @@ def run(args) -> int:
     except OSError as err:
         return _fail("cannot bind %s:%d: %s" % (args.host, args.port, err), 1)
     live = LiveLogdir(args.logdir if remote else os.path.abspath(args.logdir), samples)
+    try:
+        api = server.api_server(live, sock, token=token, path_prefix=args.path_prefix, certfile=args.certfile,
+                                keyfile=args.keyfile)
+    except (OSError, ValueError) as err:   # ssl.SSLError is an OSError
+        sock.close()
+        return _fail("TLS: %s" % err, 1)
     reloader = server.Reloader(live, args.reload_interval)
     reloader.reload_once()
     reloader.start()
     host = args.host.strip("[]")
-    shown = "127.0.0.1" if host in ("0.0.0.0", "::", "") else host
+    shown = {"0.0.0.0": "127.0.0.1", "": "127.0.0.1", "::": "::1"}.get(host, host)   # bound to all: this machine
     shown = "[%s]" % shown if ":" in shown else shown
     url = "%s://%s:%d%s/api/v1/runs%s" % ("https" if args.certfile else "http", shown, sock.getsockname()[1],
                                           normalize_prefix(args.path_prefix),
                                           "?token=" + token if token else "")
     print("tfevents API: %s (Ctrl-C stops)" % url, flush=True)
     try:
-        server.serve(live, sock, token=token, path_prefix=args.path_prefix, certfile=args.certfile,
-                     keyfile=args.keyfile)
+        api.run(sockets=[sock])
     finally:
         reloader.stop()
         sock.close()

@@ -15,7 +15,7 @@ from tfevents.summaries.live.loader import LiveLogdir
 from .app import build_app, normalize_prefix
 from .auth import LoopbackHostGate, TokenGate, cookie_name, is_loopback
 
-__all__ = ["Reloader", "bind", "serve"]
+__all__ = ["Reloader", "bind", "api_server"]
 
 log = logging.getLogger("tfevents.api")
 
@@ -57,10 +57,12 @@ def bind(host: str, port: int) -> socket.socket:
     return socket.create_server((host, port), family=family, backlog=128)
 
 
-def serve(live: LiveLogdir, sock: socket.socket, *, token: Optional[str], path_prefix: str = "/",
-          certfile: Optional[str] = None, keyfile: Optional[str] = None) -> None:
-    """Serve the API over ``live`` on ``sock`` until SIGINT or SIGTERM (uvicorn's handlers); every request needs
-    ``token`` unless it is None; on a loopback address, a loopback name as its Host too (``auth.py``)."""
+def api_server(live: LiveLogdir, sock: socket.socket, *, token: Optional[str], path_prefix: str = "/",
+               certfile: Optional[str] = None, keyfile: Optional[str] = None) -> uvicorn.Server:
+    """The uvicorn server of the API over ``live`` for ``sock``, its TLS certificate already loaded (OSError or
+    ``ssl.SSLError`` here when it cannot be); ``.run(sockets=[sock])`` serves until SIGINT or SIGTERM (uvicorn's
+    handlers). Every request needs ``token`` unless it is None; on a loopback address, a loopback name as its Host
+    too (``auth.py``)."""
     app = build_app(live, path_prefix)
     if token is not None:
         app = TokenGate(app, token, cookie_name(sock.getsockname()[1]),
@@ -69,4 +71,5 @@ def serve(live: LiveLogdir, sock: socket.socket, *, token: Optional[str], path_p
         app = LoopbackHostGate(app)
     config = uvicorn.Config(app, ssl_certfile=certfile, ssl_keyfile=keyfile, log_level="warning",
                             lifespan="off", server_header=False)
-    uvicorn.Server(config).run(sockets=[sock])
+    config.load()
+    return uvicorn.Server(config)
