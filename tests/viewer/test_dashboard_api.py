@@ -37,11 +37,12 @@ class ApiProcess:
     """``tfevents api LOGDIR ARGS`` in its own process group; ``url`` is the URL it prints once loaded, ``log()``
     what it wrote to stderr."""
 
-    def __init__(self, logdir: str, *args: str):
+    def __init__(self, logdir: str, *args: str, env=None):
         self._log = tempfile.TemporaryFile()
         self.proc = subprocess.Popen([sys.executable, "-m", "tfevents.viewer.cli", "api", logdir, "--port", "0",
                                       "--reload-interval", str(RELOAD_INTERVAL)] + list(args),
-                                     stdout=subprocess.PIPE, stderr=self._log, start_new_session=True)
+                                     stdout=subprocess.PIPE, stderr=self._log, start_new_session=True,
+                                     env=dict(os.environ, **(env or {})))
         self.url = None
 
     def wait_ready(self) -> "ApiProcess":
@@ -135,7 +136,8 @@ def served(tmp_path_factory):
 
     servers = {"plain": ApiProcess(str(logdir), "--samples-per-plugin", "scalars=all"),
                "gated": ApiProcess(str(logdir), "--host", "0.0.0.0", "--path-prefix", "/x/"),
-               "tls": ApiProcess(str(logdir), "--token", "s3cret", "--certfile", cert, "--keyfile", key),
+               "tls": ApiProcess(str(logdir), "--certfile", cert, "--keyfile", key,
+                                 env={"TFEVENTS_API_TOKEN": "s3cret"}),   # a token on localhost too
                "open": ApiProcess(str(logdir), "--host", "0.0.0.0", "--no-token")}
     try:
         for s in servers.values():
@@ -313,7 +315,8 @@ def test_on_localhost_only_requests_to_a_loopback_name_are_answered(served):
 
 @pytest.mark.parametrize("args, message", [
     (["--token", "t", "--no-token"], "not allowed with"),
-    (["--token", ""], "an empty token"),
+    (["--token", ""], "--token: give letters"),
+    (["--token", "a;b"], "--token: give letters"),
     (["--keyfile", "key.pem"], "--keyfile needs --certfile"),
     (["--certfile", "/no/such/cert.pem"], "TLS: "),
     (["--samples-per-plugin", "scalars"], "--samples-per-plugin"),

@@ -1,17 +1,21 @@
 """``tfevents api LOGDIR``: tfevents' HTTP JSON API over a live logdir (``viewer/dashboard/``; issue 34).
 
 Binds 127.0.0.1 by default. Any other ``--host`` needs a token: generated (``secrets``) and printed in the URL, or
-``--token T``; ``--no-token`` serves without one, with a warning. The URL is printed after the first reload pass.
-Needs the ``dashboard`` extra (Starlette and uvicorn), imported only here.
+``--token T`` (or ``$TFEVENTS_API_TOKEN``); ``--no-token`` serves without one, with a warning. The URL is printed
+after the first reload pass. Needs the ``dashboard`` extra (Starlette and uvicorn), imported only here.
 """
 from __future__ import annotations
 
 import argparse
 import logging
 import os
+import re
 import sys
 
 from .arg_types import positive_float
+
+TOKEN_ENV = "TFEVENTS_API_TOKEN"   # the token, kept out of the process list
+TOKEN_CHARACTERS = re.compile(r"[A-Za-z0-9._~-]+")   # safe as they are in a URL, a header and a cookie
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -20,7 +24,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="address to bind (default 127.0.0.1; any other needs a token or --no-token)")
     parser.add_argument("--port", type=int, default=6007, help="HTTP port (default 6007; 0: any free)")
     token = parser.add_mutually_exclusive_group()
-    token.add_argument("--token", help="the token every request must carry (default beyond localhost: generated)")
+    token.add_argument("--token", default=os.environ.get(TOKEN_ENV) or None,
+                       help="the token every request must carry (default: $%s; beyond localhost: generated); "
+                            "letters, digits and ._~- only" % TOKEN_ENV)
     token.add_argument("--no-token", action="store_true",
                        help="serve a non-loopback --host without a token (anyone who reaches it reads the logdir)")
     parser.add_argument("--path-prefix", default="/", metavar="/PREFIX/",
@@ -43,8 +49,8 @@ def run(args) -> int:
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, format="tfevents api: %(message)s")
     if args.keyfile and not args.certfile:
         return _fail("--keyfile needs --certfile")
-    if args.token == "":
-        return _fail("--token: an empty token")
+    if args.token is not None and not TOKEN_CHARACTERS.fullmatch(args.token):
+        return _fail("--token: give letters, digits and ._~- only (at least one)")
     remote = "://" in args.logdir
     if not remote and not os.path.isdir(args.logdir):
         return _fail("no such directory: %s" % args.logdir)
