@@ -15,7 +15,7 @@ import pytest
 from conftest import REPO
 
 FOLDERS = {"core": "tfevents.core", "summaries": "tfevents.summaries", "viewer": "tfevents.viewer",
-           "proto": "tfevents.proto"}
+           "proto": "tfevents.proto", os.path.join("summaries", "integrations"): "tfevents.integrations"}
 
 # ARCHITECTURE.md's tables: what each part may import at module level (besides itself). ``tfevents.summaries`` is
 # its base modules (record, tags, atomic, lazy, iterator, the package's lazy exports); its parts go down this table.
@@ -49,6 +49,7 @@ PARTS = {
                             "tfevents.core.control_flow", "tfevents.core.api", "tfevents.proto"} | SUMMARIES,
     "tfevents.core.demo": {"tfevents.core", "tfevents.proto"} | SUMMARIES,
     "tfevents.viewer": {"tfevents.proto", "tfevents.core.demo"} | SUMMARIES,
+    "tfevents.integrations": {"tfevents.proto"} | SUMMARIES,    # each module imports its framework too
 }
 
 
@@ -58,7 +59,8 @@ def _modules() -> dict:
     for folder, package in FOLDERS.items():
         top = os.path.join(REPO, folder)
         for directory, subdirs, files in os.walk(top):
-            subdirs[:] = [d for d in subdirs if d != "__pycache__"]
+            subdirs[:] = [d for d in subdirs if d != "__pycache__"
+                          and os.path.relpath(os.path.join(directory, d), REPO) not in FOLDERS]
             for name in files:
                 if name.endswith(".py"):
                     parts = os.path.relpath(os.path.join(directory, name), top)[:-3].split(os.sep)
@@ -206,7 +208,8 @@ def _import_alone(module: str) -> str:
     return "" if proc.returncode == 0 else "%s: %s" % (module, proc.stderr.strip().splitlines()[-1:])
 
 
-@pytest.mark.parametrize("group", ["tfevents.core", "tfevents.summaries", "tfevents.viewer", "tfevents.proto"])
+@pytest.mark.parametrize("group", ["tfevents.core", "tfevents.summaries", "tfevents.viewer", "tfevents.proto",
+                                   "tfevents.integrations"])
 def test_every_module_imports_alone_in_a_fresh_interpreter(group):
     modules = sorted(m for m in MODULES if m == group or m.startswith(group + "."))
     with ThreadPoolExecutor(2) as pool:
