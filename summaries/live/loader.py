@@ -43,8 +43,8 @@ from .reservoir import Reservoir, fill_at_same_steps, sample_indices
 from ..reader.scan import have_fast_path, scan_stream
 from ..reader.walk import discover
 
-__all__ = ["LiveLogdir", "LiveRun", "Series", "TagInfo", "Points", "tensor_bytes", "SCALAR", "TENSOR",
-           "BLOB_SEQUENCE", "UNKNOWN", "RUN_GRAPH_TAG", "UNBOUNDED"]
+__all__ = ["LiveLogdir", "LiveRun", "Series", "TagInfo", "Points", "tensor_bytes", "parse_samples_per_plugin",
+           "SCALAR", "TENSOR", "BLOB_SEQUENCE", "UNKNOWN", "RUN_GRAPH_TAG", "UNBOUNDED"]
 
 log = logging.getLogger("tfevents.serve")
 
@@ -359,6 +359,28 @@ class Points(NamedTuple):
     step: np.ndarray
     wall_time: np.ndarray
     value: np.ndarray
+
+
+def parse_samples_per_plugin(text: Optional[str]) -> Dict[str, int]:
+    """'scalars=1000,images=all' -> {'scalars': 1000, 'images': UNBOUNDED}: TensorBoard's flag, where 'all' and 0
+    both mean every point."""
+    out: Dict[str, int] = {}
+    for item in (text or "").split(","):
+        item = item.strip()
+        if not item:
+            continue
+        name, sep, value = item.partition("=")
+        if not sep or not name.strip():
+            raise ValueError("expected PLUGIN=COUNT, got %r" % item)
+        value = value.strip()
+        try:
+            count = UNBOUNDED if value == "all" else int(value)
+        except ValueError:
+            raise ValueError("%r: the count must be an integer or 'all'" % item) from None
+        if count < 0:
+            raise ValueError("%r: the count must be non-negative" % item)
+        out[name.strip()] = count or UNBOUNDED
+    return out
 
 
 class LiveLogdir:

@@ -62,8 +62,7 @@ def run(args) -> int:
         if err.name not in ("starlette", "uvicorn"):
             raise
         return _fail("needs the dashboard extra: pip install 'tfevents[dashboard]' (%s is missing)" % err.name)
-    from tfevents.summaries.live.loader import LiveLogdir  # lazy: numpy, after the extra is found
-    from ..serve.server import parse_samples_per_plugin  # lazy: the serve package (gRPC) only for the flag parser
+    from tfevents.summaries.live.loader import LiveLogdir, parse_samples_per_plugin  # lazy: numpy, after the extra
     try:
         samples = parse_samples_per_plugin(args.samples_per_plugin)
     except ValueError as err:

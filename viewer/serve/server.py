@@ -9,12 +9,12 @@ import logging
 import threading
 import time
 from concurrent import futures
-from typing import Dict, Mapping, Optional
+from typing import Mapping, Optional
 
 import grpc
 from tensorboard.data.proto import data_provider_pb2_grpc as pb_grpc
 
-from tfevents.summaries.live.loader import UNBOUNDED, LiveLogdir
+from tfevents.summaries.live.loader import LiveLogdir, parse_samples_per_plugin  # the flag parser: re-exported
 
 from .provider import DataProvider
 
@@ -24,28 +24,6 @@ log = logging.getLogger("tfevents.serve")
 
 # TensorBoard's client accepts messages up to 256 MiB (server_ingester.py); a big ReadTensors can be large
 _MAX_MESSAGE = 256 << 20
-
-
-def parse_samples_per_plugin(text: Optional[str]) -> Dict[str, int]:
-    """'scalars=1000,images=all' -> {'scalars': 1000, 'images': UNBOUNDED}: TensorBoard's flag, where 'all' and 0
-    both mean every point."""
-    out: Dict[str, int] = {}
-    for item in (text or "").split(","):
-        item = item.strip()
-        if not item:
-            continue
-        name, sep, value = item.partition("=")
-        if not sep or not name.strip():
-            raise ValueError("expected PLUGIN=COUNT, got %r" % item)
-        value = value.strip()
-        try:
-            count = UNBOUNDED if value == "all" else int(value)
-        except ValueError:
-            raise ValueError("%r: the count must be an integer or 'all'" % item) from None
-        if count < 0:
-            raise ValueError("%r: the count must be non-negative" % item)
-        out[name.strip()] = count or UNBOUNDED
-    return out
 
 
 def _libc():
