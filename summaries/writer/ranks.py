@@ -27,7 +27,7 @@ import os
 import sys
 from typing import Any, Collection, Dict, NamedTuple, Optional, Union
 
-__all__ = ["RankInfo", "detect_rank", "check_ranks", "rank_subdir", "silent_subclass", "ENV_VARIABLES"]
+__all__ = ["RankInfo", "detect_rank", "check_ranks", "rank_subdir", "silent_subclass", "SilentFileWriter", "ENV_VARIABLES"]
 
 Ranks = Union[str, Collection[int]]
 
@@ -142,11 +142,28 @@ def rank_subdir(ranks: Ranks = "zero", rank: Optional[int] = None) -> Optional[s
     return None
 
 
+class SilentFileWriter:
+    """The peers' ``FileWriter`` of a writer that writes nothing (``_get_file_writer()`` of a silent writer, as
+    tensorboardX's ``DummyFileWriter``): ``get_logdir()``, and every other method returns None."""
+
+    def __init__(self, logdir: Optional[str]) -> None:
+        self._logdir = logdir
+
+    def get_logdir(self) -> Optional[str]:
+        return self._logdir
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return lambda *args, **kwargs: None
+
+
 def silent_subclass(base: type) -> type:
     """A subclass of ``base`` whose every public method returns None at once and does nothing.
 
-    ``__init__`` keeps only ``logdir`` (for ``get_logdir`` and ``repr``); ``with`` works; properties
-    (``file_writer``) are None. Nothing touches the file system.
+    ``__init__`` keeps only ``logdir`` (for ``get_logdir``, ``log_dir``, ``logdir`` and ``repr``); ``with`` works;
+    other properties (``file_writer``) are None; ``_get_file_writer()`` is a ``SilentFileWriter``. Nothing touches
+    the file system.
     """
     def nothing(self: Any, *args: Any, **kwargs: Any) -> None:
         return None
@@ -169,6 +186,9 @@ def silent_subclass(base: type) -> type:
         __init__=__init__,
         __doc__="A %s of a rank that does not write (see tfevents.summaries.writer.ranks)." % base.__name__,
         get_logdir=lambda self: self._logdir,
+        log_dir=property(lambda self: self._logdir),
+        logdir=property(lambda self: self._logdir),
+        _get_file_writer=lambda self: SilentFileWriter(self._logdir),
         __enter__=lambda self: self,
         __exit__=nothing,
         __del__=nothing,

@@ -115,6 +115,8 @@ def test_write_to_disk_false_writes_nothing(tmp_path):
         w.add_scalar("a", 1.0, 0)
         w.add_scalars("b", {"x": 1.0}, 0)
         w.add_hparams({"lr": 0.1}, {"m": 1.0})
+        w._get_file_writer().add_summary(summary_pb2.Summary(), 0)     # as Lightning's log_hyperparams does
+        assert w.log_dir == w.logdir == w._get_file_writer().get_logdir() == str(tmp_path / "nothing")
         w.flush()
     assert not os.path.exists(tmp_path / "nothing")
 
