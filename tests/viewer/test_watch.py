@@ -180,3 +180,16 @@ def test_watch_uses_the_whole_window_and_only_greys_under_no_color(watched):
         term.wait_for(lambda s: "EXIT=0" in s, timeout=10, what="EXIT=0")
     finally:
         term.close()
+
+
+def _watch_refused(*args: str) -> str:
+    """``tfevents watch ARGS`` run without a terminal: it must refuse at once, exit status 2; its stderr."""
+    out = subprocess.run([sys.executable, "-m", "tfevents.viewer.cli", "watch", *args], stdin=subprocess.DEVNULL,
+                         capture_output=True, text=True, timeout=30)
+    assert out.returncode == 2, out
+    return out.stderr
+
+
+@pytest.mark.parametrize("samples", ["0", "-3"])
+def test_watch_samples_must_be_positive(tmp_path, samples):
+    assert "--samples: must be at least 1, got %s" % samples in _watch_refused(str(tmp_path), "--samples", samples)

@@ -9,7 +9,7 @@ import re
 import sys
 
 from .. import logdir_data
-from .arg_types import positive_float
+from .arg_types import positive_float, positive_int
 from .cmd_plot import _weight
 
 
@@ -21,7 +21,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--runs", metavar="REGEX", help="runs shown at start (the others can be toggled on)")
     parser.add_argument("--smoothing", type=_weight, default=0.6, help="smoothing weight in [0, 1] to start with")
     parser.add_argument("--x", choices=("step", "relative"), default="step", help="x axis to start with")
-    parser.add_argument("--samples", type=int, default=1000,
+    parser.add_argument("--samples", type=positive_int, default=1000,
                         help="points kept per series (a reservoir, as `serve`; default 1000)")
     parser.add_argument("--mono", action="store_true", help="no colours (also when NO_COLOR is set)")
 
