@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 from typing import Any, Mapping, Optional
 
 Pattern = Optional[str]
@@ -28,7 +29,10 @@ def check_logdir(path: str, watching: bool = False) -> Optional[str]:
     """Why the command line cannot read ``path`` (None when it can): a local directory, or an fsspec URL that
     exists (``watching``, the ``--watch`` re-rendering, polls local files only)."""
     if not is_url(path):
-        return None if os.path.isdir(path) else "no such directory: %s" % path
+        if os.path.isdir(path):
+            return None
+        kind = _file_kind(path)
+        return "not a directory (%s): %s" % (kind, path) if kind else "no such directory: %s" % path
     if watching:
         return "--watch follows a local directory; for %s use `tfevents watch` or `tfevents serve`" % path
     try:
@@ -37,6 +41,20 @@ def check_logdir(path: str, watching: bool = False) -> Optional[str]:
         return "reading %s needs fsspec (pip install 'tfevents[remote]')" % path
     except Exception as e:  # credentials, network: say what fsspec said
         return "cannot read %s: %s: %s" % (path, type(e).__name__, e)
+
+
+def _file_kind(path: str) -> Optional[str]:
+    """What ``path`` is when it exists and is not a directory: a FIFO, a socket, a device, a file; None when it
+    does not exist."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return None
+    for is_kind, kind in ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket"), (stat.S_ISCHR, "a device"),
+                          (stat.S_ISBLK, "a device"), (stat.S_ISREG, "a file")):
+        if is_kind(mode):
+            return kind
+    return "a special file"
 
 
 def load(source: Any, **kwargs) -> Any:

@@ -8,6 +8,7 @@ two refresh intervals; ``s`` changes the smoothing and beta's smoothed last valu
 row; the status line names the corrupt record with the offset the reader reports; nothing touches the right edge
 cut; ``q`` exits 0 and leaves the alternate screen.
 """
+import os
 import re
 import shutil
 import subprocess
@@ -193,3 +194,10 @@ def _watch_refused(*args: str) -> str:
 @pytest.mark.parametrize("samples", ["0", "-3"])
 def test_watch_samples_must_be_positive(tmp_path, samples):
     assert "--samples: must be at least 1, got %s" % samples in _watch_refused(str(tmp_path), "--samples", samples)
+
+
+def test_watch_names_a_fifo_as_not_a_directory(tmp_path):
+    fifo = tmp_path / "logs"
+    os.mkfifo(fifo)
+    err = _watch_refused(str(fifo))
+    assert "not a directory (a FIFO)" in err and "no such" not in err, err
