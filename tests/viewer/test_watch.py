@@ -2,11 +2,13 @@
 appending to.
 
 The logdir: ``alpha`` (a writer subprocess logs ``loss`` every 20 ms), ``beta`` (finished: 200 noisy points),
-``broken`` (a record whose checksum was spoiled). The screen shows the three runs; alpha's last step moves within
-two refresh intervals; ``s`` changes the smoothing and beta's smoothed last value becomes what
-``viewer/smoothing.py`` computes for the new weight on the values ``load_logdir`` reads; toggling beta removes its
-row; the status line names the corrupt record with the offset the reader reports; nothing touches the right edge
-cut; ``q`` exits 0 and leaves the alternate screen.
+``broken`` (a record whose checksum was spoiled), and two hostile runs named with an OSC (a window title) and a CSI
+(a colour) sequence that log the tag ``acc[/]`` (Textual markup, as ``torch.utils.tensorboard`` writes it). The
+screen shows the runs; alpha's last step moves within two refresh intervals; ``s`` changes the smoothing and
+beta's smoothed last value becomes what ``viewer/smoothing.py`` computes for the new weight on the values
+``load_logdir`` reads; toggling beta removes its row; the status line names the corrupt record with the offset the
+reader reports; nothing touches the right edge cut; ``q`` exits 0 and leaves the alternate screen. The hostile
+names are shown escaped: the pane's title and colours stay ours; ``acc[/]`` is listed, charted and filtered.
 """
 import os
 import re
@@ -24,6 +26,8 @@ pytest.importorskip("textual", reason="tfevents watch needs the `watch` extra (t
 pytest.importorskip("textual_plotext", reason="tfevents watch needs the `watch` extra (textual, textual-plotext)")
 
 INTERVAL = 1.0
+HOSTILE_RUNS = ("\x1b]0;PWNED\x07run", "\x1b[31mRED\x1b[0m")   # an OSC 0 (window title) and a CSI SGR (red)
+MARKUP_TAG = "acc[/]"   # Textual markup (a closing tag); torch.utils.tensorboard writes it unchanged
 WRITER = r"""
 import sys, time
 from tfevents.summaries import SummaryWriter
@@ -42,6 +46,7 @@ def watched(tmp_path):
     """(logdir, the writer process, beta's values, the corrupt record's offset)."""
     if shutil.which("tmux") is None:
         pytest.fail("tmux is not installed (apt-get install tmux): the terminal UI is tested in a real terminal")
+    from tfevents.proto import summary_pb2
     from tfevents.summaries import SummaryWriter, load_logdir
     logdir = tmp_path / "logs"
     rng = np.random.default_rng(3)
@@ -55,6 +60,11 @@ def watched(tmp_path):
     data = bytearray(broken.read_bytes())
     data[len(data) // 2] ^= 0xFF
     broken.write_bytes(bytes(data))
+    for run in HOSTILE_RUNS:
+        with SummaryWriter(str(logdir / run)) as w:
+            for step in range(5):   # add_summary writes the tag as it is (add_scalar would clean it)
+                w.add_summary(summary_pb2.Summary(value=[summary_pb2.Summary.Value(tag=MARKUP_TAG,
+                                                                                   simple_value=step / 10)]), step)
     read = load_logdir(str(logdir), on_error="skip")
     corrupt = [p for p in read.problems if p.kind == "corrupted"]
     assert len(corrupt) == 1
@@ -73,17 +83,27 @@ def _row(screen: str, run: str):
     return m.groups() if m else None
 
 
+def _pane_title(term: Terminal) -> str:
+    return term.tmux("display", "-p", "-t", "w", "#{pane_title}")
+
+
 def test_watch_follows_a_growing_logdir_in_tmux(watched):
     from tfevents.viewer.smoothing import smooth
     from tfevents.viewer.watch.text import number
     logdir, writer, beta, corrupt_offset = watched
     term = Terminal(80, 24)
     try:
+        title = _pane_title(term)
         term.keys("%s -m tfevents.viewer.cli watch %s --interval %s --tags loss; echo EXIT=$?"
                   % (sys.executable, logdir, INTERVAL), "Enter")
         screen = term.wait_for(lambda s: _row(s, "alpha") and _row(s, "beta") and "corrupted" in s,
                                what="the runs, their rows and the corrupt record")
         assert "broken" in screen and "Traceback" not in screen
+
+        # the hostile run names are listed as text: escaped, the pane's title and colours untouched
+        assert "\\x1b]0;PWNED" in screen and "\\x1b[31mRED" in screen
+        assert _pane_title(term) == title
+        assert ("16", 31) not in _sgr_colours(term.tmux("capture-pane", "-p", "-e", "-t", "w"))
 
         # the status line names the corrupt record, where the reader finds it
         status = [line for line in screen.splitlines() if "corrupted" in line]
@@ -105,9 +125,10 @@ def test_watch_follows_a_growing_logdir_in_tmux(watched):
         assert _row(after, "beta")[2] == number(smooth(beta, 0.8)[-1]) != number(smooth(beta, 0.6)[-1])
         assert _row(after, "beta")[1] == number(beta[-1])     # the raw last value does not change
 
-        # toggling beta (runs list: alpha, beta, broken) hides its line and row
+        # toggling beta (runs list: the hostile two, alpha, beta, broken) hides its line and row
         term.keys("r")
-        term.keys("Down")
+        for _ in range(sorted(HOSTILE_RUNS + ("alpha", "beta", "broken")).index("beta")):
+            term.keys("Down")
         term.keys("Space")
         hidden = term.wait_for(lambda s: _row(s, "beta") is None, what="beta's row to go")
         assert "▐ ▌ ■ beta" in hidden and "▐X▌ ■ alpha" in hidden
@@ -167,9 +188,13 @@ def test_watch_uses_the_whole_window_and_only_greys_under_no_color(watched):
     logdir, _, _, _ = watched
     term = Terminal(120, 40, env={"NO_COLOR": "1"})
     try:
-        term.keys("NO_COLOR=1 %s -m tfevents.viewer.cli watch %s --interval %s --tags loss; echo EXIT=$?"
+        title = _pane_title(term)
+        # no tag filter: the first two tags are charted, acc[/] (markup) among them
+        term.keys("NO_COLOR=1 %s -m tfevents.viewer.cli watch %s --interval %s; echo EXIT=$?"
                   % (sys.executable, logdir, INTERVAL), "Enter")
         screen = term.wait_for(lambda s: _row(s, "alpha") and _row(s, "beta"), what="the runs' rows")
+        assert "▐X▌ acc[/]" in screen and "▐X▌ loss" in screen and "Traceback" not in screen
+        assert _pane_title(term) == title
         assert max(len(line) for line in screen.splitlines()) > 100          # the charts take the wider window
         coloured = term.tmux("capture-pane", "-p", "-e", "-t", "w")
         hues = sorted({c for c in _sgr_colours(coloured) if not _is_grey(c)})
@@ -177,6 +202,18 @@ def test_watch_uses_the_whole_window_and_only_greys_under_no_color(watched):
         # each run is told apart by a marker of its own instead of its colour
         markers = {run: re.search(r"([⣿•+x*o#@]) %s " % run, screen).group(1) for run in ("alpha", "beta")}
         assert markers["alpha"] != markers["beta"]
+
+        # a tag filter that matches the markup tag lists it alone
+        term.keys("/")
+        term.wait_for(lambda s: s.rstrip().splitlines()[-1].strip() == "/ filter", timeout=10,
+                      what="the filter focused (the footer shows its key alone)")
+        term.keys("acc")
+        filtered = term.wait_for(lambda s: "▐X▌ loss" not in s, what="loss filtered out of the tag list")
+        assert "▐X▌ acc[/]" in filtered and "Traceback" not in filtered
+        assert _pane_title(term) == title
+
+        term.keys("Enter")   # out of the filter, into the tag list: the keys show again
+        term.wait_for(lambda s: "q quit" in s, timeout=10, what="the filter left")
         term.keys("q")
         term.wait_for(lambda s: "EXIT=0" in s, timeout=10, what="EXIT=0")
     finally:

@@ -4,8 +4,13 @@ Layout: on the left the runs (their colours; space toggles one) above the tag fi
 selects the charts); on the right one chart per selected tag (plotext's braille lines, TensorBoard-smoothed)
 with a table of each run's last step and value, smoothed last value, min and max; at the bottom the status line
 (runs, tags, smoothing, x axis, the logdir's problems) and the keys. Each refresh interval a worker thread runs
-one pass of the live loader; the screen is redrawn when it ends. Without colours (``NO_COLOR``, ``--mono``)
-each run's line takes a marker of its own instead.
+one pass of the live loader; the screen is redrawn when it ends (an error there ends the app with its traceback,
+never a screen that stops changing). Without colours (``NO_COLOR``, ``--mono``) each run's line takes a marker of
+its own instead.
+
+Run names and tags come from files: each is shown as plain text (a ``rich.text.Text``, never Textual markup, in
+which ``acc[/]`` is a closing tag) with its control characters escaped (``plain_text.printable``), so a run named
+``\x1b]0;title\x07`` cannot retitle the terminal.
 """
 from __future__ import annotations
 
@@ -25,6 +30,7 @@ from textual.widgets import Footer, Input, SelectionList, Static
 from textual.widgets.selection_list import Selection
 from textual_plotext import PlotextPlot
 
+from ..plain_text import printable
 from ..smoothing import DEFAULT_SMOOTHING
 from .state import X_AXES, Line, WatchState
 from .text import fit_words, number, problem_text
@@ -126,7 +132,8 @@ class WatchApp(App):
                 yield CheckList(id="runs")
                 yield Input(value=self.tag_filter, placeholder="tag regex", id="filter")
                 yield CheckList(id="tags")
-            yield VerticalScroll(Static("reading %s ..." % self.state.path, id="empty"), id="charts")
+            yield VerticalScroll(Static(Text("reading %s ..." % printable(self.state.path)), id="empty"),
+                                 id="charts")
         yield Static(id="status")
         yield Footer()
 
@@ -138,19 +145,21 @@ class WatchApp(App):
     # ------------------------------------------------------------------ refresh
 
     def _start_reload(self) -> None:
-        """Run one pass of the live loader on a worker thread, unless one is still running."""
+        """Run one pass of the live loader on a worker thread, unless one is still running; then redraw, on the
+        app's thread (``call_later`` posts it, and does nothing once the app is closing). An error in either is
+        raised in the app, which ends with its traceback."""
         if not self._loading.acquire(blocking=False):
             return
 
         def work() -> None:
             try:
                 self.state.reload()
+            except Exception as error:
+                self.call_later(_raise, error)
+                return
             finally:
                 self._loading.release()
-            try:
-                self.call_from_thread(self.refresh_view)
-            except RuntimeError:   # the app closed while the pass ran
-                pass
+            self.call_later(self.refresh_view)
 
         threading.Thread(target=work, name="tfevents-watch-reload", daemon=True).start()
 
@@ -175,8 +184,8 @@ class WatchApp(App):
 
     def _run_label(self, run: str, runs: Sequence[str]) -> Text:
         if self.mono:
-            return Text("%s %s" % (self._marker_char(run, runs), run))
-        return Text.assemble(("■ ", self.state.colors.get(run, "")), run)
+            return Text("%s %s" % (self._marker_char(run, runs), printable(run)))
+        return Text.assemble(("■ ", self.state.colors.get(run, "")), printable(run))
 
     def _marker_char(self, run: str, runs: Sequence[str]) -> str:
         marker = MONO_MARKERS[sorted(runs).index(run) % len(MONO_MARKERS)] if run in runs else "dot"
@@ -196,7 +205,7 @@ class WatchApp(App):
         widget = self.query_one("#tags", CheckList)
         with widget.prevent(SelectionList.SelectedChanged):
             widget.clear_options()
-            widget.add_options([Selection(tag, tag, tag in self.chosen_tags) for tag in tags])
+            widget.add_options([Selection(Text(printable(tag)), tag, tag in self.chosen_tags) for tag in tags])
         self._listed_tags = tags
 
     def _update_charts(self) -> None:
@@ -222,7 +231,7 @@ class WatchApp(App):
         plt = chart.plot.plt
         plt.clear_data()
         plt.clear_figure()
-        plt.title(chart.tag)
+        plt.title(printable(chart.tag))
         plt.xlabel("step" if self.x == "step" else "seconds since start")
         for line in lines:
             if self.mono:
@@ -301,6 +310,10 @@ class WatchApp(App):
 
     def on_resize(self) -> None:
         self._update_status()
+
+
+def _raise(error: Exception) -> None:
+    raise error
 
 
 def _count(n: int, noun: str) -> str:

@@ -7,6 +7,8 @@ from typing import Sequence
 
 from tfevents.summaries.reader.decode import Problem
 
+from ..plain_text import printable
+
 __all__ = ["number", "fit_words", "problem_text"]
 
 
@@ -34,7 +36,12 @@ def fit_words(words: Sequence[str], width: int, sep: str = "  ") -> str:
 
 def problem_text(problem: Problem, logdir: str) -> str:
     """One line for a problem, the most telling words first: its kind, the run (the file's directory relative to
-    the logdir), the offset, then the file's name, so a narrow status line drops the name first."""
+    the logdir), the offset, then the file's name, so a narrow status line drops the name first. Names from the
+    logdir have their control characters escaped (``printable``)."""
+    return printable(_problem_words(problem, logdir))
+
+
+def _problem_words(problem: Problem, logdir: str) -> str:
     where = problem.path
     root = logdir.rstrip("/") + "/"
     if where.startswith(root):
