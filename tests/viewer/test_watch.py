@@ -8,7 +8,8 @@ screen shows the runs; alpha's last step moves within two refresh intervals; ``s
 beta's smoothed last value becomes what ``viewer/smoothing.py`` computes for the new weight on the values
 ``load_logdir`` reads; toggling beta removes its row; the status line names the corrupt record with the offset the
 reader reports; nothing touches the right edge cut; ``q`` exits 0 and leaves the alternate screen. The hostile
-names are shown escaped: the pane's title and colours stay ours; ``acc[/]`` is listed, charted and filtered.
+names are shown escaped: the pane's title and colours stay ours; ``acc[/]`` is listed, charted and filtered. A
+logdir deleted while watched is said so in the status line.
 """
 import os
 import re
@@ -185,7 +186,7 @@ def _is_grey(colour) -> bool:
 
 
 def test_watch_uses_the_whole_window_and_only_greys_under_no_color(watched):
-    logdir, _, _, _ = watched
+    logdir, writer, _, _ = watched
     term = Terminal(120, 40, env={"NO_COLOR": "1"})
     try:
         title = _pane_title(term)
@@ -211,6 +212,14 @@ def test_watch_uses_the_whole_window_and_only_greys_under_no_color(watched):
         filtered = term.wait_for(lambda s: "▐X▌ loss" not in s, what="loss filtered out of the tag list")
         assert "▐X▌ acc[/]" in filtered and "Traceback" not in filtered
         assert _pane_title(term) == title
+
+        # the logdir deleted while watched: the status line says so
+        writer.kill()
+        writer.wait()
+        shutil.rmtree(logdir)
+        gone = term.wait_for(lambda s: "logdir deleted or moved" in s, timeout=4 * INTERVAL,
+                             what="the deleted logdir reported")
+        assert any("logdir deleted or moved" in line for line in gone.splitlines()[-3:-1]), gone   # status line
 
         term.keys("Enter")   # out of the filter, into the tag list: the keys show again
         term.wait_for(lambda s: "q quit" in s, timeout=10, what="the filter left")

@@ -3,10 +3,10 @@
 Layout: on the left the runs (their colours; space toggles one) above the tag filter (a regex) and the tags (space
 selects the charts); on the right one chart per selected tag (plotext's braille lines, TensorBoard-smoothed)
 with a table of each run's last step and value, smoothed last value, min and max; at the bottom the status line
-(runs, tags, smoothing, x axis, the logdir's problems) and the keys. Each refresh interval a worker thread runs
-one pass of the live loader; the screen is redrawn when it ends (an error there ends the app with its traceback,
-never a screen that stops changing). Without colours (``NO_COLOR``, ``--mono``) each run's line takes a marker of
-its own instead.
+(runs, tags, smoothing, x axis, the logdir's problems, a logdir deleted) and the keys. Each refresh interval a
+worker thread runs one pass of the live loader; the screen is redrawn when it ends (an error there ends the app
+with its traceback, never a screen that stops changing). Without colours (``NO_COLOR``, ``--mono``) each run's
+line takes a marker of its own instead.
 
 Run names and tags come from files: each is shown as plain text (a ``rich.text.Text``, never Textual markup, in
 which ``acc[/]`` is a closing tag) with its control characters escaped (``plain_text.printable``), so a run named
@@ -30,6 +30,7 @@ from textual.widgets import Footer, Input, SelectionList, Static
 from textual.widgets.selection_list import Selection
 from textual_plotext import PlotextPlot
 
+from .. import logdir_data
 from ..plain_text import printable
 from ..smoothing import DEFAULT_SMOOTHING
 from .state import X_AXES, Line, WatchState
@@ -122,6 +123,7 @@ class WatchApp(App):
         self._listed_tags: List[str] = []
         self._loading = threading.Lock()
         self._charts: Dict[str, Chart] = {}
+        self._logdir_gone = False   # a local logdir found missing by the last pass
 
     # ------------------------------------------------------------------ layout
 
@@ -154,6 +156,8 @@ class WatchApp(App):
         def work() -> None:
             try:
                 self.state.reload()
+                path = self.state.path
+                self._logdir_gone = not logdir_data.is_url(path) and not os.path.isdir(path)
             except Exception as error:
                 self.call_later(_raise, error)
                 return
@@ -258,7 +262,9 @@ class WatchApp(App):
                 "smoothing %.2f" % self.smoothing, "x: %s" % self.x, "pass %d" % self.state.passes]
         problems = self.state.problems
         lines = [fit_words(head, width)]
-        if problems:
+        if self._logdir_gone:
+            lines.append(fit_words(["⚠ logdir deleted or moved:", printable(self.state.path)], width, sep=" "))
+        elif problems:
             lines.append(fit_words(["⚠ %d problem%s:" % (len(problems), "" if len(problems) == 1 else "s")]
                                    + problem_text(problems[-1], self.state.path).split(" "), width, sep=" "))
         self.query_one("#status", Static).update(Text("\n".join(lines), no_wrap=True))
