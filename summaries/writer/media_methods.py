@@ -37,10 +37,16 @@ class MediaMethods:
                              walltime: Optional[float] = None, rescale: float = 1, dataformats: str = "CHW",
                              labels: Any = None) -> None:
         """An image with boxes [N, 4] (x_min, y_min, x_max, y_max) and their labels drawn on it (torch's argument
-        order). Labels whose count is not the boxes' are dropped with a warning, as tensorboardX and torch do."""
+        order; tensorboardX's, ``(..., walltime, dataformats, labels)`` without ``rescale``, is read too: a str in
+        ``rescale``'s place is ``dataformats``). Labels whose count is not the boxes' are dropped with a warning, as
+        tensorboardX and torch do."""
         from ..builders import arguments  # lazy: numpy
         from ..builders.boxes import image_with_boxes  # lazy: numpy, Pillow
 
+        if isinstance(rescale, str):                  # tensorboardX's positional (dataformats, labels)
+            if labels is None and not isinstance(dataformats, str):
+                labels = dataformats
+            rescale, dataformats = 1, rescale
         if isinstance(labels, str):
             labels = [labels]
         if labels is not None and len(labels) != len(box_tensor):

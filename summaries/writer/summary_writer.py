@@ -182,7 +182,8 @@ class SummaryWriter(MediaMethods):
             writes nothing, no folder either (the silent writer of ranks that do not write).
         comet_config: tensorboardX's Comet.ml logging; only ``{"disabled": True}`` (its default) is taken.
 
-    Attributes: ``log_dir`` (torch's) and ``logdir`` (tensorboardX's) are the run's folder.
+    Attributes: ``log_dir`` (torch's) and ``logdir`` (tensorboardX's) are the run's folder; ``max_queue``,
+    ``flush_secs``, ``filename_suffix`` and ``purge_step`` are the arguments, as torch keeps them.
     """
 
     def __new__(cls, *args: Any, **kwargs: Any) -> "SummaryWriter":
@@ -230,7 +231,7 @@ class SummaryWriter(MediaMethods):
         self._default_walltime: Optional[float] = None
         self._peer_file_writer = PeerFileWriter(self)
         # check the arguments before a file exists
-        purge_step = None if purge_step is None else _as_step(purge_step)
+        purge_step = self._purge_step = None if purge_step is None else _as_step(purge_step)
         graph_bytes = None
         if graph is not None or graph_def is not None:
             graph_bytes = self._graph_def_bytes(graph if graph is not None else graph_def)
@@ -254,6 +255,23 @@ class SummaryWriter(MediaMethods):
     def logdir(self) -> str:
         """The run's folder (tensorboardX's attribute)."""
         return self._logdir
+
+    @property
+    def max_queue(self) -> int:
+        return self._max_queue
+
+    @property
+    def flush_secs(self) -> float:
+        return self._flush_secs
+
+    @property
+    def filename_suffix(self) -> str:
+        return self._suffix
+
+    @property
+    def purge_step(self) -> Optional[int]:
+        """The step given as ``purge_step`` (written once, when the writer was made)."""
+        return self._purge_step
 
     @property
     def file_writer(self) -> Optional["PeerFileWriter"]:

@@ -104,6 +104,7 @@ def test_torch_and_tensorboardx_constructor_arguments(tmp_path, monkeypatch):
     with SummaryWriter(log_dir=str(tmp_path / "torch"), purge_step=5, max_queue=3, flush_secs=1,
                        filename_suffix=".x") as w:
         assert w.get_logdir() == str(tmp_path / "torch")
+        assert (w.purge_step, w.max_queue, w.flush_secs, w.filename_suffix) == (5, 3, 1, ".x")
     with SummaryWriter(logdir=str(tmp_path / "tbx"), comet_config={"disabled": True}) as w:
         assert w.logdir == str(tmp_path / "tbx")
     with pytest.raises(ValueError, match="Comet"):
@@ -178,6 +179,15 @@ def test_use_metadata_fills_step_and_walltime_as_tensorboardx(tmp_path):
     with pytest.raises(AssertionError, match="At least one"):
         with SummaryWriter(str(tmp_path / "x")).use_metadata():
             pass
+
+
+def test_add_image_with_boxes_in_tensorboardxs_argument_order(tmp_path):
+    image, boxes = np.zeros((8, 8, 3)), np.array([[1, 1, 5, 5]])
+
+    def calls(w):
+        w.add_image_with_boxes("b", image, boxes, 0, None, "HWC", ["cat"])    # tensorboardX: dataformats, labels
+    ours, theirs = _write_both(tmp_path, calls, peer=tbx.SummaryWriter)
+    assert ours[0][1].image.encoded_image_string == theirs[0][1].image.encoded_image_string
 
 
 def test_add_images_of_a_list_is_the_peers_batch(tmp_path):
