@@ -299,3 +299,58 @@ def test_import_does_not_load_matplotlib():
     code = "import sys, tfevents.viewer, tfevents.viewer.smoothing; print('matplotlib' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+LITERAL_RUNS = ("lr=$\\alpha_{$", "price $5 and $6", "_private")   # mathtext, money, matplotlib's "not in legend"
+
+
+@pytest.fixture
+def drawn_texts(monkeypatch):
+    """Every string Agg draws, as ``(text, drawn as mathtext)``: the real renderer, its calls recorded."""
+    from matplotlib.backends.backend_agg import RendererAgg
+    drawn = []
+    draw_text = RendererAgg.draw_text
+
+    def recording(self, gc, x, y, s, prop, angle, ismath=False, mtext=None):
+        drawn.append((s, ismath))
+        return draw_text(self, gc, x, y, s, prop, angle, ismath, mtext)
+    monkeypatch.setattr(RendererAgg, "draw_text", recording)
+    return drawn
+
+
+def _visible(text: str) -> str:
+    return text.replace("\u200b", "")   # the zero-width space that keeps a leading "_" in the legend
+
+
+def test_names_with_dollars_and_underscores_are_drawn_as_written(tmp_path, drawn_texts, capsys):
+    """`plot` and `report --static` draw each run name literally (no mathtext) and in the legend; the files are
+    written (a `$\\alpha_{$` once raised from matplotlib's mathtext parser and wrote nothing)."""
+    from tfevents.summaries import SummaryWriter
+    from tfevents.viewer.cli import main
+    from tfevents.viewer.plots.scalars import scalar_figures
+    for i, run in enumerate(LITERAL_RUNS):
+        with SummaryWriter(str(tmp_path / "logs" / run)) as w:
+            for step in range(5):
+                w.add_scalar("loss", 1.0 / (step + 1 + i), step)
+                w.add_histogram("weights", np.arange(10.0) + step, step)
+    logdir = str(tmp_path / "logs")
+
+    (fig,) = scalar_figures(logdir, tags="loss").values()
+    legend = fig.axes[0].get_legend()
+    assert sorted(_visible(t.get_text()).replace("\\$", "$") for t in legend.get_texts()) == sorted(LITERAL_RUNS)
+
+    png = tmp_path / "loss.png"
+    assert main(["plot", logdir, "-o", str(png), "--tags", "loss"]) == 0
+    assert png.read_bytes().startswith(b"\x89PNG")
+    drawn = {(_visible(s), ismath) for s, ismath in drawn_texts}
+    for run in LITERAL_RUNS:
+        assert (run, False) in drawn, (run, sorted(drawn))
+
+    drawn_texts.clear()
+    report = tmp_path / "report.html"
+    assert main(["report", logdir, "-o", str(report), "--static"]) == 0
+    assert report.read_text().count("<img") >= 1 + len(LITERAL_RUNS)   # the scalar chart, a chart per histogram
+    drawn = {(_visible(s), ismath) for s, ismath in drawn_texts}
+    for run in LITERAL_RUNS:
+        assert (run, False) in drawn, (run, sorted(drawn))                       # the legend
+        assert ("weights (%s)" % run, False) in drawn, (run, sorted(drawn))      # a histogram's title

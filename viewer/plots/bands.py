@@ -17,6 +17,7 @@ from tfevents.summaries.compare.aggregate import aggregate_columns
 from ..colors import run_colors
 from ..smoothing import smooth
 from . import matplotlib_figures
+from .matplotlib_figures import literal
 
 CENTERS = ("mean", "median")
 BANDS = ("std", "minmax", "none")
@@ -76,8 +77,8 @@ def plot_aggregate(source: Any, by, tags: Optional[str] = None, runs: Optional[s
                 ax.fill_between(x, lower, upper, color=color, alpha=BAND_ALPHA, lw=0, zorder=2)
             runs_in = len(table.groups[group])
             ax.plot(x, line, color=color, lw=1.6, zorder=3, marker="o" if len(x) == 1 else None,
-                    label="%s (%d run%s)" % (group, runs_in, "" if runs_in == 1 else "s"))
-        ax.set_title("%s: %s%s" % (tag, center, {"std": " ± std", "minmax": ", min–max", "none": ""}[band]),
+                    label=literal("%s (%d run%s)" % (group, runs_in, "" if runs_in == 1 else "s")))
+        ax.set_title(literal("%s: %s%s" % (tag, center, {"std": " ± std", "minmax": ", min–max", "none": ""}[band])),
                      fontsize=10)
         ax.set_xlabel("step")
         if logy:

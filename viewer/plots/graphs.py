@@ -6,6 +6,7 @@ from typing import Any, NamedTuple, Optional
 
 from .. import logdir_data
 from . import matplotlib_figures
+from .matplotlib_figures import literal
 
 
 class GraphSummary(NamedTuple):
@@ -46,7 +47,7 @@ def plot_graph_summary(source: Any, runs: Optional[str] = None, top: int = 15):
     for (run, s), (ax_scope, ax_ops) in zip(summaries.items(), axes):
         for ax, counts, what in ((ax_scope, s.scopes, "scope"), (ax_ops, s.op_types, "op type")):
             items = counts.most_common(top)[::-1]
-            ax.barh([k for k, _ in items], [v for _, v in items], color="#1f77b4")
+            ax.barh([literal(k) for k, _ in items], [v for _, v in items], color="#1f77b4")
             ax.tick_params(axis="y", labelsize=7)
-            ax.set_title("%s: %d nodes by %s" % (run, s.nodes, what), fontsize=9)
+            ax.set_title(literal("%s: %d nodes by %s" % (run, s.nodes, what)), fontsize=9)
     return fig

@@ -17,6 +17,7 @@ import numpy as np
 from .. import logdir_data
 from ..colors import run_colors
 from . import matplotlib_figures
+from .matplotlib_figures import literal
 
 BASIS_POINTS = (0, 668, 1587, 3085, 5000, 6915, 8413, 9332, 10000)
 
@@ -136,7 +137,7 @@ def draw_distribution(ax, series, color: str, title: str = "") -> None:
     ax.plot(steps, d[:, 4], color=color, lw=1.2)
     if steps.size == 1:  # a single step: show the bands as a vertical bar
         ax.vlines(steps, d[:, 0], d[:, -1], color=color, lw=6, alpha=0.4)
-    ax.set_title(title, fontsize=10)
+    ax.set_title(literal(title), fontsize=10)
     ax.set_xlabel("step")
     ax.grid(True, alpha=0.3)
 
@@ -184,7 +185,7 @@ def draw_ridge(ax, series, color: str, title: str = "", max_steps: int = 30, bin
     every = max(1, m // 8)
     ax.set_yticks(ticks[::every], [str(int(s)) for s in steps[::every]])
     ax.set_ylabel("step")
-    ax.set_title(title, fontsize=10)
+    ax.set_title(literal(title), fontsize=10)
     ax.set_xlim(lo, hi)
 
 

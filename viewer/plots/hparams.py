@@ -15,6 +15,7 @@ from tfevents.summaries.reader.summary import series_summary
 from .. import logdir_data
 from ..colors import run_colors
 from . import matplotlib_figures
+from .matplotlib_figures import literal
 
 
 def hparams_table(source: Any, runs: Optional[str] = None) -> tuple[list[str], list[str], list[dict]]:
@@ -83,12 +84,12 @@ def plot_parallel_coordinates(source: Any, runs: Optional[str] = None):
     grid = np.array(scaled, dtype=np.float64).T  # rows x columns
     xs = np.arange(len(columns))
     for r, row in enumerate(rows):
-        ax.plot(xs, grid[r], color=colors[row["run"]], lw=2, marker="o", ms=4, label=row["run"])
+        ax.plot(xs, grid[r], color=colors[row["run"]], lw=2, marker="o", ms=4, label=literal(row["run"]))
     for i, ticks in enumerate(labels):
         ax.axvline(i, color="0.3", lw=0.8)
         for y, text in ticks:
-            ax.text(i + 0.04, y, text, fontsize=7, va="center", color="0.2")
-    ax.set_xticks(xs, [n for _, n in columns], rotation=20, ha="right", fontsize=8)
+            ax.text(i + 0.04, y, literal(text), fontsize=7, va="center", color="0.2")
+    ax.set_xticks(xs, [literal(n) for _, n in columns], rotation=20, ha="right", fontsize=8)
     ax.set_yticks([])
     ax.set_ylim(-0.08, 1.08)
     ax.set_xlim(-0.2, len(columns) - 0.5)

@@ -3,6 +3,11 @@ only when a Figure is made, Agg-safe, no pyplot global state.
 
 Figures are made with ``matplotlib.figure.Figure`` (not pyplot), so nothing is kept alive by a global
 figure manager and they render with the Agg canvas; in Jupyter they display like any Figure.
+
+Every string from the data (run names, tags, group names, HParams names and values, metadata labels) goes into a
+Figure through :func:`literal`, as a title, an axis or tick label, a text or a legend label: matplotlib reads
+``$...$`` as mathtext (``lr=$\\alpha_{$`` fails to draw, ``price $5 and $6`` is drawn as math) and leaves a label
+starting with ``_`` out of the legend.
 """
 from __future__ import annotations
 
@@ -12,6 +17,18 @@ import math
 import os
 
 from tfevents.summaries.atomic import atomic_write
+
+
+# before a leading "_": drawn as nothing, so the name shows as it is, but no longer starts with matplotlib's mark of
+# an artist kept out of the legend
+_ZERO_WIDTH_SPACE = "\u200b"
+
+
+def literal(text) -> str:
+    """``text`` as a matplotlib Text draws it as written: each ``$`` escaped from mathtext, and a leading ``_``
+    behind a zero-width space (so a legend label starting with ``_`` is still shown)."""
+    text = str(text).replace("$", "\\$")
+    return _ZERO_WIDTH_SPACE + text if text.startswith("_") else text
 
 
 def new_figure(width: float, height: float):
@@ -48,6 +65,6 @@ def save(fig, path: str, dpi: int = 100) -> None:
 
 
 def empty(ax, message: str) -> None:
-    ax.text(0.5, 0.5, message, ha="center", va="center", transform=ax.transAxes, color="0.4")
+    ax.text(0.5, 0.5, literal(message), ha="center", va="center", transform=ax.transAxes, color="0.4")
     ax.set_xticks([])
     ax.set_yticks([])

@@ -12,6 +12,7 @@ import numpy as np
 from .. import logdir_data
 from ..colors import run_colors
 from . import matplotlib_figures
+from .matplotlib_figures import literal
 
 _MAGIC = ((b"\x89PNG\r\n\x1a\n", "image/png"), (b"\xff\xd8\xff", "image/jpeg"), (b"GIF8", "image/gif"),
           (b"RIFF", "image/webp"), (b"BM", "image/bmp"))
@@ -81,7 +82,7 @@ def plot_images(source: Any, tags: Optional[str] = None, runs: Optional[str] = N
                       interpolation="nearest")
             ax.set_title("step %d" % recs[c].step, fontsize=8)
             if c == 0:
-                ax.set_ylabel("%s\n(%s)" % (tag, run), fontsize=8)
+                ax.set_ylabel(literal("%s\n(%s)" % (tag, run)), fontsize=8)
     return fig
 
 
@@ -107,12 +108,12 @@ def plot_pr_curves(source: Any, tags: Optional[str] = None, runs: Optional[str] 
             data = np.asarray(rec.data, dtype=np.float64)
             precision, recall = data[4], data[5]
             ax.plot(recall, precision, color=colors[run], lw=1.6, marker=".", ms=3,
-                    label="%s (step %d)" % (run, rec.step))
+                    label=literal("%s (step %d)" % (run, rec.step)))
         ax.set_xlim(-0.02, 1.02)
         ax.set_ylim(-0.02, 1.02)
         ax.set_xlabel("recall")
         ax.set_ylabel("precision")
-        ax.set_title(tag, fontsize=10)
+        ax.set_title(literal(tag), fontsize=10)
         ax.grid(True, alpha=0.3)
         ax.legend(fontsize=8, loc="lower left")
     return fig

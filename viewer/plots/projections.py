@@ -15,6 +15,7 @@ from typing import Any, Optional, Tuple
 import numpy as np
 
 from . import matplotlib_figures
+from .matplotlib_figures import literal
 
 MAX_POINTS = 20000  # points drawn (and projected) at most; a random but fixed subset beyond
 MAX_CATEGORIES = 20
@@ -73,14 +74,15 @@ def plot_embedding(record: Any, title: Optional[str] = None, seed: int = 0):
             distinct.sort(key=float)
         if numeric is not None and len(distinct) > MAX_CATEGORIES:
             points = ax.scatter(coords[:, 0], coords[:, 1], c=numeric, cmap="viridis", s=12)
-            fig.colorbar(points, ax=ax, label=header[0] if header else "")
+            fig.colorbar(points, ax=ax, label=literal(header[0]) if header else "")
         elif len(distinct) <= MAX_CATEGORIES:
             from matplotlib import colormaps
             cmap = colormaps["tab20" if len(distinct) > 10 else "tab10"]
             for i, label in enumerate(distinct):
                 mask = np.array([c == label for c in chosen])
-                ax.scatter(coords[mask, 0], coords[mask, 1], s=12, color=cmap(i % cmap.N), label=label or "(empty)")
-            ax.legend(title=header[0] if header else None, fontsize=7, title_fontsize=8, loc="best",
+                ax.scatter(coords[mask, 0], coords[mask, 1], s=12, color=cmap(i % cmap.N),
+                           label=literal(label) if label else "(empty)")
+            ax.legend(title=literal(header[0]) if header else None, fontsize=7, title_fontsize=8, loc="best",
                       markerscale=1.5, ncol=2 if len(distinct) > 10 else 1)
         else:
             ax.scatter(coords[:, 0], coords[:, 1], s=12, color=_DEFAULT_COLOR)
@@ -92,8 +94,9 @@ def plot_embedding(record: Any, title: Optional[str] = None, seed: int = 0):
     ax.set_xlabel("PC 1 (%.1f%% of variance)" % (100 * ratio[0]))
     ax.set_ylabel("PC 2 (%.1f%% of variance)" % (100 * ratio[1]))
     shown = "" if len(index) == len(matrix) else " (%d of them shown)" % len(index)
-    ax.set_title("%s\n%d points x %d dims%s%s" % (title or getattr(record, "tensor_name", "embedding"),
-                                                    matrix.shape[0], matrix.shape[1], shown, note), fontsize=9)
+    name = title or getattr(record, "tensor_name", "embedding")
+    ax.set_title(literal("%s\n%d points x %d dims%s%s" % (name, matrix.shape[0], matrix.shape[1], shown, note)),
+                 fontsize=9)
     ax.grid(True, alpha=0.3)
     return fig
 
@@ -133,5 +136,5 @@ def plot_mesh(record: Any, title: Optional[str] = None, sample: int = 0):
     ax.set_ylabel("y")
     ax.set_zlabel("z")
     batch = "" if vertices.shape[0] == 1 else " · sample %d of %d" % (sample + 1, vertices.shape[0])
-    ax.set_title("%s\nstep %d · %s%s" % (title or "mesh", record.step, what, batch), fontsize=9)
+    ax.set_title(literal("%s\nstep %d · %s%s" % (title or "mesh", record.step, what, batch)), fontsize=9)
     return fig

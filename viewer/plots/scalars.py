@@ -11,6 +11,7 @@ from .. import logdir_data
 from ..colors import run_colors
 from ..smoothing import DEFAULT_SMOOTHING, minmax_indices, smooth
 from . import matplotlib_figures
+from .matplotlib_figures import literal
 
 X_AXES = ("step", "relative", "wall")
 RAW_ALPHA = 0.25
@@ -112,7 +113,7 @@ def draw_chart(ax, title: str, series: list, colors: Mapping[str, str], *,
         xv = xs[id(s)] / scale
         yv = np.asarray(s.value, dtype=np.float64)
         color = colors[run]
-        label = run if len(tags) == 1 else "%s: %s" % (run, tag)
+        label = literal(run if len(tags) == 1 else "%s: %s" % (run, tag))
 
         def xv_plot(idx, xv=xv):  # wall time is drawn as dates
             return (xv[idx] * 1e6).astype("datetime64[us]") if x == "wall" else xv[idx]
@@ -136,7 +137,7 @@ def draw_chart(ax, title: str, series: list, colors: Mapping[str, str], *,
                     ax.plot(xv_plot(raw.markers[mask]), where[mask], ls="none", marker=MARKERS[key][0],
                             color=color, ms=7, mec="black", mew=0.6, zorder=4)
                     seen_markers.add(key)
-    ax.set_title(title, fontsize=10)
+    ax.set_title(literal(title), fontsize=10)
     ax.set_xlabel({"step": "step", "relative": "relative time (%s)" % unit, "wall": "wall time (UTC)"}[x])
     if logy:
         ax.set_yscale("log")
