@@ -762,6 +762,8 @@ class PeerFileWriter:
         return self._writer._file_writer
 
     def __getattr__(self, name: str) -> Any:
+        if name == "_writer" or name.startswith("__"):    # not made by __init__ (copy, pickle): no recursion
+            raise AttributeError(name)
         return getattr(self._writer._file_writer, name)
 
     def get_logdir(self) -> str:
