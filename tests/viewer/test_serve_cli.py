@@ -1,7 +1,9 @@
-"""`tfevents serve` as a user runs it: TensorBoard started as its child and stopped with it on SIGTERM or Ctrl-C
-(no orphan), clear errors for bad arguments, and an fsspec URL (the moto S3 server) as the logdir."""
+"""`tfevents serve` as a user runs it: TensorBoard started as its child and stopped with it on SIGTERM, Ctrl-C or a
+hang-up, and ended with it when it is SIGKILLed (no orphan, the port free again), clear errors for bad arguments,
+and an fsspec URL (the moto S3 server) as the logdir."""
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -37,11 +39,25 @@ def small_logdir(tmp_path_factory):
     return str(d)
 
 
-@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
+def _port_is_free(port: int) -> bool:
+    """Whether a server (TensorBoard's own check) could listen on 127.0.0.1:port now."""
+    with socket.socket() as s:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            s.bind(("127.0.0.1", port))
+            s.listen()
+        except OSError:
+            return False
+    return True
+
+
+# SIGHUP: the terminal closed (tmux kill-session); SIGKILL: no clean-up at all, TensorBoard ends on its own
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGKILL])
 def test_serve_starts_tensorboard_and_stops_it_with_itself(small_logdir, sig):
     port = free_port()
     proc = subprocess.Popen([sys.executable, "-m", "tfevents.viewer.cli", "serve", small_logdir, "--port", str(port)],
                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, start_new_session=True)
+    tensorboard = None
     try:
         line = proc.stdout.readline().decode()
         assert "http://127.0.0.1:%d/" % port in line
@@ -58,13 +74,45 @@ def test_serve_starts_tensorboard_and_stops_it_with_itself(small_logdir, sig):
         with open("/proc/%d/maps" % tensorboard) as f:   # started without TensorFlow (viewer/serve/web.py)
             assert "libtensorflow" not in f.read()
         os.kill(proc.pid, sig)                           # the serve process only, as a terminal or systemd would
-        assert proc.wait(timeout=30) == 0
+        assert proc.wait(timeout=30) == (-signal.SIGKILL if sig == signal.SIGKILL else 0)
         deadline = time.monotonic() + 10
         while _alive(tensorboard) and time.monotonic() < deadline:
             time.sleep(0.1)
         assert not _alive(tensorboard), "TensorBoard outlived tfevents serve"
+        assert _port_is_free(port)                       # the next `tfevents serve --port P` can start
     finally:
         stop_process_group(proc)
+        if tensorboard is not None and _alive(tensorboard):   # an orphan, when the test failed
+            os.kill(tensorboard, signal.SIGKILL)
+
+
+TIED_CHILD = ("import sys, time; from tfevents.viewer.serve.web import end_with_parent; end_with_parent(%d, %d); "
+              "print('tied', flush=True); time.sleep(60)")
+
+
+def test_the_lifeline_alone_ends_the_child():
+    """The portable half of ``end_with_parent``: the child ends once the lifeline's write end is closed, here with
+    its parent alive (so not by Linux's PR_SET_PDEATHSIG); and a child whose parent is already gone ends at once."""
+    read_end, write_end = os.pipe()
+    child = subprocess.Popen([sys.executable, "-c", TIED_CHILD % (os.getpid(), read_end)], pass_fds=(read_end,),
+                             stdout=subprocess.PIPE)
+    os.close(read_end)
+    try:
+        assert child.stdout.readline() == b"tied\n"
+        os.close(write_end)
+        assert child.wait(timeout=10) == -signal.SIGTERM
+    finally:
+        child.kill()
+        child.wait()
+        child.stdout.close()
+    if sys.platform.startswith("linux"):   # told a parent pid not its parent's: the parent went before the prctl
+        read_end, write_end = os.pipe()
+        no_pid = 1 << 22                     # above Linux's largest pid_max
+        orphan = subprocess.run([sys.executable, "-c", TIED_CHILD % (no_pid, read_end)], pass_fds=(read_end,),
+                                capture_output=True, timeout=30)
+        os.close(read_end)
+        os.close(write_end)
+        assert orphan.returncode == -signal.SIGTERM and orphan.stdout == b""
 
 
 @pytest.mark.parametrize("args, message", [

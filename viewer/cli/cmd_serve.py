@@ -2,8 +2,9 @@
 
 Starts TensorBoard's web server (``tensorboard --grpc_data_provider``, ``viewer/serve/web.py``) first, on a port
 reserved for the provider, so that it starts up while the gRPC data provider (``viewer/serve/``) is imported and
-loads the logdir; prints the URL, and runs until Ctrl-C or SIGTERM, when both stop. ``--provider-only`` starts only
-the provider and prints its address.
+loads the logdir; prints the URL, and runs until Ctrl-C, SIGTERM or a hang-up (SIGHUP: its terminal closed), when
+both stop; TensorBoard ends with it however it ends (a SIGKILL, a crash: ``web.end_with_parent``).
+``--provider-only`` starts only the provider and prints its address.
 """
 from __future__ import annotations
 
@@ -49,7 +50,7 @@ def run(args) -> int:
     # TensorBoard, our child, reaches the provider on 127.0.0.1; only --provider-only exposes it on --host
     grpc_host = args.host if args.provider_only else "127.0.0.1"
     stop = threading.Event()   # before TensorBoard starts: a signal from here on stops it with us
-    for sig in (signal.SIGINT, signal.SIGTERM):
+    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
         signal.signal(sig, lambda *_: stop.set())
     child = None
     try:
