@@ -6,7 +6,8 @@
   or, without groups, the run name with the match removed (``/`` trimmed at both ends; ``.`` when nothing is
   left). ``r"/seed_\\d+$"`` puts ``lr0.1/seed_1`` and ``lr0.1/seed_2`` in ``lr0.1``; ``r"/rank_\\d+$"`` folds the
   sub-runs of distributed ranks (``<run>/rank_<N>``) into ``<run>``. A run the regex does not match is a group of
-  its own, named by the run;
+  its own, named by the run; a regex that matches no run at all (a typo, most often) warns (``UserWarning``), and
+  leaves each run a group of its own all the same (so folding ranks still works on a logdir of one process);
 - a list of HParams names: runs whose values are equal group together, named ``name=value,name=value``. A run takes
   the HParams of its own directory or, failing that, of its nearest parent run (TensorBoard's HParams dashboard
   counts a session's sub-directories as its own). Runs without a value for every name are left out (a warning
@@ -24,12 +25,14 @@ __all__ = ["group_runs", "GroupBy"]
 GroupBy = Union[str, Pattern, Sequence[str], Callable[[str], Optional[str]]]
 
 
-def _by_regex(pattern: Union[str, Pattern]) -> Callable[[str], str]:
+def _compile(pattern: Union[str, Pattern]) -> Pattern:
     try:
-        rx = re.compile(pattern)
+        return re.compile(pattern)
     except re.error as err:
         raise ValueError("by is not a valid regex: %r (%s)" % (pattern, err)) from None
 
+
+def _by_regex(rx: Pattern) -> Callable[[str], str]:
     def name(run: str) -> str:
         m = rx.search(run)
         if m is None:
@@ -70,7 +73,12 @@ def group_runs(runs: Iterable[str], by: GroupBy, hparams: Optional[Mapping[str, 
     ``Logdir.hparams`` (``{run: HParamsRecord}``), needed when ``by`` names HParams."""
     runs = sorted(runs)
     if isinstance(by, (str, re.Pattern)):
-        name = _by_regex(by)
+        rx = _compile(by)
+        name = _by_regex(rx)
+        if runs and not any(rx.search(run) for run in runs):
+            shown = ", ".join(runs[:5]) + (", ..." if len(runs) > 5 else "")
+            warnings.warn("by=%r matches none of the %d runs (%s): each run is a group of its own"
+                          % (rx.pattern, len(runs), shown), stacklevel=3)
     elif callable(by):
         name = by
     elif isinstance(by, (list, tuple)) and by and all(isinstance(n, str) for n in by):

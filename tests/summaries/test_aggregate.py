@@ -2,12 +2,14 @@
 against numpy on the loaded columns (interpolated and binned alignment; runs of different lengths, a restarted run,
 NaN values, a group of one run); the event files of ``write=`` read back by a real TensorBoard server."""
 import os
+import re
 import warnings
 
 import numpy as np
 import pytest
 
 from tfevents.summaries import SummaryWriter, aggregate, load_logdir
+from tfevents.summaries.compare import group_runs
 
 from _tensorboard import TensorBoardServer
 
@@ -80,6 +82,20 @@ def test_the_regex_first_group_and_a_callable_name_groups(seeds):
     assert by_group.equals(by_removal) and by_callable.equals(by_removal)
     only_one = aggregate(seeds, by=lambda run: "x" if run.startswith("lr0.01/") else None, tags="^acc$")
     assert set(only_one.group) == {"x"} and set(only_one["count"]) == {SEEDS}
+
+
+def test_a_regex_that_matches_no_run_warns_and_leaves_each_run_alone(seeds):
+    runs = ["lr0.1/seed_0", "lr0.1/seed_1", "solo"]
+    message = "by=%r matches none of the 3 runs (lr0.1/seed_0, lr0.1/seed_1, solo): each run is a group of its own"
+    with pytest.warns(UserWarning, match=re.escape(message % r"/sed_\d+$")):
+        assert group_runs(runs, r"/sed_\d+$") == {run: [run] for run in runs}
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert group_runs(runs, r"/seed_\d+$") == {"lr0.1": ["lr0.1/seed_0", "lr0.1/seed_1"], "solo": ["solo"]}
+        assert group_runs([], r"/sed_\d+$") == {}
+    with pytest.warns(UserWarning, match="matches none of the %d runs" % (len(GROUPS) * SEEDS)):
+        df = aggregate(seeds, by=r"/sed_\d+$", tags="^acc$", stats=("count",))
+    assert set(df["count"]) == {1} and len(df.attrs["groups"]) == len(GROUPS) * SEEDS
 
 
 def test_rank_sub_runs_fold_into_their_run(tmp_path):
