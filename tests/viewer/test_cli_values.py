@@ -74,6 +74,28 @@ def test_inspect_values_table(runs, capsys):
     assert cells[7] == sparkline(s.value) == "▄ ▁▇▁█▂"
 
 
+def test_an_all_nan_series_reads_the_same_in_export_and_inspect(tmp_path, capsys):
+    """Its last value is NaN at its last step; it has no min or max: NaN with no step (-1 in the tables, ``-`` in
+    the table inspect prints, NaN null in its JSON)."""
+    with SummaryWriter(str(tmp_path / "logs" / "diverged")) as w:
+        for step in (0, 5, 9):
+            w.add_scalar("loss", float("nan"), step)
+    logdir = str(tmp_path / "logs")
+    out = tmp_path / "summary.csv"
+    assert main(["export", logdir, "--summary", "-o", str(out)]) == 0
+    (row,) = pd.read_csv(out, keep_default_na=False, na_values=["nan"]).itertuples(index=False)
+    assert row.last_value_step == 9 and row.min_step == row.max_step == -1
+    assert np.isnan(row.last) and np.isnan(row.min) and np.isnan(row.max)
+    capsys.readouterr()
+    assert main(["inspect", logdir, "--values", "--json"]) == 0
+    (doc,) = json.loads(capsys.readouterr().out)["values"]
+    assert (doc["last"], doc["last_value_step"], doc["min"], doc["min_step"], doc["max"], doc["max_step"]) == \
+        (None, 9, None, -1, None, -1)
+    assert main(["inspect", logdir, "--values"]) == 0
+    line = next(l for l in capsys.readouterr().out.splitlines() if l.split()[:1] == ["loss"] and "scalars" not in l)
+    assert line.split()[1:7] == ["nan", "9", "nan", "-", "nan", "-"], line
+
+
 def test_sparkline():
     assert sparkline([0, 1, 2, 3, 4, 5, 6, 7]) == BLOCKS
     assert sparkline(np.arange(100.0), width=8) == BLOCKS

@@ -2,7 +2,8 @@
 that go back, points dropped by restarts, and every corrupted or truncated record with its offset.
 Tensors, videos, meshes and embeddings also show their shapes (of the last step). ``--values`` adds, per run and
 scalar tag, the last, minimum and maximum values with their steps (``Logdir.summary()``: NaN skipped, the first
-point of a tie) and a unicode sparkline of the series.
+point of a tie; a series of NaN only shows ``nan`` at its last step, and ``nan`` with no step, ``-``, for its min
+and max) and a unicode sparkline of the series.
 
 Corrupt records are reported on stderr (file, offset) and reading goes on (``--on-error``).
 Long loads show a progress bar on stderr when it is a terminal (``--progress`` forces it).
@@ -203,15 +204,16 @@ def value_rows(logdir, width: int = 24):
 
 
 def _print_values(rows, out) -> None:
-    """The ``--values`` table of one run's scalar tags."""
+    """The ``--values`` table of one run's scalar tags: a NaN value as ``nan``, no step (``NO_STEP``: an all-NaN
+    series has no min or max) as ``-``."""
+    from tfevents.summaries.reader.summary import NO_STEP  # lazy: numpy (CLI start-up)
     width = max(len(printable(r["tag"])) for r in rows)
     print("  %-*s %14s %8s  %14s %8s  %14s %8s  %s" % (width, "scalar", "last", "@step", "min", "@step", "max",
                                                        "@step", "trend"), file=out)
     for r in rows:
         cells = []
         for name, at in (("last", "last_value_step"), ("min", "min_step"), ("max", "max_step")):
-            value = r[name]
-            cells += ["-", "-"] if value is None else [_number(value), str(r[at])]
+            cells += ["nan" if r[name] is None else _number(r[name]), "-" if r[at] == NO_STEP else str(r[at])]
         print("  %-*s %14s %8s  %14s %8s  %14s %8s  %s" % ((width, printable(r["tag"])) + tuple(cells)
                                                            + (r["sparkline"],)), file=out)
 
