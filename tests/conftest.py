@@ -13,6 +13,9 @@ os.environ.setdefault("MPLBACKEND", "Agg")
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SHARED = os.path.join(os.path.dirname(REPO), "shared")
 sys.path.insert(0, os.path.join(REPO, "tests"))
+# The peers' vendored suites run in pytest processes of their own (summaries/test_peer_suites.py), never in ours; no
+# conftest.py of theirs here, which would shadow this one as the module `conftest`.
+collect_ignore = ["peer_suites"]
 
 
 @pytest.fixture(scope="session")
