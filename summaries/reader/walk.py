@@ -16,11 +16,20 @@ from typing import Dict, List, Optional, Tuple
 
 from .decode import Problem
 
-__all__ = ["Discovery", "discover", "is_url", "is_event_file"]
+__all__ = ["Discovery", "discover", "fsspec_url", "is_url", "is_event_file"]
 
 
 def is_url(path: str) -> bool:
     return "://" in path or path.startswith("memory:")
+
+
+def fsspec_url(url: str) -> str:
+    """``url`` with its protocols in lower case, the only case fsspec knows (``S3://b/x`` -> ``s3://b/x``)."""
+    parts = url.split("::")
+    for i, part in enumerate(parts):
+        scheme, sep, rest = part.partition("://")
+        parts[i] = scheme.lower() + sep + rest if sep else part.lower() if i < len(parts) - 1 else part
+    return "::".join(parts)
 
 
 def is_event_file(name: str) -> bool:
@@ -99,7 +108,7 @@ def discover(path: str, runs: Optional[str] = None, storage_options: Optional[di
     problems: List[Problem] = []
     if is_url(path):
         import fsspec
-        fs, root = fsspec.core.url_to_fs(path, **(storage_options or {}))
+        fs, root = fsspec.core.url_to_fs(fsspec_url(path), **(storage_options or {}))
         if fs.isfile(root):
             groups = {".": [root]}
         elif fs.isdir(root):
