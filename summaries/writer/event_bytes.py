@@ -20,7 +20,7 @@ from typing import Callable, NamedTuple
 
 __all__ = [
     "varint", "scalar_prefix", "scalar_packer", "ScalarPacker", "scalar_event", "event_header", "summary_event",
-    "file_version_event", "FILE_VERSION",
+    "file_version_event", "event_step", "FILE_VERSION",
 ]
 
 FILE_VERSION = "brain.Event:2"
@@ -121,3 +121,32 @@ def summary_event(wall_time: float, step: int, summary: bytes) -> bytes:
 def file_version_event(wall_time: float, step: int = 0) -> bytes:
     """Serialized ``Event(wall_time, step, file_version="brain.Event:2")``, the first event of a file."""
     return event_header(wall_time, step) + _len_delimited(0x1A, FILE_VERSION.encode())
+
+
+def event_step(payload: bytes) -> int:
+    """The ``step`` of a serialized Event (0 when absent), read from its first fields: serializers write fields
+    in number order, so ``step`` (2) follows ``wall_time`` (1) and the first field numbered above 2 ends the look."""
+    offset, size = 0, len(payload)
+    while offset < size:
+        key, offset = _read_varint(payload, offset)
+        field, wire_type = key >> 3, key & 7
+        if field == 2 and wire_type == 0:
+            step = _read_varint(payload, offset)[0]
+            return step - _U64 if step >= 1 << 63 else step
+        if field > 2 or wire_type not in (0, 1):
+            return 0
+        offset = offset + 8 if wire_type == 1 else _read_varint(payload, offset)[1]
+    return 0
+
+
+def _read_varint(data: bytes, offset: int):
+    """``(value, offset after it)`` of the base-128 varint at ``offset``."""
+    value = shift = 0
+    while offset < len(data):
+        byte = data[offset]
+        offset += 1
+        value |= (byte & 0x7F) << shift
+        if byte < 0x80:
+            break
+        shift += 7
+    return value, offset

@@ -22,17 +22,27 @@ stores new immutable objects in a run folder given as an fsspec URL (``s3://``, 
   in ``make()`` drops that one event and is raised like an I/O error (below), the events around
   it are written. Deferred events hold their inputs: past ``max_deferred_bytes`` of them
   pending, the caller builds them itself (bounded memory).
-* ``flush()`` returns once every event queued before it is written and flushed to the OS (in an
-  object store: stored as an object).
-* An I/O error in the background thread is raised to the caller by its next call on the
-  writer. The bytes that could not be written are kept and retried, so a disk that was full and
-  gets space back loses nothing.
-* ``close()`` writes everything and is idempotent; adding after ``close()`` raises ValueError
-  (``flush()`` is then a no-op);
-  ``reopen()`` starts a new file. Writers still open at interpreter exit are flushed and closed.
-  Once a writer to a URL exists, SIGTERM (whose default handler would end the process without
-  running ``atexit``) first flushes every writer, then does what it did before (see
-  ``_flush_on_sigterm``).
+* ``flush(timeout=None)`` returns once every event queued before it is written and flushed to the
+  OS (in an object store: stored as an object); in an object store it waits at most ``timeout``
+  seconds (None: ``object_sink.STORE_TIMEOUT``, 30 s), then raises TimeoutError naming the run and
+  the steps not stored, which stay held and retried.
+* An error the caller must hear of (a local disk's I/O error, an encoding error, an object store's
+  permanent error) is raised by its next call on the writer, after that call's own event is queued
+  (the call that hears of it loses nothing), or by ``flush()`` or ``close()``, whichever comes
+  first: each looks after it has written, so an error the thread keeps while they wait is theirs.
+  An object store that is slow or down is never raised into ``add_*``: its records wait in memory
+  (capped, see ``object_sink``) and a ``StoreWarning`` is issued at the next call. The bytes that
+  could not be written are kept and retried, so a disk that was full and gets space back loses
+  nothing.
+* ``close(timeout=None)`` writes everything and is idempotent; adding after ``close()`` raises
+  ValueError (``flush()`` is then a no-op); ``reopen()`` starts a new file. In an object store it waits
+  as ``flush()``; if it times out the writer is closed all the same and the records go on being
+  retried in the background until the process ends (the exit hook waits for them, below).
+* Writers still open at interpreter exit are flushed and closed, within ``TFEVENTS_EXIT_TIMEOUT``
+  seconds in all (``EXIT_TIMEOUT``, 30 s, when unset): once a writer to a URL exists, SIGTERM (whose
+  default handler would end the process without running ``atexit``) first does the same, then
+  what it did before (see ``_flush_on_sigterm``). What could not be stored by then is named on
+  stderr (run, number of events, steps) and the process ends.
 * If the file is deleted while the writer runs, the next write starts a new file (as
   TensorFlow's EventsWriter does) instead of writing into an unlinked inode.
 * In a forked child, inherited writers leave the parent's queued events to the parent and
@@ -44,8 +54,10 @@ import atexit
 import collections
 import math
 import os
+import sys
 import threading
 import time
+import warnings
 import weakref
 from typing import Callable, Iterable, List, Optional, Tuple
 
@@ -58,6 +70,8 @@ _live_writers: "weakref.WeakSet[EventFileWriter]" = weakref.WeakSet()
 _CALLER_WRITES_AT = 65536             # pending events beyond which add_* writes in the caller's thread
 _MIN_INTERVAL = 0.1                   # seconds between two max_queue-triggered writes of a writer
 MAX_DEFERRED_BYTES = 256 << 20        # inputs of deferred events pending beyond which the caller builds them
+EXIT_TIMEOUT = 30.0                   # seconds, in all, to store what is held at exit or on SIGTERM ...
+EXIT_TIMEOUT_VARIABLE = "TFEVENTS_EXIT_TIMEOUT"   # ... unless this environment variable says otherwise
 
 
 class DeferredEvent:
@@ -153,12 +167,15 @@ class EventFileWriter:
         storage_options: for a URL, the fsspec filesystem's options (credentials, endpoint, ...).
         object_bytes: for a URL, the bytes of records held before an object is stored whatever
             the time (else every ``flush_secs``, at ``flush()`` and at ``close()``).
+        max_held_bytes: for a URL, the records held unstored (the store down) beyond which the oldest
+            are dropped, counted and warned about (None: 64 MiB; see ``object_sink``).
     """
 
     def __init__(self, logdir: str, max_queue: int = 10, flush_secs: float = 120,
                  filename_suffix: str = "", keep_open: bool = True, *,
                  max_queue_size: Optional[int] = None, storage_options: Optional[dict] = None,
-                 object_bytes: Optional[int] = None, max_deferred_bytes: int = MAX_DEFERRED_BYTES) -> None:
+                 object_bytes: Optional[int] = None, max_held_bytes: Optional[int] = None,
+                 max_deferred_bytes: int = MAX_DEFERRED_BYTES) -> None:
         if max_queue_size is not None:   # TensorBoard's / tensorboardX's name
             max_queue = max_queue_size
         if int(max_queue) < 1:
@@ -171,6 +188,7 @@ class EventFileWriter:
         self._suffix = filename_suffix or ""
         self._keep_open = keep_open
         self._object_bytes = object_bytes
+        self._max_held_bytes = max_held_bytes
         self._fs = None                  # the fsspec filesystem of a URL logdir
         self._object_sink = None         # its module, imported for a logdir that may be a URL
         if ":" in self._logdir:          # a URL, or a path that looks like one: object_sink decides
@@ -192,7 +210,8 @@ class EventFileWriter:
     # ---------------------------------------------------------------- lifecycle
     def _open(self) -> None:
         self._pending: "collections.deque[bytes]" = collections.deque()
-        self._error: Optional[BaseException] = None
+        self._error: Optional[BaseException] = None   # what the caller must hear of: an error, or a Warning
+        self._error_lock = threading.Lock()
         self._deferred_lock = threading.Lock()
         self._deferred_pending = 0        # DeferredEvents queued and not yet built ...
         self._deferred_bytes = 0          # ... and the bytes they hold
@@ -205,8 +224,9 @@ class EventFileWriter:
             if self._fs is None:
                 self._sink = LocalFileSink(self._logdir, self._suffix, self._keep_open)
             else:
-                self._sink = self._object_sink.ObjectStoreSink(self._fs, self._root, self._logdir, self._suffix,
-                                                               self._flush_secs, self._object_bytes)
+                self._sink = self._object_sink.ObjectStoreSink(
+                    self._fs, self._root, self._logdir, self._suffix, self._flush_secs, self._object_bytes,
+                    self._max_held_bytes, report=self._keep_error)
         self._worker: Optional[_Worker] = _get_worker()
         self._worker.register(self)
         _live_writers.add(self)
@@ -232,31 +252,56 @@ class EventFileWriter:
         if self._closed:
             self._open()
 
-    def flush(self) -> None:
+    def flush(self, timeout: Optional[float] = None) -> None:
         """Write every queued event and hand it to the OS (store it as an object); returns when that is done.
 
-        A no-op after ``close()`` (which wrote everything), as in TF1 and torch.
+        In an object store, waits at most ``timeout`` seconds (None: ``object_sink.STORE_TIMEOUT``), then raises
+        TimeoutError naming the run and steps not stored (they stay held and retried). Raises an error the
+        writer's thread kept (see the module docstring). A no-op after ``close()`` (which wrote everything), as
+        in TF1 and torch.
         """
         if self._closed:
             return
+        self._store_all(self._deadline(timeout))
         self._check()
-        with self._io_lock:
-            self._write_pending(force=True)
 
-    def close(self) -> None:
-        """Flush and close the file. Idempotent. Raises OSError if queued events could not be written."""
+    def close(self, timeout: Optional[float] = None) -> None:
+        """Flush and close the file. Idempotent. Raises OSError if queued events could not be written (in an
+        object store: TimeoutError after ``timeout`` seconds, as ``flush``; the writer is closed all the same and
+        what it holds is retried until the process ends), or an error the writer's thread kept."""
         if self._closed:
             return
+        deadline = self._deadline(timeout)
         self._closed = True
         if self._worker is not None:
             self._worker.unregister(self)
-        _live_writers.discard(self)
-        with self._io_lock:
-            try:
-                self._write_pending(force=True)
-            finally:
-                self._sink.close()
-                self._pending.clear()
+        try:
+            self._store_all(deadline)
+        finally:
+            self._sink.close()
+            self._pending.clear()
+            if not (self._fs is not None and self._sink.holding):   # else the exit hook waits for its uploads
+                _live_writers.discard(self)
+        error = self._take_error()
+        if error is not None and not isinstance(error, Warning):
+            raise error
+
+    def _deadline(self, timeout: Optional[float]) -> float:
+        if timeout is None:
+            timeout = self._object_sink.STORE_TIMEOUT if self._fs is not None else math.inf
+        return time.monotonic() + max(0.0, timeout)
+
+    def _store_all(self, deadline: float) -> None:
+        """Frame everything queued and hand it to the sink (under the I/O lock, waited for until ``deadline``),
+        then wait until the sink has stored it (outside the lock: the writer's thread and callers go on)."""
+        wait = deadline - time.monotonic()
+        if not self._io_lock.acquire(timeout=-1 if wait == math.inf else max(0.0, wait)):
+            raise TimeoutError("%s: the writer was still busy writing after the timeout" % (self._logdir,))
+        try:
+            self._write_pending(force=True)
+        finally:
+            self._io_lock.release()
+        self._sink.sync(deadline)
 
     def __enter__(self) -> "EventFileWriter":
         return self
@@ -275,7 +320,8 @@ class EventFileWriter:
     def add_serialized_event(self, payload: bytes) -> None:
         """Queue one serialized Event (the hot path: an append and a length check)."""
         if self._error is not None or self._closed:
-            self._check()
+            self._add_checked(payload)
+            return
         pending = self._pending
         pending.append(payload)
         if len(pending) >= self._wake_at:
@@ -283,16 +329,19 @@ class EventFileWriter:
 
     def add_serialized_events(self, payloads: Iterable[bytes]) -> None:
         """Queue several serialized Events, in order."""
-        self._check()
+        if self._closed:
+            self._check()
         pending = self._pending
         pending.extend(payloads)
         if len(pending) >= self._wake_at:
             self._request_write(len(pending))
+        if self._error is not None:
+            self._check()
 
     def add_deferred_event(self, make: Callable[[], Optional[bytes]], nbytes: int = 0) -> None:
         """Queue an Event that ``make()`` builds when it is written (see the module docstring); the thread
         is asked to write soon, so that what ``make`` holds (``nbytes``) is freed soon."""
-        if self._error is not None or self._closed:
+        if self._closed:
             self._check()
         with self._deferred_lock:
             self._deferred_pending += 1
@@ -304,15 +353,44 @@ class EventFileWriter:
                 self._write_pending()
         else:
             self._request_write(len(self._pending))
+        if self._error is not None:
+            self._check()
+
+    def _add_checked(self, payload: bytes) -> None:
+        """``add_serialized_event`` when there is something to tell the caller: a closed writer refuses
+        ``payload``; otherwise it is queued first, then the error is raised (or the warning issued), so the
+        call that hears of it loses nothing."""
+        if self._closed:
+            self._check()
+        pending = self._pending
+        pending.append(payload)
+        if len(pending) >= self._wake_at:
+            self._request_write(len(pending))
+        self._check()
 
     def _check(self) -> None:
-        """Raise what the caller must hear about: a closed writer or a background I/O error."""
+        """Tell the caller what it must hear about: a closed writer or an error kept by the writer's thread
+        (raised), or a ``StoreWarning`` (issued)."""
         if self._closed:
             raise ValueError("cannot write to a closed event writer (%s); call reopen() first"
                              % (self._sink.path or self._logdir))
-        error, self._error = self._error, None
-        if error is not None:
+        error = self._take_error()
+        if isinstance(error, Warning):
+            warnings.warn(error, stacklevel=3)
+        elif error is not None:
             raise error
+
+    def _keep_error(self, error: Optional[BaseException]) -> None:
+        """Keep ``error`` for the caller's next call (any thread): an error is kept over a warning and over a
+        later error (the first is the cause); a warning over an earlier warning. None withdraws a warning."""
+        with self._error_lock:
+            if self._error is None or isinstance(self._error, Warning):
+                self._error = error
+
+    def _take_error(self) -> Optional[BaseException]:
+        with self._error_lock:
+            error, self._error = self._error, None
+        return error
 
     def _request_write(self, n_pending: int) -> None:
         """max_queue events are pending: have the thread write them (see ``_next_look``);
@@ -347,11 +425,20 @@ class EventFileWriter:
         return (now >= self._next_write or now >= self._sink.due_at
                 or (self._write_requested and now >= self._last_write + _MIN_INTERVAL))
 
+    def _give_up(self) -> None:
+        """At the end of the process, once what could not be stored is reported: closed, no further attempt."""
+        self._closed = True
+        if self._worker is not None:
+            self._worker.unregister(self)
+        _live_writers.discard(self)
+        self._sink.stop()
+
     def _forget_parent(self) -> None:
         """In a forked child: see ``_after_fork_in_child``."""
         self._io_lock = threading.RLock()     # the parent's may have been held at the fork
         self._pending.clear()
         self._error = None
+        self._error_lock = threading.Lock()
         self._deferred_lock = threading.Lock()
         self._deferred_pending = self._deferred_bytes = 0
         self._write_requested, self._wake_at = False, self._max_queue
@@ -367,7 +454,7 @@ class EventFileWriter:
             try:
                 self._write_pending(deadline=time.monotonic() >= self._next_write)
             except Exception as e:  # noqa: BLE001 - surfaced to the caller
-                self._error = e
+                self._keep_error(e)
 
     def _write_pending(self, force: bool = False, deadline: bool = False) -> None:
         """Frame the queued events and hand them to the sink: ``force`` (flush, close) to be stored
@@ -414,40 +501,66 @@ class EventFileWriter:
 
 @atexit.register
 def _close_all_at_exit() -> None:
-    """Write what is still queued in writers the program did not close."""
+    """Write what is still queued in writers the program did not close, and wait for the uploads of those whose
+    ``close()`` timed out, until the exit deadline (``_exit_deadline``); say on stderr what could not be stored."""
+    deadline = _exit_deadline()
     for writer in list(_live_writers):
         try:
-            writer.close()
+            if writer.closed:
+                writer._sink.sync(deadline)
+            else:
+                writer.close(timeout=deadline - time.monotonic())
         except Exception as e:  # noqa: BLE001 - nothing to raise to at exit; say what was lost
-            import sys
-            print("tfevents: could not write events at exit: %s" % (e,), file=sys.stderr)
+            _report_unstored(writer, "exit", e)
+        finally:
+            _live_writers.discard(writer)
 
 
 _sigterm_hooked = False
 _exit_hooked = False
+_exit_deadline_at: Optional[float] = None
+
+
+def _exit_timeout() -> float:
+    """``TFEVENTS_EXIT_TIMEOUT`` (seconds; ``EXIT_TIMEOUT`` when unset or not a number)."""
+    value = os.environ.get(EXIT_TIMEOUT_VARIABLE, "")
+    try:
+        return max(0.0, float(value)) if value.strip() else EXIT_TIMEOUT
+    except ValueError:
+        return EXIT_TIMEOUT
+
+
+def _exit_deadline() -> float:
+    """The one deadline of the exit hooks: ``_exit_timeout()`` seconds after the first of them started."""
+    global _exit_deadline_at
+    if _exit_deadline_at is None:
+        _exit_deadline_at = time.monotonic() + _exit_timeout()
+    return _exit_deadline_at
 
 
 def _flush_before_threads_stop() -> None:
-    """Once a writer to a URL exists: flush every writer when the interpreter starts to exit, before
+    """Once a writer to a URL exists: store what every writer holds when the interpreter starts to exit, before
     ``concurrent.futures`` stops taking work (``threading._register_atexit`` hooks run in reverse order of
     registration, before ``atexit``'s; the filesystems' clients, e.g. aiobotocore, resolve hosts in an
-    executor that refuses work once its own hook has run). The ``atexit`` hook then closes them."""
+    executor that refuses work once its own hook has run), until the exit deadline. A writer that could not
+    store everything by then is reported and given up (its upload thread stopped), so the ``atexit`` hook, which
+    then closes the others, neither waits for it again nor reports it twice."""
     global _exit_hooked
     register = getattr(threading, "_register_atexit", None)
     if _exit_hooked or register is None:
         return
     try:
-        register(_flush_all, "interpreter exit")
+        register(_store_every_writer, "exit", _exit_deadline, True)
     except RuntimeError:   # the interpreter is already exiting
         return
     _exit_hooked = True
 
 
 def _flush_on_sigterm() -> None:
-    """Once a writer to a URL exists: on SIGTERM, flush every writer first (an object store holds
-    records in memory between uploads, and SIGTERM's default action ends the process without
-    ``atexit``), then do what SIGTERM did before: end the process by SIGTERM (same exit status),
-    or call the handler that was installed. Only from the main thread (Python's signal rule),
+    """Once a writer to a URL exists: on SIGTERM, store what every writer holds first (an object store holds
+    records in memory between uploads, and SIGTERM's default action ends the process without ``atexit``),
+    for at most ``_exit_timeout()`` seconds, then do what SIGTERM did before: end the process by SIGTERM (same
+    exit status), or call the handler that was installed. Only from the main thread (Python's signal rule),
     and not when SIGTERM is ignored; a handler installed later replaces this one."""
     global _sigterm_hooked
     if _sigterm_hooked or threading.current_thread() is not threading.main_thread():
@@ -459,7 +572,8 @@ def _flush_on_sigterm() -> None:
         return
 
     def on_sigterm(signum, frame):
-        _flush_all("SIGTERM")
+        deadline = time.monotonic() + _exit_timeout()
+        _store_every_writer("SIGTERM", lambda: deadline, give_up=not callable(previous))
         if callable(previous):
             previous(signum, frame)
             return
@@ -470,11 +584,31 @@ def _flush_on_sigterm() -> None:
     _sigterm_hooked = True
 
 
-def _flush_all(why: str) -> None:
-    """Flush every open writer; say on stderr what could not be stored."""
+def _store_every_writer(why: str, deadline: Callable[[], float], give_up: bool) -> None:
+    """Flush every open writer (and wait for the uploads of those closed by a ``close()`` that timed out) until
+    ``deadline()``; say on stderr what could not be stored, and, if ``give_up`` (the process ends), close
+    those writers without trying further."""
+    until = deadline()
     for writer in list(_live_writers):
         try:
-            writer.flush()
+            if writer.closed:
+                writer._sink.sync(until)
+            else:
+                writer.flush(timeout=until - time.monotonic())
         except Exception as e:  # noqa: BLE001 - nothing to raise to in a signal handler; say what was lost
-            import sys
-            print("tfevents: could not write events at %s: %s" % (why, e), file=sys.stderr)
+            _report_unstored(writer, why, e)
+            if give_up:
+                writer._give_up()
+
+
+def _report_unstored(writer: "EventFileWriter", why: str, error: BaseException) -> None:
+    """One line on stderr: the run and what of it was not stored (events and steps), and why."""
+    sink = writer._sink
+    unstored = sink.unstored() if writer._fs is not None else ""
+    if unstored:
+        queued = len(writer._pending)
+        print("tfevents: at %s, not stored in %s: %s%s (%s)"
+              % (why, sink.url, unstored, "; and %d events still queued" % queued if queued else "",
+                 sink.failure_text()), file=sys.stderr)
+    else:
+        print("tfevents: could not write events at %s: %s" % (why, error), file=sys.stderr)

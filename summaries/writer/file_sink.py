@@ -5,11 +5,14 @@ and stores them. Its interface, shared with ``object_sink.ObjectStoreSink``:
 
 * ``write(data, force, due)``: store ``data`` after whatever an earlier failed write left behind.
   On failure raise OSError and keep the bytes for the next call. ``force`` (flush and close) means
-  the bytes must be stored when the call returns; ``due``, that the writer's ``flush_secs`` passed
-  without a write. A local file stores the bytes at once either way.
+  the bytes are to be stored now (``sync`` waits for them); ``due``, that the writer's ``flush_secs``
+  passed without a write. A local file stores the bytes at once either way; an object store only
+  holds them here and uploads from a thread of its own.
 * ``holding``: true while bytes are kept that are not stored yet.
 * ``due_at``: the ``time.monotonic()`` time at which the sink wants ``write(b"", False)`` called
   even if no event is queued (``math.inf``: never).
+* ``sync(deadline)``: return once everything written is stored (a local file: at once; an object
+  store waits for its uploads, TimeoutError at ``deadline``); ``stop()``: no further attempt.
 * ``path``: the file (or object) being written; ``close()``; ``forget_parent()`` in a forked child.
 
 The local file is ``events.out.tfevents.<%010d secs>.<hostname>.<pid>.<n>[suffix]``; ``n`` is a
@@ -107,6 +110,12 @@ class LocalFileSink:
                 continue
         self.path = path
         return record.encode_record(file_version_event(time.time()))
+
+    def sync(self, deadline: float) -> None:
+        """Nothing to wait for: ``write`` handed the bytes to the OS."""
+
+    def stop(self) -> None:
+        """Nothing runs in the background."""
 
     def close(self) -> None:
         self._close_fd()

@@ -165,10 +165,13 @@ class SummaryWriter(MediaMethods):
         storage_options: for a logdir given as an fsspec URL (``s3://bucket/exp1``, ``gs://``, ``az://``,
             ``memory://``, ...), the filesystem's options, as the reader takes them (credentials, endpoint).
             Each upload is a new object in the run's folder (see ``object_sink``); ``flush()`` and
-            ``close()`` return once the records are stored.
+            ``close()`` return once the records are stored (TimeoutError after their ``timeout``, 30 s by
+            default). A store that is slow or down never raises into ``add_*``: the records wait.
         object_bytes: for a URL logdir, the bytes of records held before they are stored whatever the
             time (None: 8 MiB, ``object_sink.DEFAULT_OBJECT_BYTES``); otherwise they are stored every
             ``flush_secs``.
+        max_held_bytes: for a URL logdir, the records waiting while the store is down beyond which the
+            oldest are dropped, counted and warned about (None: 64 MiB, ``object_sink.DEFAULT_MAX_HELD_BYTES``).
         rank, ranks: which processes of a distributed job write (``writer/ranks.py``). ``rank``: this
             process's rank, None = found in torch.distributed or the launcher's environment (RANK,
             SLURM_PROCID, OMPI_COMM_WORLD_RANK, PMI_RANK; jax.process_index() if jax is imported).
@@ -199,6 +202,7 @@ class SummaryWriter(MediaMethods):
                  log_dir: Optional[str] = None, comment: str = "", purge_step: Optional[int] = None,
                  session: Any = None,
                  storage_options: Optional[Dict[str, Any]] = None, object_bytes: Optional[int] = None,
+                 max_held_bytes: Optional[int] = None,
                  rank: Optional[int] = None, ranks: _ranks.Ranks = "zero", encode_in_background: bool = True,
                  write_to_disk: bool = True, comet_config: Optional[Mapping[str, Any]] = None) -> None:
         if session is not None:
@@ -221,7 +225,8 @@ class SummaryWriter(MediaMethods):
         self._flush_secs = flush_secs
         self._encode_in_background = bool(encode_in_background)
         self._suffix = filename_suffix or ""
-        self._store = {"storage_options": storage_options, "object_bytes": object_bytes}   # URL logdirs
+        self._store = {"storage_options": storage_options, "object_bytes": object_bytes,   # URL logdirs
+                       "max_held_bytes": max_held_bytes}
         self._scalar_packers: Dict[str, _event_bytes.ScalarPacker] = {}
         self._max_step = 0   # highest step logged in this run: where add_hparams puts its metrics
         self._sub_writers: Dict[str, EventFileWriter] = {}
@@ -352,18 +357,21 @@ class SummaryWriter(MediaMethods):
         event.tagged_run_metadata.run_metadata = data
         self._open_writer().add_serialized_event(event.SerializeToString())
 
-    def flush(self) -> None:
-        """Write everything queued (sub-runs too) and hand it to the OS; returns when done."""
-        self._file_writer.flush()
-        for writer in self._sub_writers.values():
-            writer.flush()
+    def flush(self, timeout: Optional[float] = None) -> None:
+        """Write everything queued (sub-runs too) and hand it to the OS; returns when done. For a URL logdir,
+        waits at most ``timeout`` seconds in all (None: 30 s), then raises TimeoutError (the records are kept)."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        for writer in [self._file_writer] + list(self._sub_writers.values()):
+            writer.flush(None if deadline is None else deadline - time.monotonic())
 
-    def close(self) -> None:
-        """Flush and close every file. Idempotent."""
+    def close(self, timeout: Optional[float] = None) -> None:
+        """Flush and close every file. Idempotent. For a URL logdir, waits at most ``timeout`` seconds in all
+        (None: 30 s each), then raises TimeoutError naming what was not stored."""
         errors = []
+        deadline = None if timeout is None else time.monotonic() + timeout
         for writer in list(self._sub_writers.values()) + [self._file_writer]:
             try:
-                writer.close()
+                writer.close(None if deadline is None else deadline - time.monotonic())
             except Exception as e:  # noqa: BLE001 - every file is closed, then the first error raised
                 errors.append(e)
         self._sub_writers.clear()
@@ -426,8 +434,8 @@ class SummaryWriter(MediaMethods):
             self._max_step = step
         writer = self._file_writer   # EventFileWriter.add_serialized_event, inlined
         if writer._error is not None or writer._closed:
-            writer = self._open_writer()
-            writer._check()
+            self._open_writer()._add_checked(payload)   # queued, then an error or warning is told
+            return
         pending = writer._pending
         pending.append(payload)
         if len(pending) >= writer._wake_at:

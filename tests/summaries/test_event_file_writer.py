@@ -169,14 +169,15 @@ def _redirect_fd(fd, target, flags=os.O_WRONLY):
 
 
 def _add_until_error(w, steps):
-    """Add events until the background error surfaces; returns the steps accepted."""
+    """Add events until the background error surfaces; returns the steps accepted (the call that hears of the
+    error keeps its event too)."""
     accepted = []
     for step in steps:
+        accepted.append(step)
         try:
             w.add_event(_event(step))
         except OSError as e:
             return accepted, e
-        accepted.append(step)
         time.sleep(0.02)
     pytest.fail("the background I/O error never reached the caller")
 
