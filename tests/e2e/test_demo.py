@@ -220,9 +220,13 @@ def test_cnn_demo_numbers_equal_tensorflow1_and_logs_filters(tf1, tmp_path):
     for key in sorted(ours.scalars):
         a, b = np.array(ours.scalars[key]), np.array(theirs.scalars[key])
         assert (a[:, 0] == b[:, 0]).all(), key
-        # max pooling: a float32 near-tie may route one gradient differently from TF (tests/e2e/test_cnn_examples.py);
-        # with OpenBLAS's Haswell, Prescott and SkylakeX kernels and TF's oneDNN ones, at most 1/400 of this bound
-        np.testing.assert_allclose(a[:, 1], b[:, 1], rtol=2e-3, atol=1e-4, err_msg=str(key))
+        # max pooling: a float32 near-tie may route one gradient differently from TF (tests/e2e/test_cnn_examples.py),
+        # which moves a whole gradient element and so the gradient's norm, not the loss. With OpenBLAS's Haswell,
+        # Prescott and SkylakeX kernels and TF's oneDNN ones on Intel CPUs every value was within 1/400 of 2e-3; on
+        # an AMD EPYC (OpenBLAS's Haswell kernel, TF's Eigen) the losses still agree to 5e-5 but the gradient norms
+        # to 4.7e-3 (train) and 2.3e-3 (test), one rerouted element: the norms get 1e-2
+        rtol = 1e-2 if key[1] == "gradient_norm" else 2e-3
+        np.testing.assert_allclose(a[:, 1], b[:, 1], rtol=rtol, atol=1e-4, err_msg=str(key))
     train = ea.EventAccumulator(ours.train_dir, size_guidance={ea.IMAGES: 0}).Reload()
     assert FILTERS_TAG in ours.image_tags and sorted(train.Tags()["images"]) == sorted(ours.image_tags)
     grids = train.Images(FILTERS_TAG)
