@@ -67,6 +67,7 @@ from .file_sink import LocalFileSink, event_file_name
 __all__ = ["EventFileWriter", "DeferredEvent", "event_file_name"]
 
 _live_writers: "weakref.WeakSet[EventFileWriter]" = weakref.WeakSet()
+_unfinished_sinks: set = set()        # object-store sinks of writers whose close() timed out: still uploading
 _CALLER_WRITES_AT = 65536             # pending events beyond which add_* writes in the caller's thread
 _MIN_INTERVAL = 0.1                   # seconds between two max_queue-triggered writes of a writer
 MAX_DEFERRED_BYTES = 256 << 20        # inputs of deferred events pending beyond which the caller builds them
@@ -144,6 +145,7 @@ def _after_fork_in_child() -> None:
     all, in a new file of its own (the child's pid in the name)."""
     global _worker, _worker_lock
     _worker, _worker_lock = None, threading.Lock()
+    _unfinished_sinks.clear()            # the parent's uploads: the parent waits for them
     for writer in list(_live_writers):
         writer._forget_parent()
 
@@ -280,8 +282,9 @@ class EventFileWriter:
         finally:
             self._sink.close()
             self._pending.clear()
-            if not (self._fs is not None and self._sink.holding):   # else the exit hook waits for its uploads
-                _live_writers.discard(self)
+            _live_writers.discard(self)
+            if self._fs is not None and self._sink.holding:   # still uploading: the exit hooks wait for it
+                _unfinished_sinks.add(self._sink)
         error = self._take_error()
         if error is not None and not isinstance(error, Warning):
             raise error
@@ -506,14 +509,12 @@ def _close_all_at_exit() -> None:
     deadline = _exit_deadline()
     for writer in list(_live_writers):
         try:
-            if writer.closed:
-                writer._sink.sync(deadline)
-            else:
-                writer.close(timeout=deadline - time.monotonic())
+            writer.close(timeout=deadline - time.monotonic())
         except Exception as e:  # noqa: BLE001 - nothing to raise to at exit; say what was lost
             _report_unstored(writer, "exit", e)
         finally:
             _live_writers.discard(writer)
+    _wait_for_unfinished_sinks("exit", deadline, give_up=True)
 
 
 _sigterm_hooked = False
@@ -591,24 +592,41 @@ def _store_every_writer(why: str, deadline: Callable[[], float], give_up: bool) 
     until = deadline()
     for writer in list(_live_writers):
         try:
-            if writer.closed:
-                writer._sink.sync(until)
-            else:
-                writer.flush(timeout=until - time.monotonic())
+            writer.flush(timeout=until - time.monotonic())
         except Exception as e:  # noqa: BLE001 - nothing to raise to in a signal handler; say what was lost
             _report_unstored(writer, why, e)
             if give_up:
                 writer._give_up()
+    _wait_for_unfinished_sinks(why, until, give_up)
+
+
+def _wait_for_unfinished_sinks(why: str, deadline: float, give_up: bool) -> None:
+    """Wait until ``deadline`` for the uploads of writers whose ``close()`` timed out; report what is left."""
+    for sink in list(_unfinished_sinks):
+        try:
+            sink.sync(deadline)
+            _unfinished_sinks.discard(sink)
+        except Exception as e:  # noqa: BLE001 - nothing to raise to; say what was lost
+            _report_sink(sink, why, e)
+            if give_up:
+                sink.stop()
+                _unfinished_sinks.discard(sink)
 
 
 def _report_unstored(writer: "EventFileWriter", why: str, error: BaseException) -> None:
     """One line on stderr: the run and what of it was not stored (events and steps), and why."""
-    sink = writer._sink
-    unstored = sink.unstored() if writer._fs is not None else ""
-    if unstored:
-        queued = len(writer._pending)
-        print("tfevents: at %s, not stored in %s: %s%s (%s)"
-              % (why, sink.url, unstored, "; and %d events still queued" % queued if queued else "",
-                 sink.failure_text()), file=sys.stderr)
+    if writer._fs is not None:
+        _report_sink(writer._sink, why, error, queued=len(writer._pending))
     else:
         print("tfevents: could not write events at %s: %s" % (why, error), file=sys.stderr)
+
+
+def _report_sink(sink, why: str, error: BaseException, queued: int = 0) -> None:
+    """One line on stderr: an object store's run, the events and steps it did not store, and why."""
+    unstored = sink.unstored()
+    if not unstored and not queued:
+        print("tfevents: could not write events at %s: %s" % (why, error), file=sys.stderr)
+        return
+    print("tfevents: at %s, not stored in %s: %s%s (%s)"
+          % (why, sink.url, unstored or "nothing held", "; and %d events still queued" % queued if queued else "",
+             sink.failure_text()), file=sys.stderr)

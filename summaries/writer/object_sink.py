@@ -66,7 +66,8 @@ from .event_bytes import event_step, file_version_event
 from .file_sink import event_file_name
 
 __all__ = ["ObjectStoreSink", "StoreWarning", "DEFAULT_OBJECT_BYTES", "DEFAULT_MAX_HELD_BYTES", "STORE_TIMEOUT",
-           "describe_steps", "is_permanent", "join_url", "local_path_of", "logdir_url", "open_filesystem"]
+           "describe_steps", "framed_steps", "is_permanent", "join_url", "local_path_of", "logdir_url",
+           "open_filesystem", "url_with_lower_case_scheme"]
 
 DEFAULT_OBJECT_BYTES = 8 << 20     # records held before an object is stored, whatever the time
 DEFAULT_MAX_HELD_BYTES = 64 << 20  # records held unstored (the store down) beyond which the oldest are dropped
@@ -116,7 +117,7 @@ def is_permanent(error: BaseException) -> bool:
             code = response.get("Error", {}).get("Code")
             if isinstance(status, int) and 400 <= status < 500:
                 return status not in (408, 429) and code not in _TRANSIENT_CODES
-        error, seen = error.__cause__ or error.__context__, seen + 1
+        error, seen = error.__cause__, seen + 1
     return False
 
 

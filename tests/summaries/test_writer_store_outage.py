@@ -147,16 +147,22 @@ _CHILD = textwrap.dedent("""
         w.add_scalar("loss", float(step), step)
     print("ready", flush=True)
     sys.stdin.readline()               # the parent black-holes the store, then says go
-    if mode == "exit":
+    if mode == "close":                # a close() that times out: its uploads go on until the exit hook gives up
+        try:
+            w.close(timeout=0.5)
+        except TimeoutError:
+            pass
+    if mode in ("exit", "close"):
         sys.exit(0)
     time.sleep(120)
 """)
 
 
-@pytest.mark.parametrize("mode", ["exit", "sigterm"])
+@pytest.mark.parametrize("mode", ["exit", "close", "sigterm"])
 def test_a_program_ending_while_the_store_hangs_ends_in_bounded_time_naming_what_was_not_stored(proxy, mode):
-    """At interpreter exit and on SIGTERM the writer tries for TFEVENTS_EXIT_TIMEOUT seconds (3 here; 30 by
-    default), then says on stderr which run and steps it could not store, and the process ends."""
+    """At interpreter exit (with the writer open, or closed by a close() that timed out) and on SIGTERM the
+    writer tries for TFEVENTS_EXIT_TIMEOUT seconds (3 here; 30 by default), then says on stderr which run and
+    steps it could not store, and the process ends."""
     url = "s3://%s/ending-%s/run" % (BUCKET, mode)
     env = dict(os.environ, TFEVENTS_EXIT_TIMEOUT="3")
     proc = subprocess.Popen([sys.executable, "-c", _CHILD, url, json.dumps(options(proxy.url)), mode],
@@ -178,7 +184,7 @@ def test_a_program_ending_while_the_store_hangs_ends_in_bounded_time_naming_what
         if proc.poll() is None:
             proc.kill()
             proc.wait()
-    assert returncode == (0 if mode == "exit" else -signal.SIGTERM), stderr
+    assert returncode == (-signal.SIGTERM if mode == "sigterm" else 0), stderr
     assert elapsed < 15, (elapsed, stderr)
     assert url in stderr and "1000 events" in stderr and "steps 1000-1999" in stderr, stderr
 
