@@ -164,11 +164,14 @@ def kind_of_old_style(field: str) -> Optional[str]:
     return _OLD_STYLE_KIND.get(field)
 
 
+_DEFAULT_RESERVOIR: Dict[int, int] = {SCALAR: KINDS["scalars"].reservoir, TENSOR: KINDS["tensors"].reservoir,
+                                      BLOB_SEQUENCE: KINDS["images"].reservoir}
+
+
 def default_reservoir(data_class: int) -> int:
     """The points a live series of ``data_class`` keeps by default: TensorBoard's (scalars 1000, tensors 100,
     blob sequences 10)."""
-    return {SCALAR: KINDS["scalars"].reservoir, TENSOR: KINDS["tensors"].reservoir,
-            BLOB_SEQUENCE: KINDS["images"].reservoir}.get(data_class, 0)
+    return _DEFAULT_RESERVOIR.get(data_class, 0)
 
 
 def check_kinds(kinds) -> Optional[frozenset]:
