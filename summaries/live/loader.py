@@ -129,6 +129,7 @@ class Series:
     plugin: str
     reservoir: Reservoir
     extremes: extremes.Extremes = extremes.NO_EXTREMES
+    listed: Optional[tuple] = field(default=None, repr=False, compare=False)  # (stats, extremes, TagInfo) last listed
 
 
 @dataclass
@@ -383,6 +384,21 @@ def parse_samples_per_plugin(text: Optional[str]) -> Dict[str, int]:
     return out
 
 
+def _tag_info(run: str, tag: str, s: Series) -> TagInfo:
+    """``s`` listed, the same object again while its points and extremes are (TensorBoard asks for every series'
+    listing every few seconds; a reservoir's ``stats`` and a series' ``extremes`` are replaced, never changed)."""
+    stats, found = s.reservoir.stats, s.extremes
+    cached = s.listed
+    if cached is not None and cached[0] is stats and cached[1] is found:
+        return cached[2]
+    count, last_step, max_wall = stats
+    info = TagInfo(run, tag, s.plugin, s.data_class, s.metadata, count, last_step, max_wall,
+                   max(len(v) for v in s.reservoir.data[2]) if s.data_class == BLOB_SEQUENCE else 0,
+                   float(s.reservoir.last_value) if s.data_class == SCALAR else math.nan, *found)
+    s.listed = (stats, found, info)
+    return info
+
+
 class LiveLogdir:
     """Runs of a logdir kept current by :meth:`reload`, read through its read API (the one boundary between the
     loader and the views, as the Rust data server's ``Commit``): :meth:`run_names`, :meth:`run_starts`,
@@ -453,15 +469,10 @@ class LiveLogdir:
                 items = ([(t, run.series[t]) for t in tags if t in run.series] if tags is not None
                          else list(run.series.items()))
                 for tag, s in items:
-                    count, last_step, max_wall = s.reservoir.stats
-                    if count and (plugin is None or s.plugin == plugin) and (
+                    if s.reservoir.stats[0] and (plugin is None or s.plugin == plugin) and (
                             data_class is None or s.data_class == data_class):
-                        found.append((name, tag, s, count, last_step, max_wall, s.extremes))
-        # a reservoir's state is replaced whole on every offer: its snapshot is read without the lock
-        return [TagInfo(name, tag, s.plugin, s.data_class, s.metadata, count, last_step, max_wall,
-                        max(len(v) for v in s.reservoir.data[2]) if s.data_class == BLOB_SEQUENCE else 0,
-                        float(s.reservoir.last_value) if s.data_class == SCALAR else math.nan, *extreme)
-                for name, tag, s, count, last_step, max_wall, extreme in found]
+                        found.append(_tag_info(name, tag, s))
+        return found
 
     def _series_of(self, run: str, tag: str) -> Optional[Series]:
         with self.lock:
