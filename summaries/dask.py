@@ -52,7 +52,7 @@ from .reader.load import check_read_options, reread_records
 from .reader.merge import merge_run
 from .reader.scan import ReadWarning, report, scan_file
 from .reader.tables import pandas_table, record_columns, scalar_columns
-from .reader.walk import discover, is_url
+from .reader.walk import discover, fsspec_url, is_url
 
 __all__ = ["read_scalars", "read_logdir", "write_parquet", "DaskLogdir", "TABLE_KINDS", "COLUMNS",
            "escape_run", "kind_frame", "connect", "ReadWarning"]
@@ -277,7 +277,7 @@ def _write_partition(df: pd.DataFrame, path: str, storage_options: Optional[dict
     import pyarrow.parquet as pq
     if not len(df):
         return 0
-    fs, root = fsspec.core.url_to_fs(path, **(storage_options or {}))
+    fs, root = fsspec.core.url_to_fs(fsspec_url(path), **(storage_options or {}))
     root = root.rstrip("/")
     for run, part in df.groupby("run", sort=False):
         name = escape_run(run)

@@ -21,7 +21,8 @@ def exists(path: str, storage_options: Optional[dict] = None) -> bool:
     if not is_url(path):
         return os.path.exists(path)
     import fsspec  # lazy: optional dependency (the `remote` extra), only for a URL
-    fs, root = fsspec.core.url_to_fs(path, **(storage_options or {}))
+    from tfevents.summaries.reader.walk import fsspec_url  # lazy: the reader (numpy) only for a URL
+    fs, root = fsspec.core.url_to_fs(fsspec_url(path), **(storage_options or {}))
     return fs.exists(root)
 
 

@@ -52,7 +52,7 @@ from .merge import RunData, merge_run
 from .projector import load_embeddings
 from .scan import ReadWarning, report, scan_file
 from .summary import SUMMARY_COLUMNS, summary_columns
-from .walk import discover
+from .walk import discover, fsspec_url
 from .types import (AudioRecord, EmbeddingRecord, HistogramSeries, HParamsRecord, ImageRecord, MeshRecord,
                     PrCurveRecord, ScalarSeries, TensorRecord, TextRecord, VideoRecord)
 
@@ -302,7 +302,7 @@ def _load_embeddings(logdir: Logdir, fs, path, groups, tags, runs) -> List[Probl
     if not any(run == "." for run, _ in dirs) and (runs is None or re.search(runs, ".")):
         root = os.fspath(path)
         if fs is not None:
-            root = fs._strip_protocol(root).rstrip("/") or "/"
+            root = fs._strip_protocol(fsspec_url(root)).rstrip("/") or "/"
             if fs.isdir(root):
                 dirs.append((".", root))
         elif os.path.isdir(root):

@@ -112,3 +112,15 @@ def test_watch_of_an_s3_logdir_shows_the_local_screen(copies):
             term.close()
         screens.append([line for line in screen.splitlines() if "pass " not in line])
     assert screens[0] == screens[1]
+
+
+def test_an_upper_case_scheme_reads_as_the_lower_case_one(copies, s3_env, tmp_path, capsys):
+    """``S3://`` on the command line (inspect, plot) reads what ``s3://`` reads (fsspec knows lower case only: it
+    said 'Protocol not known')."""
+    from tfevents.viewer.cli import main
+    upper = "S3://" + copies[1][len("s3://"):]
+    assert main(["inspect", upper]) == 0
+    listed = capsys.readouterr().out
+    assert main(["inspect", copies[1]]) == 0
+    assert listed.replace(upper, copies[1]) == capsys.readouterr().out and "loss" in listed
+    assert main(["plot", upper, "-o", str(tmp_path / "upper.png")]) == 0 and (tmp_path / "upper.png").stat().st_size
