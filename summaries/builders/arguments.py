@@ -14,6 +14,7 @@ from typing import Any, Optional, Sequence
 
 import numpy as np
 
+from .boxes import check_boxes
 from .common import as_array, check_int
 from .media import _MAX_AUDIO_CHANNELS, _PNG_MODE, _check_dataformats
 from .plugins import _check_num_thresholds
@@ -51,12 +52,7 @@ def images(tensor: Any, dataformats: str = "NCHW") -> None:
 
 def image_with_boxes(img_tensor: Any, box_tensor: Any, dataformats: str = "CHW", **_: Any) -> None:
     image(img_tensor, dataformats)
-    boxes = as_array(box_tensor, "box_tensor")
-    if boxes.dtype.kind not in "iuf":
-        raise TypeError("box_tensor must hold pixel coordinates (int or float), got dtype %s" % boxes.dtype)
-    if boxes.ndim != 2 or boxes.shape[1] != 4:
-        raise ValueError("box_tensor must have shape [N, 4] (x_min, y_min, x_max, y_max per box), got %s"
-                         % (boxes.shape,))
+    check_boxes(box_tensor)
 
 
 def video(vid_tensor: Any, fps: Any = 4, dataformats: str = "NTCHW") -> None:

@@ -14,14 +14,15 @@ from tfevents.proto import summary_pb2
 from .common import as_array, clean_tag, require_finite, single_value
 from .media import _to_uint8, encode_png, to_hwc
 
-__all__ = ["image_with_boxes", "draw_boxes"]
+__all__ = ["image_with_boxes", "draw_boxes", "check_boxes"]
 
 _BOX_COLOR = "Red"      # outline and label background (tensorboardX draw_boxes)
 _TEXT_COLOR = "black"
 _LINE_WIDTH = 2
 
 
-def _check_boxes(box_tensor: Any) -> np.ndarray:
+def check_boxes(box_tensor: Any) -> np.ndarray:
+    """``box_tensor`` as an [N, 4] array of finite pixel coordinates (TypeError / ValueError naming what is wrong)."""
     boxes = as_array(box_tensor, "box_tensor")
     if boxes.dtype.kind not in "iuf":
         raise TypeError("box_tensor must hold pixel coordinates (int or float), got dtype %s" % boxes.dtype)
@@ -107,7 +108,7 @@ def image_with_boxes(tag: str, img_tensor: Any, box_tensor: Any, labels: Union[N
     pixels = _to_uint8(to_hwc(img_tensor, dataformats))
     if pixels.shape[2] == 1:
         pixels = np.repeat(pixels, 3, axis=2)
-    boxes = _check_boxes(box_tensor)
+    boxes = check_boxes(box_tensor)
     names = _check_labels(labels, boxes.shape[0])
     height, width, channels = pixels.shape
     size = _check_rescale(rescale, height, width)
