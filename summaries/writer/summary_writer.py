@@ -54,8 +54,6 @@ dtypes, options: ``builders.arguments``) are raised in the call, also for the ki
 from __future__ import annotations
 
 import contextlib
-import math
-import operator
 import os
 import time
 from typing import Any, Callable, Dict, Iterator, Mapping, Optional, Sequence, Union
@@ -63,79 +61,14 @@ from typing import Any, Callable, Dict, Iterator, Mapping, Optional, Sequence, U
 from . import event_bytes as _event_bytes, ranks as _ranks
 from .media_methods import MediaMethods, is_torch_module
 from ..tags import check_tag as _check_tag, tags_as_given
+from .call_values import as_scalar_value, as_step, as_walltime, message_bytes
 from .event_file_writer import EventFileWriter
+from .peer_file_writer import PeerFileWriter
 
 __all__ = ["SummaryWriter", "FileWriter", "PeerFileWriter"]
 
-_INT64_MIN, _INT64_MAX = -(1 << 63), (1 << 63) - 1
 _scalar_event = _event_bytes.scalar_event
 _now = time.time
-
-
-def _as_step(step: Any) -> int:
-    """``global_step`` as an int64: ints, numpy/torch integers, whole finite floats; None is 0."""
-    if step is None:
-        return 0
-    try:
-        n = operator.index(step)
-    except TypeError:
-        if isinstance(step, (str, bytes)):
-            raise TypeError("global_step must be an integer, got %s %r" % (type(step).__name__, step)) from None
-        try:
-            f = float(step)
-        except (TypeError, ValueError):
-            raise TypeError("global_step must be an integer, got %s" % type(step).__name__) from None
-        if not math.isfinite(f):
-            raise ValueError("global_step must be a finite integer, got %r" % (f,)) from None
-        if not f.is_integer():
-            raise ValueError("global_step must be a whole number, got %r" % (f,)) from None
-        n = int(f)
-    if not _INT64_MIN <= n <= _INT64_MAX:
-        raise ValueError("global_step %d is outside the int64 range" % n)
-    return n
-
-
-def _as_value(value: Any, tag: str) -> float:
-    """A scalar as a Python float: numbers, numpy scalars, 0-d (one-element) arrays and tensors."""
-    if isinstance(value, (str, bytes)) or value is None:
-        raise TypeError("add_scalar(%r): value must be a number, got %s" % (tag, type(value).__name__))
-    try:
-        return float(value)
-    except (TypeError, ValueError):
-        pass
-    try:   # a one-element array of rank >= 1 (numpy 2 refuses float() on it)
-        return float(value.item())
-    except (AttributeError, TypeError, ValueError, RuntimeError):
-        shape = getattr(value, "shape", None)
-        raise TypeError("add_scalar(%r): value must be a real number or a one-element array/tensor, got %s%s"
-                        % (tag, type(value).__name__, "" if shape is None else " of shape %s" % (tuple(shape),))
-                        ) from None
-
-
-def _as_walltime(walltime: Any) -> float:
-    if walltime is None:
-        return time.time()
-    if isinstance(walltime, (str, bytes)):
-        raise TypeError("walltime must be seconds since the epoch (a number), got %s %r"
-                        % (type(walltime).__name__, walltime))
-    try:
-        return float(walltime)
-    except (TypeError, ValueError):
-        raise TypeError("walltime must be seconds since the epoch (a number), got %s"
-                        % type(walltime).__name__) from None
-
-
-def _serialized(message: Any, what: str, expected: str) -> bytes:
-    """Bytes of a proto (ours, TensorBoard's or TensorFlow's) of type ``expected``, or of bytes given."""
-    if isinstance(message, (bytes, bytearray, memoryview)):
-        return bytes(message)
-    descriptor = getattr(message, "DESCRIPTOR", None)
-    if descriptor is None or not hasattr(message, "SerializeToString"):
-        raise TypeError("%s must be a %s proto or its serialized bytes, got %s"
-                        % (what, expected, type(message).__name__))
-    if descriptor.name != expected:
-        raise TypeError("%s must be a %s, got a %s" % (what, expected, descriptor.full_name))
-    return message.SerializeToString()
 
 
 def _default_logdir(comment: str) -> str:
@@ -236,7 +169,7 @@ class SummaryWriter(MediaMethods):
         self._default_walltime: Optional[float] = None
         self._peer_file_writer = PeerFileWriter(self)
         # check the arguments before a file exists
-        purge_step = self._purge_step = None if purge_step is None else _as_step(purge_step)
+        purge_step = self._purge_step = None if purge_step is None else as_step(purge_step)
         graph_bytes = None
         if graph is not None or graph_def is not None:
             graph_bytes = self._graph_def_bytes(graph if graph is not None else graph_def)
@@ -299,20 +232,20 @@ class SummaryWriter(MediaMethods):
 
     def add_event(self, event: Any) -> None:
         """Write an Event proto (ours, TensorBoard's or TensorFlow's) as it is."""
-        self._open_writer().add_serialized_event(_serialized(event, "event", "Event"))
+        self._open_writer().add_serialized_event(message_bytes(event, "event", "Event"))
 
     def add_summary(self, summary: Any, global_step: Optional[int] = None,
                     walltime: Optional[float] = None) -> None:
         """Write a Summary proto (any Summary class) or its serialized bytes at ``global_step``."""
-        self._add_summary_bytes(_serialized(summary, "summary", "Summary"), global_step, walltime)
+        self._add_summary_bytes(message_bytes(summary, "summary", "Summary"), global_step, walltime)
 
     def add_session_log(self, session_log: Any, global_step: Optional[int] = None,
                         walltime: Optional[float] = None) -> None:
         """Write a SessionLog (START marks a restart: TensorBoard drops later-stepped points before it)."""
         from tfevents.proto import event_pb2  # lazy: the scalar path writes bytes without protobuf
 
-        event = event_pb2.Event(wall_time=_as_walltime(walltime), step=_as_step(global_step))
-        event.session_log.ParseFromString(_serialized(session_log, "session_log", "SessionLog"))
+        event = event_pb2.Event(wall_time=as_walltime(walltime), step=as_step(global_step))
+        event.session_log.ParseFromString(message_bytes(session_log, "session_log", "SessionLog"))
         self._open_writer().add_serialized_event(event.SerializeToString())
 
     def add_graph(self, graph: Any = None, global_step: Any = None, graph_def: Any = None, *args: Any,
@@ -332,15 +265,15 @@ class SummaryWriter(MediaMethods):
             self._add_torch_graph(graph, **{name: a for name, a in torch_args if a is not None}, **kwargs)
             return
         data = self._graph_def_bytes(graph if graph is not None else graph_def)
-        event = event_pb2.Event(wall_time=time.time(), step=_as_step(global_step), graph_def=data)
+        event = event_pb2.Event(wall_time=time.time(), step=as_step(global_step), graph_def=data)
         self._open_writer().add_serialized_event(event.SerializeToString())
 
     def add_meta_graph(self, meta_graph_def: Any, global_step: Optional[int] = None) -> None:
         """Write a MetaGraphDef proto (or its bytes)."""
         from tfevents.proto import event_pb2  # lazy: the scalar path writes bytes without protobuf
 
-        data = _serialized(meta_graph_def, "meta_graph_def", "MetaGraphDef")
-        event = event_pb2.Event(wall_time=time.time(), step=_as_step(global_step), meta_graph_def=data)
+        data = message_bytes(meta_graph_def, "meta_graph_def", "MetaGraphDef")
+        event = event_pb2.Event(wall_time=time.time(), step=as_step(global_step), meta_graph_def=data)
         self._open_writer().add_serialized_event(event.SerializeToString())
 
     def add_run_metadata(self, run_metadata: Any, tag: str, global_step: Optional[int] = None) -> None:
@@ -350,9 +283,9 @@ class SummaryWriter(MediaMethods):
         tag = _check_tag(tag)
         if tag in self._run_metadata_tags:
             raise ValueError("The provided tag %r was already used for this event type" % tag)
-        data = _serialized(run_metadata, "run_metadata", "RunMetadata")
+        data = message_bytes(run_metadata, "run_metadata", "RunMetadata")
         self._run_metadata_tags.add(tag)
-        event = event_pb2.Event(wall_time=time.time(), step=_as_step(global_step))
+        event = event_pb2.Event(wall_time=time.time(), step=as_step(global_step))
         event.tagged_run_metadata.tag = tag
         event.tagged_run_metadata.run_metadata = data
         self._open_writer().add_serialized_event(event.SerializeToString())
@@ -411,8 +344,8 @@ class SummaryWriter(MediaMethods):
         except (KeyError, TypeError):
             packer = self._scalar_packer(tag)
         if type(scalar_value) is not float:
-            scalar_value = _as_value(scalar_value, tag)
-        wall = _now() if walltime is None else _as_walltime(walltime)
+            scalar_value = as_scalar_value(scalar_value, tag)
+        wall = _now() if walltime is None else as_walltime(walltime)
         # _event_bytes.scalar_event's common case, inlined: this is the hot path
         step = global_step
         if type(step) is int and 0 < step < 0x200000 and wall:
@@ -428,7 +361,7 @@ class SummaryWriter(MediaMethods):
             except OverflowError:
                 payload = _scalar_event(wall, global_step, packer, scalar_value)
         else:
-            step = _as_step(global_step)
+            step = as_step(global_step)
             payload = _scalar_event(wall, step, packer, scalar_value)
         if step > self._max_step:
             self._max_step = step
@@ -472,7 +405,7 @@ class SummaryWriter(MediaMethods):
         packer = self._scalar_packers.get(main_tag) or self._scalar_packer(main_tag)
         for key, value in tag_scalar_dict.items():
             run = main_tag.replace("/", "_") + "_" + str(key)
-            number = _as_value(value, main_tag)
+            number = as_scalar_value(value, main_tag)
             payload = _event_bytes.scalar_event(wall, step, packer, number)
             writer = self._sub_writer(run)
             writer.add_serialized_event(payload)
@@ -621,9 +554,9 @@ class SummaryWriter(MediaMethods):
         for key in metric_dict:
             _check_tag(key)
         wall = time.time()
-        step = self._max_step if global_step is None else _as_step(global_step)
+        step = self._max_step if global_step is None else as_step(global_step)
         # every metric is checked before anything is queued: a bad one leaves no half-written trial
-        metrics = [_event_bytes.scalar_event(wall, step, _event_bytes.scalar_packer(key), _as_value(value, key))
+        metrics = [_event_bytes.scalar_event(wall, step, _event_bytes.scalar_packer(key), as_scalar_value(value, key))
                    for key, value in metric_dict.items()]
         if run_name is None:
             add = self._open_writer().add_serialized_event
@@ -650,8 +583,8 @@ class SummaryWriter(MediaMethods):
             raise AssertionError("Default metadata is already set.")     # tensorboardX asserts it
         if global_step is None and walltime is None:
             raise AssertionError("At least one of `global_step` or `walltime` must be provided.")
-        self._default_step = None if global_step is None else _as_step(global_step)
-        self._default_walltime = None if walltime is None else _as_walltime(walltime)
+        self._default_step = None if global_step is None else as_step(global_step)
+        self._default_walltime = None if walltime is None else as_walltime(walltime)
         self.add_scalar = self._add_scalar_using_metadata    # the scalar path reads no defaults: swapped meanwhile
         try:
             yield self
@@ -666,11 +599,11 @@ class SummaryWriter(MediaMethods):
 
     def _step_of(self, global_step: Any) -> int:
         """``global_step`` as an int64; None: ``use_metadata``'s step, else 0."""
-        return _as_step(self._default_step if global_step is None else global_step)
+        return as_step(self._default_step if global_step is None else global_step)
 
     def _walltime_of(self, walltime: Any) -> float:
         """``walltime`` as a float; None: ``use_metadata``'s wall time, else now."""
-        return _as_walltime(self._default_walltime if walltime is None else walltime)
+        return as_walltime(self._default_walltime if walltime is None else walltime)
 
     def _add_encoded(self, method: str, build: Callable[..., Any], tag: str, arrays: tuple, options: dict,
                      global_step: Any, walltime: Any, check: Optional[Callable[..., None]] = None) -> None:
@@ -743,7 +676,7 @@ class SummaryWriter(MediaMethods):
         elif type(graph).__module__.startswith("torch") or hasattr(graph, "forward"):
             raise TypeError("add_graph takes a graph with as_graph_def(), a GraphDef or a torch.nn.Module, got %s"
                             % type(graph).__name__)
-        return _serialized(graph, "graph", "GraphDef")
+        return message_bytes(graph, "graph", "GraphDef")
 
     @staticmethod
     def _meta_graph_of(graph_def: bytes) -> Any:
@@ -753,75 +686,6 @@ class SummaryWriter(MediaMethods):
         meta = meta_graph_pb2.MetaGraphDef()
         meta.graph_def.CopyFrom(graph_pb2.GraphDef.FromString(graph_def))
         return meta
-
-
-class PeerFileWriter:
-    """tensorboardX's and torch's ``FileWriter`` over a SummaryWriter's run: what ``writer.file_writer`` and
-    ``writer._get_file_writer()`` return, for the code that writes protos through it (Lightning's
-    ``TensorBoardLogger.log_hyperparams``, Ray Tune's ``TBXLoggerCallback``). Writes go to the run's event file
-    (reopened after a ``close()``); ``event_writer`` is our EventFileWriter underneath, and what this class does not
-    define is read from it (``get_filename()``, ``closed``, ``storage``: ``file_writer`` used to be it)."""
-
-    def __init__(self, writer: SummaryWriter) -> None:
-        self._writer = writer
-
-    @property
-    def event_writer(self) -> EventFileWriter:
-        return self._writer._file_writer
-
-    def __getattr__(self, name: str) -> Any:
-        if name == "_writer" or name.startswith("__"):    # not made by __init__ (copy, pickle): no recursion
-            raise AttributeError(name)
-        return getattr(self._writer._file_writer, name)
-
-    def get_logdir(self) -> str:
-        return self._writer.get_logdir()
-
-    def add_event(self, event: Any, step: Optional[int] = None, walltime: Optional[float] = None) -> None:
-        """``event`` with its wall time set (``walltime``, else now) and its step when ``step`` is given, as the
-        peers write it; the caller's proto is not changed."""
-        from tfevents.proto import event_pb2  # lazy: the scalar path writes bytes without protobuf
-
-        copy = event_pb2.Event.FromString(_serialized(event, "event", "Event"))
-        copy.wall_time = self._writer._walltime_of(walltime)
-        if step is not None or self._writer._default_step is not None:
-            copy.step = self._writer._step_of(step)
-        self._writer.add_event(copy)
-
-    def add_summary(self, summary: Any, global_step: Optional[int] = None, walltime: Optional[float] = None) -> None:
-        self._writer.add_summary(summary, global_step, walltime)
-
-    def add_graph(self, graph_profile: Sequence[Any], walltime: Optional[float] = None) -> None:
-        """``(GraphDef, RunMetadata)``: the graph event and the run metadata tagged ``step1``, as torch's."""
-        from tfevents.proto import event_pb2  # lazy: the scalar path writes bytes without protobuf
-
-        from ..builders.torch_graph import TORCH_RUN_METADATA_TAG  # lazy: numpy
-
-        graph_def, run_metadata = graph_profile
-        self.add_event(event_pb2.Event(graph_def=_serialized(graph_def, "graph", "GraphDef")), None, walltime)
-        tagged = event_pb2.TaggedRunMetadata(tag=TORCH_RUN_METADATA_TAG,
-                                             run_metadata=_serialized(run_metadata, "run_metadata", "RunMetadata"))
-        self.add_event(event_pb2.Event(tagged_run_metadata=tagged), None, walltime)
-
-    def add_onnx_graph(self, graph: Any, walltime: Optional[float] = None) -> None:
-        """A GraphDef (the peers' ONNX and OpenVINO graphs are GraphDefs) as a graph event."""
-        from tfevents.proto import event_pb2  # lazy: the scalar path writes bytes without protobuf
-
-        self.add_event(event_pb2.Event(graph_def=_serialized(graph, "graph", "GraphDef")), None, walltime)
-
-    add_openvino_graph = add_onnx_graph
-
-    def flush(self) -> None:
-        self._writer.flush()
-
-    def close(self) -> None:
-        self._writer.close()
-
-    def reopen(self) -> None:
-        self._writer.reopen()
-
-    def __repr__(self) -> str:
-        return "PeerFileWriter(%r)" % self.get_logdir()
 
 
 def _encoding_error(error: Exception, where: str) -> Exception:
