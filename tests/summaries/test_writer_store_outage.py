@@ -223,12 +223,19 @@ def test_memory_held_during_an_outage_stays_under_the_cap_oldest_dropped_and_cou
 
 # ------------------------------------------------------------------------------------------- (d) permanent errors
 
+# Raised at once, not retried: a transient error is retried with backoff up to 30 s and never raised into the
+# constructor, so a permanent one mistaken for it would outlast this bound by far. The bound is loose on purpose: a
+# cold s3fs session took 2.4 s under a full suite on 2 busy cores (2.0 s failed there); the exception's type is what
+# the code before the fix got wrong.
+PERMANENT_BOUND = 10.0
+
+
 def test_no_such_bucket_raises_at_once(proxy):
     from tfevents.summaries import SummaryWriter
     started = time.monotonic()
     with pytest.raises(FileNotFoundError, match=r"s3://tfevents-no-such-bucket-here/run.*bucket does not exist"):
         SummaryWriter("s3://tfevents-no-such-bucket-here/run", storage_options=options(proxy.url))
-    assert time.monotonic() - started < 2.0
+    assert time.monotonic() - started < PERMANENT_BOUND
 
 
 def test_missing_credentials_raise_at_once(proxy, monkeypatch, tmp_path):
@@ -243,7 +250,7 @@ def test_missing_credentials_raise_at_once(proxy, monkeypatch, tmp_path):
     with pytest.raises(PermissionError, match=r"s3://%s/nocreds.*credentials" % BUCKET):
         SummaryWriter("s3://%s/nocreds" % BUCKET,
                       storage_options={"client_kwargs": {"endpoint_url": proxy.url, "region_name": "us-east-1"}})
-    assert time.monotonic() - started < 2.0
+    assert time.monotonic() - started < PERMANENT_BOUND
 
 
 def test_an_upper_case_scheme_is_accepted(proxy, s3_endpoint):
