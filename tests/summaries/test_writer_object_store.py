@@ -348,8 +348,12 @@ _CHILD = textwrap.dedent("""
     print("ready", flush=True)
     if mode == "exit":
         sys.exit(0)
-    time.sleep(120)
+    for _ in range(1200):   # a loop, as training is: one time.sleep(120) would miss a signal landing just before it
+        time.sleep(0.1)
 """)
+# (CPython runs a Python signal handler at the main thread's next check; a signal that arrives after the check
+# before time.sleep and before its clock_nanosleep begins waits for the whole sleep to end: the parent sends
+# SIGTERM right after reading "ready", so one in ~10 runs hung there for 120 s.)
 
 
 def _child(url, opts, mode):
@@ -379,7 +383,11 @@ def test_what_is_held_is_stored_on_sigterm_and_at_exit(s3, mode):
     proc = _child(url, s3[0], mode)
     if mode == "sigterm":
         proc.send_signal(signal.SIGTERM)
-    assert proc.wait(timeout=60) == (-signal.SIGTERM if mode == "sigterm" else 0), proc.stderr.read()
+    try:
+        assert proc.wait(timeout=60) == (-signal.SIGTERM if mode == "sigterm" else 0), proc.stderr.read()
+    finally:
+        if proc.poll() is None:   # no child left behind a failure
+            proc.kill()
     steps = read_scalars(url, storage_options=s3[0])[(".", "loss")].step
     np.testing.assert_array_equal(steps, np.arange(2000))
 

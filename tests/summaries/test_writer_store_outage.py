@@ -154,7 +154,8 @@ _CHILD = textwrap.dedent("""
             pass
     if mode in ("exit", "close"):
         sys.exit(0)
-    time.sleep(120)
+    for _ in range(1200):              # a loop: one long time.sleep would miss a signal landing just before it
+        time.sleep(0.1)
 """)
 
 
