@@ -8,6 +8,7 @@
 - ``projector.py``: ``projector_config.pbtxt`` -> embeddings; ``export.py``: pandas, CSV, Parquet;
 - ``ranks.py``: ``fold_ranks``, the ``<run>/rank_<N>`` runs of a distributed job -> mean/min/max series.
 - ``summary.py``: the last, minimum and maximum of every (run, scalar tag) with their steps (``Logdir.summary()``).
+- ``x_axis.py``: a series on another x axis (step, time, or any scalar tag such as ``samples_seen``).
 
 A logdir still being written, read pass by pass in bounded memory, is ``summaries/live``.
 """
@@ -20,6 +21,7 @@ _EXPORTS = {name: "load" for name in (
     "ImageRecord", "AudioRecord", "TextRecord", "PrCurveRecord", "TensorRecord", "HParamsRecord", "VideoRecord",
     "MeshRecord", "EmbeddingRecord", "KINDS", "list_runs")}
 _EXPORTS["fold_ranks"] = "ranks"
+_EXPORTS["scalars_on_x"] = "x_axis"
 __all__ = sorted(_EXPORTS)
 
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, globals())

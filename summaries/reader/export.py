@@ -22,7 +22,7 @@ Scalars = Dict[Tuple[str, str], ScalarSeries]
 COLUMNS = ("run", "tag", "step", "wall_time", "value")
 
 
-def _long_columns(scalars: Scalars):
+def _long_columns(scalars: Scalars, x: Optional[Dict[Tuple[str, str], np.ndarray]] = None):
     keys = sorted(scalars)
     counts = [len(scalars[k].step) for k in keys]
     run = np.repeat(np.array([k[0] for k in keys], dtype=object), counts)
@@ -33,7 +33,10 @@ def _long_columns(scalars: Scalars):
         value = np.concatenate([scalars[k].value for k in keys]).astype(np.float64)
     else:
         step, wall, value = np.zeros(0, np.int64), np.zeros(0), np.zeros(0)
-    return {"run": run, "tag": tag, "step": step, "wall_time": wall, "value": value}
+    cols = {"run": run, "tag": tag, "step": step, "wall_time": wall, "value": value}
+    if x is not None:   # an x axis' values (x_axis.scalars_on_x), one per point
+        cols["x"] = np.concatenate([np.asarray(x[k], np.float64) for k in keys]) if keys else np.zeros(0)
+    return cols
 
 
 def scalars_to_pandas(scalars: Scalars, pivot: bool = False):
@@ -50,19 +53,24 @@ def _fmt(x: float) -> str:
     return repr(float(x))  # shortest text that reads back to the same double
 
 
-def write_csv(scalars: Scalars, out, header: bool = True) -> int:
-    """Long-format CSV to a path or text file; returns the number of rows."""
-    cols = _long_columns(scalars)
+def write_csv(scalars: Scalars, out, header: bool = True,
+              x: Optional[Dict[Tuple[str, str], np.ndarray]] = None) -> int:
+    """Long-format CSV to a path or text file (``x``: an ``x`` column, each series' x values); returns the number
+    of rows."""
+    cols = _long_columns(scalars, x)
     close = False
     if isinstance(out, (str, os.PathLike)):
         out, close = open(out, "w", newline=""), True
     try:
         w = csv.writer(out, lineterminator="\n")
         if header:
-            w.writerow(COLUMNS)
+            w.writerow(COLUMNS + (("x",) if x is not None else ()))
         n = len(cols["step"])
         step, wall, value = cols["step"].tolist(), cols["wall_time"].tolist(), cols["value"].tolist()
-        w.writerows(zip(cols["run"].tolist(), cols["tag"].tolist(), step, map(repr, wall), map(repr, value)))
+        rows = [cols["run"].tolist(), cols["tag"].tolist(), step, map(repr, wall), map(repr, value)]
+        if x is not None:
+            rows.append(map(repr, cols["x"].tolist()))
+        w.writerows(zip(*rows))
         return n
     finally:
         if close:
@@ -106,35 +114,41 @@ def write_tensorboard_csv(scalars: Scalars, directory: str) -> list:
     return paths
 
 
-def write_parquet(scalars: Scalars, path: str) -> int:
-    """Long format to Parquet (needs pyarrow); returns the number of rows."""
+def write_parquet(scalars: Scalars, path: str, x: Optional[Dict[Tuple[str, str], np.ndarray]] = None) -> int:
+    """Long format to Parquet (needs pyarrow; ``x``: an ``x`` column as in :func:`write_csv`); returns the number
+    of rows."""
     try:
         import pyarrow as pa
         import pyarrow.parquet as pq
     except ImportError:
         raise ImportError("Parquet export needs pyarrow: pip install pyarrow") from None
-    cols = _long_columns(scalars)
+    cols = _long_columns(scalars, x)
     table = pa.table({
         "run": pa.array(cols["run"].tolist(), type=pa.string()).dictionary_encode(),
         "tag": pa.array(cols["tag"].tolist(), type=pa.string()).dictionary_encode(),
         "step": pa.array(cols["step"], type=pa.int64()),
         "wall_time": pa.array(cols["wall_time"], type=pa.float64()),
         "value": pa.array(cols["value"], type=pa.float64()),
+        **({"x": pa.array(cols["x"], type=pa.float64())} if x is not None else {}),
     })
     pq.write_table(table, path)
     return table.num_rows
 
 
-def export_scalars(scalars: Scalars, out: str, fmt: Optional[str] = None) -> int:
+def export_scalars(scalars: Scalars, out: str, fmt: Optional[str] = None,
+                   x: Optional[Dict[Tuple[str, str], np.ndarray]] = None) -> int:
     """Write ``scalars`` to ``out`` by extension (.csv, .parquet/.pq) or ``fmt``
-    ('csv', 'parquet', 'tensorboard-csv' = a directory of per-series files)."""
+    ('csv', 'parquet', 'tensorboard-csv' = a directory of per-series files). ``x``: each series' x values
+    (``x_axis.scalars_on_x``), an ``x`` column of csv and parquet."""
     if fmt is None:
         lower = str(out).lower()
         fmt = "parquet" if lower.endswith((".parquet", ".pq")) else "csv"
     if fmt == "csv":
-        return write_csv(scalars, out)
+        return write_csv(scalars, out, x=x)
     if fmt == "parquet":
-        return write_parquet(scalars, out)
+        return write_parquet(scalars, out, x=x)
+    if x is not None and fmt == "tensorboard-csv":
+        raise ValueError("TensorBoard's CSV layout has no x column: use csv or parquet")
     if fmt == "tensorboard-csv":
         write_tensorboard_csv(scalars, out)
         return sum(len(s.step) for s in scalars.values())

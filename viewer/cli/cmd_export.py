@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import logging
 import os
+import re
 import sys
 
 from ..plain_text import printable
@@ -47,6 +48,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--bins", type=int, default=None, help="with --align bins: the number of step bins")
     parser.add_argument("--stats", default=None, metavar="LIST",
                         help="with --aggregate: comma-separated statistics (default: mean,std,min,max,median,count)")
+    parser.add_argument("--x", metavar="TAG", default=None,
+                        help="add an x column: step, relative, wall, or any scalar tag of the run (e.g. "
+                             "samples_seen: its value at each point's step, interpolated between the steps it was "
+                             "logged at; points outside its range are dropped and counted)")
     what.add_argument("--dask", metavar="SCHEDULER", default=None,
                         help="read on a Dask cluster and write partitioned Parquet to the directory -o: "
                              "'local', 'local:N' (a LocalCluster of N worker processes) or a scheduler "
@@ -54,6 +59,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args) -> int:
+    if args.x is not None and (args.summary or args.dask is not None):
+        print("%s: --x goes with the long table and --aggregate (not --summary or --dask)" % PROG, file=sys.stderr)
+        return 2
     if args.dask is not None:
         return run_dask(args)
     if args.summary or args.aggregate is not None:
@@ -65,20 +73,41 @@ def run(args) -> int:
     logdir, status = _load_scalars(args)
     if logdir is None:
         return status
+    scalars, xs = logdir.scalars, None
+    if args.x is not None:
+        scalars, xs = _on_x(logdir.scalars, args)
     try:
-        n = export_scalars(logdir.scalars, args.output, args.format)
+        n = export_scalars(scalars, args.output, args.format, x=xs)
+    except ValueError as err:
+        print("%s: %s" % (PROG, err), file=sys.stderr)
+        return 2
     except ImportError as err:
         print("%s: %s" % (PROG, err), file=sys.stderr)
         return 2
     except OSError as err:
         print("%s: cannot write %s: %s" % (PROG, args.output, err), file=sys.stderr)
         return 2
-    print("%s: wrote %d rows of %d series to %s" % (PROG, n, len(logdir.scalars), args.output), file=sys.stderr)
+    print("%s: wrote %d rows of %d series to %s" % (PROG, n, len(scalars), args.output), file=sys.stderr)
     return 0
 
 
+def _on_x(scalars, args):
+    """``(series kept, their x values)`` on ``--x``: the series ``--tags`` picks, their x from the run's x tag."""
+    from tfevents.summaries.reader.x_axis import scalars_on_x  # lazy: numpy (CLI start-up)
+    picked = scalars if args.tags is None else {k: s for k, s in scalars.items() if re.search(args.tags, k[1])}
+    on = scalars_on_x(picked, args.x, scalars)
+    if on.dropped:
+        print("%s: %d points without an x value for %s dropped (outside its logged steps, or runs that did not "
+              "log it)" % (PROG, on.total_dropped, printable(args.x)), file=sys.stderr)
+    return on.series, on.x
+
+
 def _load_scalars(args):
-    """``(Logdir, 0)`` with the scalars ``--tags``/``--runs`` pick, or ``(None, exit status)`` having said why."""
+    """``(Logdir, 0)`` with the scalars ``--tags``/``--runs`` pick (and ``--x``'s tag), or ``(None, exit status)``
+    having said why."""
+    if getattr(args, "x", None) not in (None, "step", "relative", "wall") and args.tags is not None:
+        # the x tag is read too, whatever --tags picks (_on_x keeps only --tags' series)
+        args = argparse.Namespace(**{**vars(args), "tags": "(?:%s)|^%s$" % (args.tags, re.escape(args.x))})
     logdir, status = load(args, PROG, kinds=("scalars",))
     if logdir is None:
         return None, status
