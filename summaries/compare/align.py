@@ -15,6 +15,10 @@ Each series is first put in step order with one point per step (the last one log
   run logged a point are dropped;
 - ``"auto"``: ``"exact"`` when every run logged the same steps, else ``"interp"``.
 
+On another x axis (``aggregate(x="samples_seen")``) the same rules apply to each run's points in x order
+(:func:`one_per_x`) instead of steps: the union of the runs' x values, interpolation in x, bins of the x range (a
+bin's x its left edge).
+
 NaN values carry no information: they are dropped before interpolating and binning, and are missing values in
 ``"exact"`` (a step where every run logged NaN keeps its column, all missing).
 """
@@ -24,7 +28,7 @@ from typing import List, Optional, Tuple
 
 import numpy as np
 
-__all__ = ["ALIGNS", "one_per_step", "align_series", "resolve_align"]
+__all__ = ["ALIGNS", "one_per_step", "one_per_x", "align_series", "resolve_align"]
 
 ALIGNS = ("auto", "exact", "interp", "bins")
 Series = Tuple[np.ndarray, np.ndarray]   # (int64 steps, float64 values)
@@ -40,6 +44,22 @@ def one_per_step(step: np.ndarray, value: np.ndarray) -> Series:
     step, value = step[order], value[order]
     last = np.append(step[1:] != step[:-1], True)
     return step[last], value[last]
+
+
+def one_per_x(x: np.ndarray, value: np.ndarray) -> Series:
+    """``(x float64, values)`` in x order, one point per x (the last in input order for a repeated x), the points
+    whose x is NaN dropped."""
+    x = np.asarray(x, dtype=np.float64)
+    value = np.asarray(value, dtype=np.float64)
+    known = ~np.isnan(x)
+    if not known.all():
+        x, value = x[known], value[known]
+    if len(x) < 2 or bool(np.all(x[1:] > x[:-1])):
+        return x, value
+    order = np.argsort(x, kind="stable")
+    x, value = x[order], value[order]
+    last = np.append(x[1:] != x[:-1], True)
+    return x[last], value[last]
 
 
 def resolve_align(series: List[Series], align: str) -> str:
@@ -86,8 +106,8 @@ def _interp(series: List[Series]) -> Tuple[np.ndarray, np.ndarray]:
 
 
 def _bins(series: List[Series], bins: int) -> Tuple[np.ndarray, np.ndarray]:
-    lo = min(int(s[0]) for s, _ in series if len(s))
-    hi = max(int(s[-1]) for s, _ in series if len(s))
+    lo = min(s[0] for s, _ in series if len(s))
+    hi = max(s[-1] for s, _ in series if len(s))
     edges = np.linspace(lo, hi, bins + 1)
     matrix = np.full((len(series), bins), np.nan)
     logged = np.zeros(bins, dtype=bool)
@@ -99,16 +119,20 @@ def _bins(series: List[Series], bins: int) -> Tuple[np.ndarray, np.ndarray]:
         total = np.bincount(where[known], weights=v[known], minlength=bins)
         with np.errstate(invalid="ignore", divide="ignore"):
             matrix[r] = np.where(n > 0, total / np.maximum(n, 1), np.nan)
+    if series[0][0].dtype.kind == "f":     # another x axis: a bin's x is its left edge
+        return edges[:-1][logged], matrix[:, logged]
     steps = np.ceil(edges[:-1]).astype(np.int64)
     return steps[logged], matrix[:, logged]
 
 
 def align_series(series: List[Series], align: str = "auto", bins: Optional[int] = None
                  ) -> Tuple[np.ndarray, np.ndarray]:
-    """``(steps int64, matrix float64 [runs, steps])`` for series already :func:`one_per_step` (module docstring)."""
+    """``(steps int64, matrix float64 [runs, steps])`` for series already :func:`one_per_step` (module docstring);
+    ``(x float64, matrix)`` for series already :func:`one_per_x`."""
+    kind = np.float64 if any(s[0].dtype.kind == "f" for s in series) else np.int64
     series = [s for s in series if len(s[0])]
     if not series:
-        return np.zeros(0, np.int64), np.zeros((0, 0))
+        return np.zeros(0, kind), np.zeros((0, 0))
     mode = resolve_align(series, align)
     if mode == "exact":
         return _exact(series)
