@@ -135,7 +135,8 @@ def run_table(args) -> int:
     else:
         stats = tuple(args.stats.split(",")) if args.stats else STATS
         try:
-            table = aggregate_columns(logdir, args.aggregate, stats=stats, align=args.align, bins=args.bins)
+            table = aggregate_columns(logdir, args.aggregate, stats=stats, align=args.align, bins=args.bins,
+                                      **({"tags": args.tags, "x": args.x} if args.x is not None else {}))
         except (ValueError, TypeError) as err:
             print("%s: %s" % (PROG, err), file=sys.stderr)
             return 2
