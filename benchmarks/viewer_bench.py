@@ -37,13 +37,13 @@ def main():
     import pandas as pd
     from matplotlib.figure import Figure
     from types import SimpleNamespace
-    from tfevents.viewer import plot_scalars, smooth
+    from tfevents.viewer import ema, plot_scalars
 
     n = 1_000_000
     rng = np.random.default_rng(0)
     y = rng.normal(size=n).cumsum()
     y[rng.integers(0, n, 1000)] = np.nan
-    ours = bench(lambda: smooth(y, 0.6))
+    ours = bench(lambda: ema(y, 0.6))
     loop = bench(lambda: tensorboard_loop(y.tolist(), 0.6), repeat=1)
     f = np.isfinite(y)
     pdt = bench(lambda: pd.Series(y[f]).ewm(alpha=0.4, adjust=True).mean())
@@ -60,7 +60,7 @@ def main():
         fig = Figure(figsize=(6, 3.8), layout="constrained")
         ax = fig.add_subplot()
         ax.plot(s.step, s.value, alpha=0.25)
-        ax.plot(s.step, smooth(s.value, 0.6))
+        ax.plot(s.step, ema(s.value, 0.6))
         fig.savefig(io.BytesIO(), format="png")
 
     a, b = bench(ours_plot), bench(naive_plot)

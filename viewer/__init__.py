@@ -14,8 +14,9 @@ matplotlib plots), ``reports/`` (the one-file HTML reports, interactive and stat
 (``tfevents serve``), ``dashboard/`` (``tfevents api``: the HTTP JSON API), ``notebook.py`` (``show()``: the
 interactive report inline in a notebook), ``watch/`` (``tfevents watch``, the terminal dashboard); shared by plots
 and reports: ``logdir_data.py`` (a path, a Logdir or a mapping as the viewer's data), ``colors.py`` (a colour per
-run) and ``smoothing.py`` (TensorBoard's smoothing); by the command line and ``watch/``: ``plain_text.py`` (names
-from files as plain terminal text, control characters escaped).
+run) and ``smoothing.py`` (the smoothings: TensorBoard's EMA, W&B's time-weighted EMA, running averages,
+Gaussian); by the command line and ``watch/``: ``plain_text.py`` (names from files as plain terminal text, control
+characters escaped).
 """
 from __future__ import annotations
 
@@ -24,7 +25,8 @@ from tfevents.summaries.lazy import lazy_exports
 
 # public name -> submodule that defines it
 _EXPORTS = {
-    "smooth": "smoothing", "minmax_indices": "smoothing", "DEFAULT_SMOOTHING": "smoothing",
+    "smooth": "smoothing", "ema": "smoothing", "parse_smoothing": "smoothing", "Smoothing": "smoothing",
+    "minmax_indices": "smoothing", "DEFAULT_SMOOTHING": "smoothing",
     "run_colors": "colors",
     "plot_scalars": "plots.scalars", "scalar_figures": "plots.scalars",
     "plot_distributions": "plots.histograms", "plot_histograms": "plots.histograms", "distribution": "plots.histograms",

@@ -233,7 +233,7 @@ def test_smoothing_slider_shows_viewer_smoothing(browser, long_runs):
     from selenium.webdriver.common.action_chains import ActionChains
     from selenium.webdriver.common.by import By
     from tfevents.summaries import load_logdir
-    from tfevents.viewer.smoothing import smooth
+    from tfevents.viewer.smoothing import ema
     logdir, report = long_runs
     series = load_logdir(logdir).scalars[("alpha", "train/loss")]
     _open(browser, report)
@@ -248,10 +248,10 @@ def test_smoothing_slider_shows_viewer_smoothing(browser, long_runs):
         idx = np.searchsorted(series.step, xs)
         have = np.array([v is not None for v in shown])
         assert have.sum() > 100
-        expected = smooth(series.value, weight)[idx[have]]
+        expected = ema(series.value, weight)[idx[have]]
         np.testing.assert_allclose(np.array(shown, dtype=float)[have], expected, rtol=1e-9)
         # ... and not what another weight gives
-        assert not np.allclose(np.array(shown, dtype=float)[have], smooth(series.value, 0.6)[idx[have]], rtol=1e-6)
+        assert not np.allclose(np.array(shown, dtype=float)[have], ema(series.value, 0.6)[idx[have]], rtol=1e-6)
     assert console_messages(browser) == []
     # a reload (--watch's refresh: location.reload() in the same tab) keeps the slider where it was; a new
     # navigation (driver.get) may land in another renderer before its sessionStorage write arrives
@@ -307,7 +307,7 @@ def test_hover_shows_each_runs_step_wall_time_smoothed_and_raw_value(browser, lo
     from selenium.webdriver.common.action_chains import ActionChains
     from selenium.webdriver.common.by import By
     from tfevents.summaries import load_logdir
-    from tfevents.viewer.smoothing import smooth
+    from tfevents.viewer.smoothing import ema
     logdir, report = long_runs
     data = load_logdir(logdir).scalars
     _open(browser, report)
@@ -325,7 +325,7 @@ def test_hover_shows_each_runs_step_wall_time_smoothed_and_raw_value(browser, lo
         i = int(np.abs(s.step - step).argmin())                       # the run's point nearest the cursor
         assert int(shown_step) == s.step[i]
         assert float(raw) == pytest.approx(s.value[i], rel=1e-3)
-        assert float(smoothed) == pytest.approx(smooth(s.value, 0.6)[i], rel=1e-3)
+        assert float(smoothed) == pytest.approx(ema(s.value, 0.6)[i], rel=1e-3)
         assert wall and relative.endswith("s")
     assert int(rows[2][4]) == 39                                        # gamma stops at step 39
 

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from tfevents.viewer.plots.histograms import compress, tensorboard_buckets
 from tfevents.viewer.reports.safe_html import markdown_to_safe_html, text_to_safe_html
-from tfevents.viewer.smoothing import minmax_indices, smooth
+from tfevents.viewer.smoothing import ema, minmax_indices
 
 
 def _random_series(rng, n, nan_frac=0.1):
@@ -25,7 +25,7 @@ def _random_series(rng, n, nan_frac=0.1):
 def test_smoothing_equals_pandas_ewm_on_finite_points(n, weight):
     rng = np.random.default_rng(n * 1000 + int(weight * 1000))
     y = _random_series(rng, n)
-    got = smooth(y, weight)
+    got = ema(y, weight)
     finite = np.isfinite(y)
     # non-finite points pass through unchanged (NaN stays NaN, ±inf stays ±inf)
     np.testing.assert_array_equal(got[~finite], y[~finite])
@@ -40,7 +40,7 @@ def test_smoothing_equals_pandas_ewm_on_finite_points(n, weight):
        st.floats(0.0, 0.999))
 def test_smoothing_property_matches_pandas(values, weight):
     y = np.array(values, dtype=np.float64)
-    got = smooth(y, weight)
+    got = ema(y, weight)
     finite = np.isfinite(y)
     if np.all(y == y[0]):  # TensorBoard returns a constant series unchanged
         np.testing.assert_array_equal(got, y)
@@ -53,14 +53,14 @@ def test_smoothing_property_matches_pandas(values, weight):
 
 def test_smoothing_edge_cases_follow_tensorboard():
     const = np.full(10, 3.25)
-    np.testing.assert_array_equal(smooth(const, 0.9), const)      # constant: unchanged
+    np.testing.assert_array_equal(ema(const, 0.9), const)      # constant: unchanged
     y = np.array([1.0, 2.0, np.nan, 4.0])
-    np.testing.assert_array_equal(smooth(y, 1.0)[[0, 1, 3]], 0.0)  # w == 1: divisor 1, last stays 0
-    assert np.isnan(smooth(y, 1.0)[2])
-    np.testing.assert_array_equal(smooth(y, 0.0), y)              # w == 0: raw
-    assert smooth([], 0.6).size == 0
+    np.testing.assert_array_equal(ema(y, 1.0)[[0, 1, 3]], 0.0)  # w == 1: divisor 1, last stays 0
+    assert np.isnan(ema(y, 1.0)[2])
+    np.testing.assert_array_equal(ema(y, 0.0), y)              # w == 0: raw
+    assert ema([], 0.6).size == 0
     with pytest.raises(ValueError, match="smoothing"):
-        smooth(y, 1.5)
+        ema(y, 1.5)
 
 
 @pytest.mark.parametrize("order", ["sorted", "shuffled"])

@@ -89,7 +89,7 @@ def _pane_title(term: Terminal) -> str:
 
 
 def test_watch_follows_a_growing_logdir_in_tmux(watched):
-    from tfevents.viewer.smoothing import smooth
+    from tfevents.viewer.smoothing import ema
     from tfevents.viewer.watch.text import number
     logdir, writer, beta, corrupt_offset = watched
     term = Terminal(80, 24)
@@ -120,10 +120,10 @@ def test_watch_follows_a_growing_logdir_in_tmux(watched):
 
         # smoothing: beta's smoothed last value is TensorBoard's for the weight shown
         assert "smoothing 0.60" in moved
-        assert _row(moved, "beta")[2] == number(smooth(beta, 0.6)[-1])
+        assert _row(moved, "beta")[2] == number(ema(beta, 0.6)[-1])
         term.keys("s")
         after = term.wait_for(lambda s: "smoothing 0.80" in s, what="smoothing 0.80")
-        assert _row(after, "beta")[2] == number(smooth(beta, 0.8)[-1]) != number(smooth(beta, 0.6)[-1])
+        assert _row(after, "beta")[2] == number(ema(beta, 0.8)[-1]) != number(ema(beta, 0.6)[-1])
         assert _row(after, "beta")[1] == number(beta[-1])     # the raw last value does not change
 
         # toggling beta (runs list: the hostile two, alpha, beta, broken) hides its line and row

@@ -4,7 +4,7 @@ earlier steps) shows as a problem, and status words are never cut."""
 import numpy as np
 
 from tfevents.summaries import SummaryWriter, load_logdir
-from tfevents.viewer.smoothing import smooth
+from tfevents.viewer.smoothing import ema
 from tfevents.viewer.watch.state import WatchState
 from tfevents.viewer.watch.text import fit_words
 
@@ -28,7 +28,7 @@ def test_lines_are_the_readers_series_smoothed(logdir):
         line = state.line(run, "loss", 0.6)
         s = read[(run, "loss")]
         np.testing.assert_array_equal(line.x, s.step)
-        np.testing.assert_allclose(line.y, smooth(s.value, 0.6))
+        np.testing.assert_allclose(line.y, ema(s.value, 0.6))
         assert (line.stats.step, line.stats.last) == (int(s.step[-1]), float(s.value[-1]))
         assert (line.stats.min, line.stats.max) == (float(s.value.min()), float(s.value.max()))
         rel = state.line(run, "loss", 0.6, x="relative")

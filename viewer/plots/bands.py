@@ -15,7 +15,7 @@ import numpy as np
 from tfevents.summaries.compare.aggregate import aggregate_columns
 
 from ..colors import run_colors
-from ..smoothing import smooth
+from ..smoothing import ema
 from . import matplotlib_figures
 from .matplotlib_figures import literal
 
@@ -69,9 +69,9 @@ def plot_aggregate(source: Any, by, tags: Optional[str] = None, runs: Optional[s
             line = series[center]
             lower, upper = band_edges(series, band)
             if smoothing > 0:
-                line = smooth(line, smoothing)
+                line = ema(line, smoothing)
                 if lower is not None:
-                    lower, upper = smooth(lower, smoothing), smooth(upper, smoothing)
+                    lower, upper = ema(lower, smoothing), ema(upper, smoothing)
             color = colors[group]
             if lower is not None:
                 ax.fill_between(x, lower, upper, color=color, alpha=BAND_ALPHA, lw=0, zorder=2)

@@ -9,7 +9,7 @@ import numpy as np
 
 from .. import logdir_data
 from ..colors import run_colors
-from ..smoothing import DEFAULT_SMOOTHING, minmax_indices, smooth
+from ..smoothing import DEFAULT_SMOOTHING, ema, minmax_indices
 from . import matplotlib_figures
 from .matplotlib_figures import literal
 
@@ -117,7 +117,7 @@ def draw_chart(ax, title: str, series: list, colors: Mapping[str, str], *,
 
         def xv_plot(idx, xv=xv):  # wall time is drawn as dates
             return (xv[idx] * 1e6).astype("datetime64[us]") if x == "wall" else xv[idx]
-        sm = smooth(yv, smoothing) if smoothing > 0 else yv
+        sm = ema(yv, smoothing) if smoothing > 0 else yv
         raw = minmax_indices(xv, yv, max_points)
         if smoothing > 0:
             ax.plot(xv_plot(raw.line), yv[raw.line], color=color, alpha=RAW_ALPHA, lw=1.0,

@@ -24,7 +24,7 @@ from tfevents.summaries.live import loader as live
 from tfevents.summaries.reader.decode import Problem
 
 from ..colors import run_colors
-from ..smoothing import smooth
+from ..smoothing import ema
 
 __all__ = ["WatchState", "Line", "Stats", "X_AXES"]
 
@@ -113,7 +113,7 @@ class WatchState:
             return None
         steps, walls, values = cols
         values = values.astype(np.float64)
-        smoothed = smooth(values, smoothing)
+        smoothed = ema(values, smoothing)
         if x == "relative":
             start = self.start_time(run)
             xs = walls - (start if start is not None else walls[0])
