@@ -1,6 +1,7 @@
 """tfevents.viewer: TensorBoard smoothing, min/max downsampling, distribution compression and safe text,
 checked against independent computations (pandas, TensorBoard's own compressor, html parsing)."""
 import html.parser
+import re
 
 import numpy as np
 import pandas as pd
@@ -10,7 +11,7 @@ from hypothesis import strategies as st
 
 from tfevents.viewer.plots.histograms import compress, tensorboard_buckets
 from tfevents.viewer.reports.safe_html import markdown_to_safe_html, text_to_safe_html
-from tfevents.viewer.smoothing import ema, minmax_indices
+from tfevents.viewer.smoothing import KINDS, Smoothing, ema, minmax_indices, parse_smoothing, smooth
 
 
 def _random_series(rng, n, nan_frac=0.1):
@@ -61,6 +62,99 @@ def test_smoothing_edge_cases_follow_tensorboard():
     assert ema([], 0.6).size == 0
     with pytest.raises(ValueError, match="smoothing"):
         ema(y, 1.5)
+
+
+def _wandb_twema(x, y, param):
+    """W&B's published TWEMA sample (docs "Smooth line plots"), line for line; VIEWPORT_SCALE = 1000 and rangeOfX
+    the series' x range, the two constants the sample leaves open."""
+    smoothing_weight = min(param ** 0.5, 0.999)
+    range_of_x = max(x) - min(x)
+    last_y, debias_weight, out = 0.0, 0.0, []
+    for index, y_point in enumerate(y):
+        prev_x = index - 1 if index > 0 else 0
+        change_in_x = (x[index] - x[prev_x]) / range_of_x * 1000
+        adj = smoothing_weight ** change_in_x
+        last_y = last_y * adj + y_point
+        debias_weight = debias_weight * adj + 1
+        out.append(last_y / debias_weight)
+    return np.array(out)
+
+
+@pytest.mark.parametrize("param", [0.0, 0.3, 0.6, 0.99, 1.0])
+def test_twema_is_wandbs_published_formula(param):
+    rng = np.random.default_rng(int(param * 100))
+    x = np.cumsum(rng.integers(1, 30, size=3000)).astype(float)   # uneven steps
+    y = _random_series(rng, x.size)
+    got = smooth(x, y, "twema", param)
+    ok = np.isfinite(y)
+    np.testing.assert_array_equal(got[~ok], y[~ok])   # non-finite points pass through, left out of the rest
+    np.testing.assert_allclose(got[ok], _wandb_twema(x[ok].tolist(), y[ok].tolist(), param), rtol=1e-12, atol=1e-12)
+    # density-aware: the same curve sampled twice as densely smooths to the same line at the shared x
+    xs = np.arange(0, 2001, dtype=float)
+    curve = np.sin(xs / 150.0) + 3
+    dense, sparse = smooth(xs, curve, "twema", 0.6), smooth(xs[::2], curve[::2], "twema", 0.6)
+    np.testing.assert_allclose(dense[::2][200:], sparse[200:], rtol=2e-3)
+
+
+@pytest.mark.parametrize("m", [1, 2, 5, 25, 400])
+@pytest.mark.parametrize("kind", ["window", "window-centred"])
+def test_windows_equal_pandas_rolling(kind, m):
+    rng = np.random.default_rng(m)
+    y = _random_series(rng, 2000)
+    got = smooth(None, y, kind, m)
+    ok = np.isfinite(y)
+    np.testing.assert_array_equal(got[~ok], y[~ok])
+    expected = pd.Series(y[ok]).rolling(m, center=kind == "window-centred", min_periods=1).mean().to_numpy()
+    np.testing.assert_allclose(got[ok], expected, rtol=1e-12, atol=1e-10)
+
+
+@pytest.mark.parametrize("sigma", [0.5, 1.0, 2.5, 7.0])
+def test_gaussian_equals_scipy_on_even_x_and_a_weighted_sum_on_uneven_x(sigma):
+    from scipy.ndimage import gaussian_filter1d
+    rng = np.random.default_rng(int(sigma * 10))
+    y = rng.normal(size=500).cumsum()
+    h = 2.0                                   # x evenly spaced by h; sigma/h samples in scipy's terms
+    x = 100 + h * np.arange(y.size)
+    s = sigma / h
+    r = np.floor(4 * s)                       # our cut: |dx| <= 4 sigma; scipy's radius int(truncate*s + 0.5)
+    truncate = (r + 0.25) / s if r > 0 else 0.1 / s
+    assert int(truncate * s + 0.5) == r
+    # normalised at the ends: scipy with zeros outside, divided by the same filter of ones
+    ref = (gaussian_filter1d(y, s, mode="constant", cval=0.0, truncate=truncate)
+           / gaussian_filter1d(np.ones_like(y), s, mode="constant", cval=0.0, truncate=truncate))
+    np.testing.assert_allclose(smooth(x, y, "gaussian", sigma), ref, rtol=1e-12, atol=1e-12)
+    # uneven x, in any order, with non-finite values: the direct weighted sum over the finite points
+    xu = np.cumsum(rng.exponential(3.0, size=400))
+    yu = _random_series(rng, xu.size)
+    perm = rng.permutation(xu.size)
+    got = smooth(xu[perm], yu[perm], "gaussian", sigma)[np.argsort(perm)]
+    ok = np.isfinite(yu)
+    np.testing.assert_array_equal(got[~ok], yu[~ok])
+    d = xu[ok][None, :] - xu[ok][:, None]
+    w = np.where(np.abs(d) <= 4 * sigma, np.exp(-0.5 * (d / sigma) ** 2), 0.0)
+    np.testing.assert_allclose(got[ok], w @ yu[ok] / w.sum(axis=1), rtol=1e-12, atol=1e-12)
+
+
+def test_smooth_kinds_and_their_parameters():
+    y = np.array([1.0, 5.0, np.nan, 2.0, np.inf, 4.0])
+    np.testing.assert_array_equal(smooth(None, y, "ema", 0.6), ema(y, 0.6))   # the default kind is TensorBoard's
+    np.testing.assert_array_equal(smooth(None, y), ema(y, 0.6))
+    for kind in KINDS:   # raw settings leave the points as they are
+        sm = Smoothing.of(kind, 1 if kind.startswith("window") else 0)
+        assert sm.raw
+        np.testing.assert_array_equal(smooth(np.arange(6.0), y, *sm), y)
+    assert smooth(None, [], "window", 3).size == 0
+    assert parse_smoothing("twema:0.6") == ("twema", 0.6) and parse_smoothing("window:25") == ("window", 25)
+    assert parse_smoothing("Gaussian:2.5") == ("gaussian", 2.5) and parse_smoothing("ema") == ("ema", 0.6)
+    assert str(parse_smoothing("window-centred:9")) == "window-centred:9"
+    for text, words in [("median:3", "kinds: ema, twema, window, window-centred, gaussian"),
+                        ("window:2.5", "integer >= 1"), ("window:0", "integer >= 1"), ("ema:1.5", "in [0, 1]"),
+                        ("twema:-0.1", "in [0, 1]"), ("gaussian:-1", ">= 0"), ("gaussian:nan", ">= 0"),
+                        ("gaussian", "needs its parameter"), ("window:", "no parameter")]:
+        with pytest.raises(ValueError, match=re.escape(words)):
+            parse_smoothing(text)
+    with pytest.raises(ValueError, match="differ in length"):
+        smooth([1.0, 2.0], [1.0], "gaussian", 1.0)
 
 
 @pytest.mark.parametrize("order", ["sorted", "shuffled"])
