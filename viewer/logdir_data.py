@@ -119,3 +119,12 @@ def select(mapping: Mapping, tags: Pattern = None, runs: Pattern = None) -> dict
             continue
         out[key] = mapping[key]
     return out
+
+
+def with_x_tag(tags: Pattern, x: str = "step") -> Pattern:
+    """The tag regex to read with when the x axis is the tag ``x``: ``tags`` or exactly ``x`` (the x tag's series
+    is needed whatever ``tags`` picks; the charts still show only ``tags``' series)."""
+    if tags is None or tags == "" or x in ("step", "relative", "wall"):
+        return tags
+    compile_pattern(tags, "tag")
+    return "(?:%s)|^%s$" % (tags, re.escape(x))

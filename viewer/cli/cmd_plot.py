@@ -21,9 +21,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--runs", metavar="REGEX", help="only runs matching this regex (re.search)")
     parser.add_argument("--smoothing", type=_weight, default=0.6,
                         help="TensorBoard's smoothing weight in [0, 1] (default 0.6; 0 = raw)")
-    parser.add_argument("--x", choices=("step", "relative", "wall"), default="step",
-                        help="x axis: step, relative time since each run's first point, or wall time")
+    parser.add_argument("--x", metavar="AXIS", default="step",
+                        help="x axis: step, relative (time since each run's first point), wall (time), or any scalar "
+                             "tag of the runs, e.g. samples_seen (its value at each point's step, interpolated "
+                             "between the steps it was logged at; points outside its range are dropped and counted "
+                             "under the chart)")
     parser.add_argument("--logy", action="store_true", help="logarithmic y axis")
+    parser.add_argument("--logx", action="store_true", help="logarithmic x axis (points at x <= 0 not drawn)")
     parser.add_argument("--group", metavar="REGEX",
                         help="one chart per value of this regex's first group (e.g. '^([^/]*)/')")
     parser.add_argument("--ncols", type=int, default=None, help="charts per row")
@@ -74,7 +78,8 @@ def run(args) -> int:
 def _draw(args) -> int:
     from ..plots.scalars import plot_scalars  # lazy: numpy (CLI start-up; tfevents report imports this module)
     try:
-        logdir = logdir_data.load(args.logdir, tags=args.tags, runs=args.runs, kinds=("scalars",))
+        logdir = logdir_data.load(args.logdir, tags=logdir_data.with_x_tag(args.tags, args.x), runs=args.runs,
+                                  kinds=("scalars",))
         scalars = logdir_data.select(logdir_data.kind(logdir, "scalars"), args.tags, args.runs)
         if not scalars:
             print("tfevents plot: no scalars in %s match --tags %r --runs %r"
@@ -87,7 +92,7 @@ def _draw(args) -> int:
                                  ncols=args.ncols)
         else:
             fig = plot_scalars(logdir, args.tags, args.runs, smoothing=args.smoothing, x=args.x, logy=args.logy,
-                               group=args.group, ncols=args.ncols)
+                               group=args.group, ncols=args.ncols, logx=args.logx)
     except ValueError as e:  # a bad regex and the like
         print("tfevents plot: %s" % e, file=sys.stderr)
         return 2
