@@ -109,3 +109,14 @@ def test_plot_logx_a_decade_spans_equal_widths(tmp_path):
             widths = np.diff(crossings)
             assert widths.max() - widths.min() <= 3, widths
     assert residual[True] <= 2.0 and residual[False] > 20
+
+
+def test_plot_aggregate_on_x_draws_the_aggregate_x(batch_runs):
+    from tfevents.summaries import aggregate
+    from tfevents.viewer.plots.bands import plot_aggregate
+    logdir = load_logdir(str(batch_runs))
+    fig = plot_aggregate(logdir, lambda run: "all", "^loss$", x="samples_seen", band="none", logx=True)
+    (ax,) = [a for a in fig.axes if a.get_visible()]
+    assert ax.get_xscale() == "log" and ax.get_xlabel().endswith("(19 points without samples_seen dropped)")
+    expected = aggregate(logdir, lambda run: "all", "^loss$", stats=("mean",), x="samples_seen")
+    np.testing.assert_array_equal(ax.get_lines()[0].get_xdata(), expected["x"].to_numpy())

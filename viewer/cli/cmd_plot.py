@@ -89,7 +89,7 @@ def _draw(args) -> int:
             from ..plots.bands import plot_aggregate  # lazy: numpy (CLI start-up)
             fig = plot_aggregate(logdir, args.aggregate, args.tags, args.runs, center=args.center, band=args.band,
                                  align=args.align, bins=args.bins, smoothing=args.smoothing, logy=args.logy,
-                                 ncols=args.ncols)
+                                 ncols=args.ncols, x=args.x, logx=args.logx)
         else:
             fig = plot_scalars(logdir, args.tags, args.runs, smoothing=args.smoothing, x=args.x, logy=args.logy,
                                group=args.group, ncols=args.ncols, logx=args.logx)

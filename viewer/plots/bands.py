@@ -13,6 +13,7 @@ from typing import Any, Mapping, Optional
 import numpy as np
 
 from tfevents.summaries.compare.aggregate import aggregate_columns
+from tfevents.summaries.reader.x_axis import x_label
 
 from ..colors import run_colors
 from ..smoothing import ema
@@ -42,10 +43,11 @@ def _stats_for(center: str, band: str) -> tuple:
 def plot_aggregate(source: Any, by, tags: Optional[str] = None, runs: Optional[str] = None, *,
                    center: str = "mean", band: str = "std", align: str = "auto", bins: Optional[int] = None,
                    smoothing: float = 0.0, logy: bool = False, ncols: Optional[int] = None,
-                   colors: Optional[Mapping[str, str]] = None):
+                   colors: Optional[Mapping[str, str]] = None, x: str = "step", logx: bool = False):
     """A Figure with one chart per tag: each group's ``center`` line over its ``band`` ('std', 'minmax' or
     'none'). ``source``: a logdir path or a loaded Logdir; ``by``, ``align``, ``bins`` as
-    :func:`tfevents.summaries.aggregate`."""
+    :func:`tfevents.summaries.aggregate`; ``x`` the axis the runs are aligned on (a scalar tag too, the points without
+    an x counted under the chart); ``logx`` / ``logy`` logarithmic axes."""
     if center not in CENTERS:
         raise ValueError("center must be one of %s, got %r" % (", ".join(CENTERS), center))
     if band not in BANDS:
@@ -53,7 +55,7 @@ def plot_aggregate(source: Any, by, tags: Optional[str] = None, runs: Optional[s
     if not 0.0 <= smoothing <= 1.0:
         raise ValueError("smoothing must be in [0, 1], got %r" % smoothing)
     table = aggregate_columns(source, by, tags, _stats_for(center, band), align=align, bins=bins, runs=runs,
-                              on_error="skip")
+                              on_error="skip", x=x)
     colors = dict(colors or run_colors(table.groups))
     by_tag: dict = {}
     for group, tag in table.align:
@@ -65,7 +67,7 @@ def plot_aggregate(source: Any, by, tags: Optional[str] = None, runs: Optional[s
     for ax, tag in zip(axes, sorted(by_tag)):
         for group in by_tag[tag]:
             series = table.series(group, tag)
-            x = series["step"]
+            xv = series[table.x_column]
             line = series[center]
             lower, upper = band_edges(series, band)
             if smoothing > 0:
@@ -74,13 +76,17 @@ def plot_aggregate(source: Any, by, tags: Optional[str] = None, runs: Optional[s
                     lower, upper = ema(lower, smoothing), ema(upper, smoothing)
             color = colors[group]
             if lower is not None:
-                ax.fill_between(x, lower, upper, color=color, alpha=BAND_ALPHA, lw=0, zorder=2)
+                ax.fill_between(xv, lower, upper, color=color, alpha=BAND_ALPHA, lw=0, zorder=2)
             runs_in = len(table.groups[group])
-            ax.plot(x, line, color=color, lw=1.6, zorder=3, marker="o" if len(x) == 1 else None,
+            ax.plot(xv, line, color=color, lw=1.6, zorder=3, marker="o" if len(xv) == 1 else None,
                     label=literal("%s (%d run%s)" % (group, runs_in, "" if runs_in == 1 else "s")))
         ax.set_title(literal("%s: %s%s" % (tag, center, {"std": " ± std", "minmax": ", min–max", "none": ""}[band])),
                      fontsize=10)
-        ax.set_xlabel("step")
+        dropped = sum(n for (_, t), n in table.dropped.items() if t == tag)
+        note = "\n(%d point%s without %s dropped)" % (dropped, "" if dropped == 1 else "s", x) if dropped else ""
+        ax.set_xlabel(literal(x_label(x) + note))
+        if logx:
+            ax.set_xscale("log", nonpositive="mask")
         if logy:
             ax.set_yscale("log")
         ax.grid(True, alpha=0.3)
