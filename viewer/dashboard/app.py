@@ -12,6 +12,12 @@ since they hold slashes):
 - ``GET /api/v1/scalars?run=R&tag=T[&points=N]``: ``{"run", "tag", "step": [...], "wall_time": [...],
   "value": [...]}``, the kept points oldest first; with ``points=N`` only those that N pixel columns draw
   (``reduce.m4_indices``).
+- ``GET /api/v1/density?tag=T&width=W&height=H[&runs=REGEX][&logy=1]``: the density of the scalar series ``T`` of
+  every run that has it (and whose name ``re.search``-matches ``REGEX``) on a ``W`` × ``H`` raster (1 to 4096 each),
+  ``density.density``: ``{"tag", "width", "height", "logy", "x_range": [x0, x1], "y_range": [y0, y1], "runs":
+  [names], "density": base64, "owner": base64}``, runs by name; the ranges are the data's (``density.data_range``), ``density``
+  is float32 little-endian, ``owner`` int32 little-endian (the index in ``runs`` of the run of greatest weight at
+  each pixel, -1 where none passes), both ``H`` rows of ``W`` pixels, the top row first.
 
 Non-finite numbers: NaN is ``null``, +inf and -inf are the strings ``"Infinity"`` and ``"-Infinity"``. Names are
 data: JSON strings with ``<``, ``>`` and ``&`` escaped as ``\\u003c``, ``\\u003e``, ``\\u0026``. Errors:
@@ -20,8 +26,10 @@ scalar series).
 """
 from __future__ import annotations
 
+import base64
 import json
 import math
+import re
 from typing import Dict, List, Optional
 
 import numpy as np
@@ -32,6 +40,7 @@ from starlette.routing import Mount, Route
 
 from tfevents.summaries.live.loader import BLOB_SEQUENCE, SCALAR, TENSOR, LiveLogdir, TagInfo
 
+from .density import MAX_SIDE, data_range, density
 from .reduce import m4_indices
 
 __all__ = ["build_app", "json_response", "json_number", "normalize_prefix", "MAX_POINTS"]
@@ -137,6 +146,36 @@ def scalars(live: LiveLogdir, run: str, tag: str, points: Optional[int]) -> Dict
             "value": _json_list(np.asarray(value, dtype=np.float64))}
 
 
+def _side(request: Request, name: str) -> int:
+    text = _required(request, name)
+    try:
+        side = int(text)
+    except ValueError:
+        side = 0
+    if not 1 <= side <= MAX_SIDE:
+        raise BadRequest(400, name, "%s must be an integer from 1 to %d, got %r" % (name, MAX_SIDE, text))
+    return side
+
+
+def density_of(live: LiveLogdir, request: Request) -> Dict[str, object]:
+    tag, width, height = _required(request, "tag"), _side(request, "width"), _side(request, "height")
+    logy = request.query_params.get("logy", "0") not in ("0", "", "false")
+    try:
+        chosen = re.compile(request.query_params.get("runs", ""))
+    except re.error as err:
+        raise BadRequest(400, "runs", "runs is not a regular expression: %s" % err)
+    names = sorted(i.run for i in live.tags(tags=[tag], data_class=SCALAR) if chosen.search(i.run))
+    if not names:
+        raise BadRequest(404, "tag", "no run matching %r has a scalar series %r" % (chosen.pattern, tag))
+    series = [(p.step, p.value) for p in (live.points(run, tag) for run in names)]
+    x_range, y_range = data_range(series, logy)
+    d = density(series, x_range, y_range, width, height, logy)
+    return {"tag": tag, "width": width, "height": height, "logy": logy, "x_range": list(x_range),
+            "y_range": list(y_range), "runs": names,
+            "density": base64.b64encode(d.density.astype("<f4").tobytes()).decode("ascii"),
+            "owner": base64.b64encode(d.owner.astype("<i4").tobytes()).decode("ascii")}
+
+
 def normalize_prefix(prefix: str) -> str:
     """'/x/', 'x', '/x' -> '/x'; '/' or '' -> ''."""
     return "/" + prefix.strip("/") if prefix.strip("/") else ""
@@ -158,6 +197,7 @@ def build_app(live: LiveLogdir, path_prefix: str = "/") -> Starlette:
         Route("/api/v1/tags", answer(lambda r: tags(live, _required(r, "run")))),
         Route("/api/v1/scalars", answer(lambda r: scalars(live, _required(r, "run"), _required(r, "tag"),
                                                           _points_parameter(r)))),
+        Route("/api/v1/density", answer(lambda r: density_of(live, r))),
     ]
     prefix = normalize_prefix(path_prefix)
     app = Starlette(routes=[Mount(prefix, routes=routes)] if prefix else routes)

@@ -1,0 +1,272 @@
+"""The density of a chart with many runs (DenseLines, Moritz & Fisher 2018): how many runs pass through each pixel.
+
+Pure numpy; the API's ``/api/v1/density`` answers with it.
+
+The chart is ``width`` × ``height`` pixels over ``x_range = (x0, x1)`` (steps) and ``y_range = (y0, y1)`` (values;
+with ``logy``, their log10). A point ``(x, y)`` is at the continuous pixel position::
+
+    u = (x - x0) / (x1 - x0) * width          # 0 at the left edge, width at the right
+    v = (y1 - t) / (y1 - y0) * height         # t = y (or log10 y with logy; y0, y1 then log10 of the range too):
+                                              # 0 at the top edge, height at the bottom
+
+and pixel ``(row, column) = (floor(v), floor(u))``, both edges inclusive (``u == width`` is the last column,
+``v == height`` the bottom row). Each run is its polyline (points by step, consecutive points joined). In column
+``c`` a run *covers* the rows its polyline crosses there: a segment's part inside ``c <= u <= c + 1`` is straight,
+so it covers the rows from ``floor`` of its lower end to ``floor`` of its upper end (clipped to the chart: the part
+above the top or below the bottom covers nothing); a lone point (between breaks) covers its own pixel. With
+``n_r(c)`` the number of rows run ``r`` covers in column ``c`` (the union over its segments there), run ``r`` puts
+weight ``1 / n_r(c)`` on each (DenseLines' normalization: every run weighs 1 in each column it passes through, so a
+steep segment does not outweigh a flat one), and::
+
+    density[row, c] = sum over runs r covering (row, c) of 1 / n_r(c)
+
+so ``density[:, c].sum()`` is the number of runs whose line passes (visibly) through column ``c``.
+
+Values: NaN breaks the line (no segment to or from it). ±inf is clipped to the edge of the y range: +inf is drawn at
+the top edge (``v = 0``), -inf at the bottom (``v = height``), joined to its neighbours as any point (a divergence
+shows as a line up to the edge). With ``logy``, ``t = log10(y)``: 0 is -inf (bottom edge), a negative value is NaN
+(a break). Points outside the x range are not drawn; segments are clipped to it.
+
+Hovering (:attr:`Density.owner`, :func:`nearest_run`): each pixel's *owner* is, among the runs covering it, the one
+of greatest weight there (the flattest line through that pixel: fewest rows in that column), the first run on ties;
+-1 where no run passes. So the run named under the cursor passes through that pixel.
+
+Computed for all runs at once, in batches of runs (``BATCH_CELLS``): each segment is cut at the column edges into
+per-column pieces (``np.repeat``), the pieces of one run and column are merged into the union of their row intervals
+(one stable sort of integer keys), and each merged interval adds ``+w`` at its top row and ``-w`` below its bottom
+row of a difference raster whose cumulative sum down the rows, once at the end, is the density.
+"""
+from __future__ import annotations
+
+from typing import NamedTuple, Optional, Sequence, Tuple
+
+import numpy as np
+
+__all__ = ["Density", "density", "data_range", "nearest_run", "MAX_SIDE"]
+
+MAX_SIDE = 4096          # the widest and tallest raster the API computes
+BATCH_CELLS = 1 << 18    # about how many points + columns are cut into pieces at once (bounds the memory: ~40 MB)
+_ZERO = 1e-7             # below this a summed density is rounding left by the difference raster (a real weight
+                         # is at least 1 / MAX_SIDE)
+
+Series = Tuple[np.ndarray, np.ndarray]   # (step, value)
+
+
+class Density(NamedTuple):
+    """``density``: float32 ``(height, width)``, row 0 the top (the module docstring's formula); ``owner``: int32
+    ``(height, width)``, the index (into the series given) of the run of greatest weight at each pixel, -1 where
+    none passes."""
+
+    density: np.ndarray
+    owner: np.ndarray
+
+
+def _transform(value: np.ndarray, logy: bool) -> np.ndarray:
+    value = np.asarray(value, dtype=np.float64)
+    if not logy:
+        return value
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.log10(value)   # 0 -> -inf, negative -> NaN
+
+
+def data_range(series: Sequence[Series], logy: bool = False) -> Tuple[Tuple[float, float], Tuple[float, float]]:
+    """The x range (least and greatest step) and y range (least and greatest finite value; with ``logy`` of the
+    positive ones) of ``series``, each widened to a span of 1 (x) or to ``y ± 0.5`` (y; with ``logy``, ``y / 10`` to
+    ``y * 10``) when it is a single number, and ``(0, 1)`` (``(0.1, 10)`` with logy) when there is none."""
+    steps = [np.asarray(s) for s, _ in series if len(s)]
+    if steps:
+        x0, x1 = float(min(s.min() for s in steps)), float(max(s.max() for s in steps))
+    else:
+        x0, x1 = 0.0, 1.0
+    if x1 <= x0:
+        x1 = x0 + 1.0
+    lows, highs = [], []
+    for _, value in series:
+        t = _transform(value, logy)
+        t = t[np.isfinite(t)]
+        if t.size:
+            lows.append(t.min())
+            highs.append(t.max())
+    if lows:
+        y0, y1 = float(min(lows)), float(max(highs))
+    else:
+        y0 = y1 = 0.0
+    if y1 <= y0:
+        y0, y1 = (y0 - 1.0, y1 + 1.0) if logy else (y0 - 0.5, y1 + 0.5)
+    return (x0, x1), ((10.0 ** y0, 10.0 ** y1) if logy else (y0, y1))
+
+
+def _check(width: int, height: int, x_range, y_range, logy: bool) -> None:
+    if not (1 <= width <= MAX_SIDE and 1 <= height <= MAX_SIDE):
+        raise ValueError("width and height must be 1 to %d, got %d x %d" % (MAX_SIDE, width, height))
+    (x0, x1), (y0, y1) = x_range, y_range
+    if not (np.isfinite([x0, x1, y0, y1]).all() and x1 > x0 and y1 > y0):
+        raise ValueError("the ranges must be finite and increasing, got x %r, y %r" % (x_range, y_range))
+    if logy and y0 <= 0:
+        raise ValueError("a log y range must be positive, got %r" % (y_range,))
+
+
+def _pieces(u: np.ndarray, v: np.ndarray, run: np.ndarray, width: int, height: int):
+    """(run, column, top row, bottom row) of each piece: the rows a connected part of a run's polyline covers in one
+    column. ``u``, ``v`` are pixel positions (``v`` NaN at a break, ±inf already at the edges), ``run`` the
+    batch-local run of each point, a run's points consecutive and by step.
+
+    A part of the polyline inside one column ``c`` is connected, so it covers ``floor(min)`` to ``floor(max)`` of
+    the ``v`` of its points in ``c`` and of where it crosses the column's edges ``u = c`` and ``u = c + 1`` (a
+    crossing of the edge ``u = b`` by the segment from ``a`` to ``a + 1``: ``v = v_a + (v_{a+1} - v_a) (b - u_a) /
+    (u_{a+1} - u_a)``). Laid out in x order (each point, then its segment's crossings, a crossing of ``u = b`` in
+    column ``b``), the columns never decrease within a part, so each (part, column) is a contiguous block: one
+    ``reduceat`` each for its min and max, then joined with the next block's first value (the crossing of its
+    right edge) when the part goes on into the next column."""
+    n = u.size
+    u = np.where(u == width, np.nextafter(float(width), 0.0), u)   # the right edge is in the last column
+    ok = ~np.isnan(v)
+    drawn = np.zeros(n, dtype=bool)   # drawn[i]: the segment from point i to point i + 1
+    drawn[:-1] = ok[:-1] & ok[1:] & (run[1:] == run[:-1])
+    part = np.cumsum(np.r_[False, ~drawn[:-1]])   # the connected part of each point
+    # the crossings of each drawn segment: the column edges b in (u_i, u_{i+1}], from 0 to width
+    fu = np.floor(u)
+    b_first = np.maximum(fu + 1, 0)
+    b_last = np.minimum(np.r_[fu[1:], -1.0], width)
+    k = np.where(drawn, np.maximum(b_last - b_first + 1, 0), 0).astype(np.int64)
+    seg = np.repeat(np.arange(n), k)
+    first_of = np.cumsum(k) - k
+    nth = np.arange(seg.size) - first_of[seg]
+    b = b_first[seg] + nth
+    u_a, v_a = u[seg], v[seg]
+    v_b = v_a + (v[seg + 1] - v_a) * ((b - u_a) / (u[seg + 1] - u_a))   # a segment with a crossing is not vertical
+    # the layout: point i at i + (crossings before it), its segment's crossings right after it
+    point_at = np.arange(n) + first_of
+    total = n + seg.size
+    col = np.empty(total, dtype=np.int64)
+    y = np.empty(total, dtype=np.float64)
+    of_part = np.empty(total, dtype=np.int64)
+    keep = np.ones(total, dtype=bool)
+    col[point_at] = fu
+    y[point_at] = v
+    of_part[point_at] = part
+    keep[point_at] = ok & (fu >= 0) & (fu < width)
+    cross_at = point_at[seg] + 1 + nth
+    col[cross_at] = b
+    y[cross_at] = v_b
+    of_part[cross_at] = part[seg]
+    col, y, of_part = col[keep], y[keep], of_part[keep]
+    if not col.size:
+        empty = np.zeros(0, dtype=np.int64)
+        return empty, empty, empty, empty
+    starts = np.flatnonzero(np.r_[True, (col[1:] != col[:-1]) | (of_part[1:] != of_part[:-1])])
+    top = np.minimum.reduceat(y, starts)
+    bottom = np.maximum.reduceat(y, starts)
+    g_col, g_part = col[starts], of_part[starts]
+    goes_on = np.flatnonzero((g_part[1:] == g_part[:-1]) & (g_col[1:] == g_col[:-1] + 1))
+    right_edge = y[starts[goes_on + 1]]
+    top[goes_on] = np.minimum(top[goes_on], right_edge)
+    bottom[goes_on] = np.maximum(bottom[goes_on], right_edge)
+    seen = (g_col < width) & (bottom >= 0) & (top <= height)   # column `width`: only its left edge, done
+    lo = np.clip(np.floor(top[seen]), 0, height - 1).astype(np.int64)
+    hi = np.clip(np.floor(bottom[seen]), 0, height - 1).astype(np.int64)
+    part_run = run[np.r_[0, np.flatnonzero(np.diff(part)) + 1]]   # the run of each part
+    return part_run[g_part[seen]], g_col[seen], lo, hi
+
+
+def _merged(run: np.ndarray, col: np.ndarray, lo: np.ndarray, hi: np.ndarray, width: int, height: int):
+    """The union of the pieces' row intervals per (run, column): (run, column, top, bottom, rows of that run in
+    that column) of each disjoint interval. Keys ``k = (run * width + col) * (height + 1) + row`` keep the groups
+    apart; sorted by the top key, an interval starts anew where its top is below every bottom before it + 1."""
+    group = run * width + col
+    k_lo = group * (height + 1) + lo
+    k_hi = group * (height + 1) + hi
+    order = np.argsort(k_lo, kind="stable")   # already sorted by run and column: nearly sorted
+    k_lo, k_hi = k_lo[order], k_hi[order]
+    reach = np.maximum.accumulate(k_hi)
+    starts = np.flatnonzero(np.r_[True, k_lo[1:] > reach[:-1] + 1])
+    m_lo = k_lo[starts]
+    m_hi = np.maximum.reduceat(k_hi, starts)
+    group = m_lo // (height + 1)
+    lo = m_lo - group * (height + 1)
+    hi = m_hi - group * (height + 1)
+    first = np.flatnonzero(np.r_[True, group[1:] != group[:-1]])
+    rows = np.repeat(np.add.reduceat(hi - lo + 1, first), np.diff(np.r_[first, group.size]))
+    return group // width, group % width, lo, hi, rows
+
+
+def density(series: Sequence[Series], x_range: Tuple[float, float], y_range: Tuple[float, float], width: int,
+            height: int, logy: bool = False) -> Density:
+    """The density of ``series`` (each a run's ``(step, value)`` arrays) on a ``width`` × ``height`` raster over
+    ``x_range`` and ``y_range``, and each pixel's owner (the module docstring). ValueError for sides outside 1 to
+    ``MAX_SIDE``, ranges not finite and increasing, or a log y range not positive."""
+    _check(width, height, x_range, y_range, logy)
+    (x0, x1), (y0, y1) = x_range, y_range
+    if logy:
+        y0, y1 = np.log10(y0), np.log10(y1)
+    sx, sy = width / (x1 - x0), height / (y1 - y0)
+    diff = np.zeros((height + 1) * width, dtype=np.float64)
+    runs = len(series)
+    owner_key = np.full(height * width, -1, dtype=np.int64)
+    batch: list = []
+    cells = 0
+    for index, (step, value) in enumerate(series):
+        batch.append(index)
+        cells += len(step) + width
+        if cells >= BATCH_CELLS or index == runs - 1:
+            _add_batch(series, batch, diff, owner_key, x0, sx, y1, sy, width, height, logy, runs)
+            batch, cells = [], 0
+    dens = np.cumsum(diff.reshape(height + 1, width), axis=0)[:height]
+    dens[dens < _ZERO] = 0.0
+    owner = np.where(owner_key >= 0, runs - 1 - owner_key % max(runs, 1), -1).astype(np.int32)
+    return Density(dens.astype(np.float32), owner.reshape(height, width))
+
+
+def _add_batch(series, batch, diff, owner_key, x0, sx, y1, sy, width, height, logy, runs) -> None:
+    steps = [np.asarray(series[i][0]) for i in batch]
+    lengths = np.array([s.size for s in steps])
+    if not lengths.sum():
+        return
+    x = np.concatenate(steps).astype(np.float64)
+    t = np.concatenate([_transform(series[i][1], logy) for i in batch])
+    run = np.repeat(np.asarray(batch, dtype=np.int64), lengths)
+    if (np.diff(x)[run[1:] == run[:-1]] < 0).any():   # some run not by step: sort each by step, stably
+        order = np.lexsort((x, run))
+        x, t = x[order], t[order]
+    u = (x - x0) * sx
+    with np.errstate(invalid="ignore"):
+        v = (y1 - t) * sy
+    v[t == np.inf] = 0.0
+    v[t == -np.inf] = height
+    local = run - batch[0]
+    p_run, col, lo, hi = _pieces(u, v, local, width, height)
+    if not p_run.size:
+        return
+    m_run, m_col, m_lo, m_hi, rows = _merged(p_run, col, lo, hi, width, height)
+    w = 1.0 / rows
+    size = (height + 1) * width
+    diff += np.bincount(m_lo * width + m_col, weights=w, minlength=size)
+    diff -= np.bincount((m_hi + 1) * width + m_col, weights=w, minlength=size)
+    # owner: greatest weight (fewest rows), then the first run: the greatest key (height - rows) * runs + (runs-1-r)
+    length = m_hi - m_lo + 1
+    which = np.repeat(np.arange(m_lo.size), length)
+    row = m_lo[which] + (np.arange(which.size) - np.repeat(np.cumsum(length) - length, length))
+    key = (height - rows[which]) * runs + (runs - 1 - (m_run[which] + batch[0]))
+    np.maximum.at(owner_key, row * width + m_col[which], key)
+
+
+def nearest_run(owner: np.ndarray, px: int, py: int, radius: int = 0) -> Optional[int]:
+    """The run (index into the series) that passes through pixel column ``px``, row ``py`` (``owner[py, px]``);
+    where none does, the owner of the nearest owned pixel within ``radius`` pixels (Euclidean; the first in row
+    order on ties); None if there is none."""
+    height, width = owner.shape
+    if not (0 <= px < width and 0 <= py < height):
+        return None
+    if owner[py, px] >= 0:
+        return int(owner[py, px])
+    r0, r1 = max(0, py - radius), min(height, py + radius + 1)
+    c0, c1 = max(0, px - radius), min(width, px + radius + 1)
+    window = owner[r0:r1, c0:c1]
+    rows, cols = np.nonzero(window >= 0)
+    if not rows.size:
+        return None
+    d2 = (rows + r0 - py) ** 2 + (cols + c0 - px) ** 2
+    best = np.argmin(d2)
+    if d2[best] > radius * radius:
+        return None
+    return int(window[rows[best], cols[best]])
