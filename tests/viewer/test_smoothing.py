@@ -1,5 +1,6 @@
-"""tfevents.viewer: TensorBoard smoothing, min/max downsampling, distribution compression and safe text,
-checked against independent computations (pandas, TensorBoard's own compressor, html parsing)."""
+"""tfevents.viewer: the smoothings, min/max downsampling, distribution compression and safe text, checked against
+independent computations (pandas, scipy, W&B's published TWEMA loop, TensorBoard's own compressor, html parsing);
+the report page's smoothing.js against smoothing.py in headless Chromium."""
 import html.parser
 import re
 
@@ -9,6 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from _browser import browser, browser_session, console_messages, open_file  # noqa: F401
 from tfevents.viewer.plots.histograms import compress, tensorboard_buckets
 from tfevents.viewer.reports.safe_html import markdown_to_safe_html, text_to_safe_html
 from tfevents.viewer.smoothing import KINDS, Smoothing, ema, minmax_indices, parse_smoothing, smooth
@@ -220,3 +222,56 @@ def test_text_script_is_escaped_and_markdown_rendered():
     assert all("src" not in a for t, a in tags if t == "img")  # never fetch from a network
     table = text_to_safe_html(np.array([["a", "<b>x</b>"], ["*c*", "<script>"]], dtype=object))
     assert table.count("<tr>") == 2 and "<em>c</em>" in table and "&lt;script&gt;" in table
+
+
+SMOOTH_JS = """
+const [x, y, kind, param] = arguments;
+const num = v => (typeof v === "string" ? Number(v) : v);
+const out = window.__tfe.smoothing.smooth(Float64Array.from(x, num), Float64Array.from(y, num), kind, param);
+return Array.from(out, String);
+"""
+
+
+def test_page_smoothings_equal_pythons(browser, tmp_path):
+    """The page's smoothing.js, evaluated in headless Chromium, gives smoothing.py's numbers (to float64 rounding)
+    for every kind on the same inputs; a report made with ``smooth="twema:0.6"`` starts on that kind and draws it."""
+    from tfevents.summaries import SummaryWriter
+    from tfevents.viewer.reports.interactive.page import write_interactive_report
+    rng = np.random.default_rng(3)
+    steps = np.cumsum(rng.integers(1, 9, size=300))
+    with SummaryWriter(str(tmp_path / "logs" / "run<b>")) as w:
+        for s, v in zip(steps, rng.normal(size=steps.size).cumsum()):
+            w.add_scalar("loss", float(v), int(s))
+    report = write_interactive_report(str(tmp_path / "logs"), str(tmp_path / "r.html"), smooth="twema:0.6")
+    open_file(browser, report)
+    assert browser.execute_script("return document.getElementById('smoothing-kind').value") == "twema"
+    assert float(browser.execute_script("return document.getElementById('smoothing').value")) == 0.6
+    x = np.r_[steps[:150], steps[150:] + 0.5].astype(float)          # uneven, with non-finite values
+    y = _random_series(rng, x.size)
+    shuffled = rng.permutation(x.size)
+    as_js = [v if np.isfinite(v) else str(v).replace("inf", "Infinity").replace("nan", "NaN") for v in y]
+    cases = [("ema", 0.6), ("ema", 0.0), ("twema", 0.6), ("twema", 0.95), ("window", 1), ("window", 7),
+             ("window-centred", 8), ("window-centred", 25), ("gaussian", 0.0), ("gaussian", 3.0),
+             ("gaussian", 40.0)]
+    for kind, param in cases:
+        for xs, ys, js_y in ((x, y, as_js), (x[shuffled], y[shuffled], [as_js[i] for i in shuffled])):
+            got = np.array([float(v) for v in browser.execute_script(SMOOTH_JS, xs.tolist(), js_y, kind, param)])
+            want = smooth(xs, ys, kind, param)
+            np.testing.assert_array_equal(np.isfinite(got), np.isfinite(want))
+            np.testing.assert_array_equal(got[~np.isfinite(want)], want[~np.isfinite(want)])
+            np.testing.assert_allclose(got, want, rtol=1e-13, atol=0, err_msg="%s:%s" % (kind, param))
+    # the chart draws Python's twema of the run
+    from tfevents.summaries import load_logdir
+    series = load_logdir(str(tmp_path / "logs")).scalars[("run<b>", "loss")]
+    data = browser.execute_script("const c = window.__tfe.charts[0]; return c.u.data.map(a => Array.from(a));")
+    xs_drawn, drawn = np.array(data[0]), np.array([np.nan if v is None else v for v in data[2]])
+    want = smooth(series.step, series.value, "twema", 0.6)[np.searchsorted(series.step, xs_drawn)]
+    np.testing.assert_allclose(drawn, want, rtol=1e-12)
+    # switching the kind redraws with the other smoothing; the slider follows the kind
+    browser.execute_script("const s = document.getElementById('smoothing-kind'); s.value = 'window';"
+                           "s.dispatchEvent(new Event('change'));")
+    assert browser.execute_script("return document.getElementById('smoothing').max") == "200"
+    data = browser.execute_script("const c = window.__tfe.charts[0]; return c.u.data.map(a => Array.from(a));")
+    want = smooth(None, series.value, "window", 10)[np.searchsorted(series.step, np.array(data[0]))]
+    np.testing.assert_allclose(np.array(data[2], dtype=float), want, rtol=1e-12)
+    assert console_messages(browser) == []

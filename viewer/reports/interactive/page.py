@@ -21,13 +21,13 @@ from tfevents.summaries.atomic import atomic_write
 
 from ... import logdir_data
 from ...plots.bands import BANDS, CENTERS
-from ...smoothing import DEFAULT_SMOOTHING
+from ...smoothing import DEFAULT_SMOOTHING, Smoothing, smoothing_of
 from ..rerender_on_change import watch
 from .collect import collect
 from .encode import script_json
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-SCRIPTS = ("report.js", "scalars.js", "charts.js", "panels.js")   # the page's own code, in load order
+SCRIPTS = ("report.js", "smoothing.js", "scalars.js", "charts.js", "panels.js")   # the page's own code, in load order
 VENDOR_SCRIPT = os.path.join("vendor", "uPlot.iife.min.js")
 STYLES = (os.path.join("vendor", "uPlot.min.css"), "report.css")
 X_AXES = ("step", "relative", "wall")
@@ -46,7 +46,8 @@ def _sha256(text: str) -> str:
 
 
 def render_interactive_report(source: Any, *, tags: Optional[str] = None, runs: Optional[str] = None,
-                              smoothing: float = DEFAULT_SMOOTHING, x: str = "step", logy: bool = False,
+                              smoothing: float = DEFAULT_SMOOTHING, smooth: "Optional[str | Smoothing]" = None,
+                              x: str = "step", logy: bool = False, logx: bool = False,
                               group: Optional[str] = None, title: Optional[str] = None,
                               refresh_seconds: Optional[int] = None, max_images: int = 10,
                               image_steps: Optional[Sequence[int]] = None,
@@ -56,19 +57,24 @@ def render_interactive_report(source: Any, *, tags: Optional[str] = None, runs: 
 
     ``source``: a logdir path or a loaded Logdir; ``tags`` / ``runs``: regexes (``re.search``) choosing
     what is embedded; ``smoothing``, ``x`` (step / relative / wall) and ``logy``: the controls' starting
-    positions; ``group``: a regex whose first group names the chart a scalar tag is drawn in (default one
-    chart per tag, in sections by tag prefix as TensorBoard); ``max_images`` / ``image_steps``: the steps of
-    each image, video and audio series the step slider offers; ``storage_options``: fsspec's, for a logdir
-    given as a URL (``s3://``, ``gs://``, ...). ``aggregate``: a regex grouping runs as
-    ``tfevents.summaries.aggregate``'s ``by`` (``r"/seed_\\d+$"``: seeds; ``r"/rank_\\d+$"``: a job's ranks); the
-    page then draws each group's ``center`` line ('mean' or 'median') over its ``band`` ('std': mean ± std,
-    'minmax' or 'none') and has a control to switch between the bands and the individual runs.
+    positions (``smoothing``: TensorBoard's EMA weight; ``smooth``: ``"KIND:PARAM"`` or a Smoothing, the page's
+    smoothing kind and parameter to start with, e.g. ``"twema:0.6"``); ``group``: a regex whose first group
+    names the chart a scalar tag is drawn in (default one chart per tag, in sections by tag prefix as
+    TensorBoard); ``max_images`` / ``image_steps``: the steps of each image, video and audio series the step
+    slider offers; ``storage_options``: fsspec's, for a logdir given as a URL (``s3://``, ``gs://``, ...).
+    ``aggregate``: a regex grouping runs as ``tfevents.summaries.aggregate``'s ``by`` (``r"/seed_\\d+$"``: seeds;
+    ``r"/rank_\\d+$"``: a job's ranks); the page then draws each group's ``center`` line ('mean' or 'median') over
+    its ``band`` ('std': mean ± std, 'minmax' or 'none') and has a control to switch between the bands and the
+    individual runs.
     """
     smoothing = float(smoothing)
     if not 0.0 <= smoothing <= 1.0:
         raise ValueError("smoothing must be in [0, 1], got %r" % smoothing)
-    if x not in X_AXES:
-        raise ValueError("x must be one of %s, got %r" % (", ".join(X_AXES), x))
+    start = smoothing_of(smoothing, smooth) if smooth is not None else None
+    if start is not None and start.kind == "ema":
+        smoothing = float(start.param)
+    if not isinstance(x, str) or not x:   # step, relative, wall or a scalar tag (the page's selector offers them)
+        raise ValueError("x must be one of %s or a scalar tag, got %r" % (", ".join(X_AXES), x))
     if aggregate is not None and not isinstance(aggregate, str):
         raise TypeError("aggregate is a regex grouping runs (a str), got %r" % (aggregate,))
     if center not in CENTERS:
@@ -86,8 +92,10 @@ def render_interactive_report(source: Any, *, tags: Optional[str] = None, runs: 
         logdir = source
     title = title or "tfevents report"
     doc, blob = collect(logdir, tags=tags, runs=runs, group=group, image_steps=image_steps,
-                        max_images=max_images, aggregate=aggregate or None)
+                        max_images=max_images, aggregate=aggregate or None, x=x)
     doc.update(title=title, options={"smoothing": smoothing, "x": x, "logy": bool(logy), "aggregate": aggregate or None,
+                                     "smooth": {"kind": start.kind, "param": start.param} if start else None,
+                                     "logx": bool(logx),
                                      "view": "bands" if doc["scalars"]["aggregates"] else "runs",
                                      "center": center, "band": band},
                rendered=datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC"))

@@ -109,6 +109,9 @@ const STORE_KEY = "tfevents-report:" + DATA.title;
 const STATE = Object.assign({smoothing: DATA.options.smoothing, x: DATA.options.x, logy: DATA.options.logy,
                              view: DATA.options.view || "runs", center: DATA.options.center || "mean",
                              band: DATA.options.band || "std",
+                             smoothKind: (DATA.options.smooth || {}).kind || "ema",
+                             smoothParams: Object.assign({twema: 0.6, window: 10, "window-centred": 10, gaussian: null},
+                                                         DATA.options.smooth ? {[DATA.options.smooth.kind]: DATA.options.smooth.param} : {}),
                              outliers: false, tagFilter: "", runFilter: "", hidden: [], hpStat: {}}, loadState());
 TFE.state = STATE;
 
@@ -159,14 +162,28 @@ TFE.changed = changed;
 function sidebar() {
   const tagInput = el("input", {type: "search", id: "tag-filter", placeholder: "Filter tags (regex)", value: STATE.tagFilter,
     oninput: e => { STATE.tagFilter = e.target.value; tagInput.classList.toggle("invalid", !compileRegex(e.target.value).ok); changed("tags"); }});
-  const smoothNumber = el("input", {type: "number", id: "smoothing-value", min: 0, max: 0.999, step: 0.001, value: STATE.smoothing});
-  const smoothRange = el("input", {type: "range", id: "smoothing", min: 0, max: 0.999, step: 0.001, value: STATE.smoothing});
+  // the smoothing's kind, and one slider whose meaning follows it (weight, window points, or sigma in x units)
+  const smoothKind = el("select", {id: "smoothing-kind", title: "Smoothing"},
+    SMOOTH_KINDS.map(k => el("option", {value: k, selected: currentSmoothing().kind === k}, SMOOTH_LABELS[k])));
+  const smoothNumber = el("input", {type: "number", id: "smoothing-value"});
+  const smoothRange = el("input", {type: "range", id: "smoothing"});
+  const fitSmoothing = () => {
+    const {kind, param} = currentSmoothing(), r = smoothControlRange(kind, TFE.xSpan() || 100 * (param || 1));
+    if (kind === "gaussian" && STATE.smoothParams.gaussian === null) STATE.smoothParams.gaussian = r.max / 10;
+    Object.assign(smoothRange, r);
+    Object.assign(smoothNumber, {min: r.min, max: kind === "ema" || kind === "twema" ? r.max : "", step: r.step});
+    smoothRange.value = smoothNumber.value = currentSmoothing().param;
+  };
   const setSmoothing = v => {
-    v = Math.min(0.999, Math.max(0, +v || 0));
-    STATE.smoothing = v; smoothRange.value = v; smoothNumber.value = v; changed("smoothing");
+    const {kind} = currentSmoothing();
+    v = clampSmoothParam(kind, v);
+    if (kind === "ema") STATE.smoothing = v; else STATE.smoothParams[kind] = v;
+    smoothRange.value = v; smoothNumber.value = v; changed("smoothing");
   };
   smoothRange.addEventListener("input", e => setSmoothing(e.target.value));
   smoothNumber.addEventListener("change", e => setSmoothing(e.target.value));
+  smoothKind.addEventListener("change", e => { STATE.smoothKind = e.target.value; fitSmoothing(); changed("smoothing"); });
+  fitSmoothing();
   const xRadios = ["step", "relative", "wall"].map(x => el("label", null,
     el("input", {type: "radio", name: "x-axis", value: x, checked: STATE.x === x,
                  onchange: () => { STATE.x = x; changed("x"); }}), {step: "Step", relative: "Relative", wall: "Wall"}[x]));
@@ -193,7 +210,7 @@ function sidebar() {
   }
   const side = el("aside", {class: "sidebar"}, aggregateControl(),
     el("div", {class: "control"}, tagInput),
-    el("div", {class: "control"}, el("div", {class: "label"}, "Smoothing"), el("div", {class: "row"}, smoothRange, smoothNumber)),
+    el("div", {class: "control"}, el("div", {class: "label"}, "Smoothing"), smoothKind, el("div", {class: "row"}, smoothRange, smoothNumber)),
     el("div", {class: "control"}, el("div", {class: "label"}, "Horizontal axis"), el("div", {class: "radios"}, xRadios)),
     el("div", {class: "control"}, check("logy", "log-y", "Log-scale y axis")),
     el("div", {class: "control"}, check("outliers", "ignore-outliers", "Ignore outliers in chart scaling")),

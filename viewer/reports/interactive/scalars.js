@@ -1,6 +1,7 @@
 // Scalars: one uPlot chart per tag (or per --group value), every visible run overlaid, the raw series faint
-// behind TensorBoard's debiased EMA. Hover shows each run's step, wall time, smoothed and raw value; drag
-// zooms, double-click resets; each chart downloads its every point as CSV. Long series are drawn M4
+// behind its smoothed line (smoothing.js: TensorBoard's debiased EMA unless the sidebar chooses another kind).
+// Hover shows each run's step, wall time, smoothed and raw value; drag zooms, double-click resets; each chart
+// downloads its every point as CSV. Long series are drawn M4
 // downsampled (per pixel column: first, last, min, max of raw and smoothed), re-done for the zoomed range.
 // With --aggregate the page also holds each group of runs reduced per step (collect.py _aggregates:
 // tfevents.summaries.aggregate's numbers); in the "bands" view a chart draws each group's centre line (mean or
@@ -10,48 +11,90 @@ const SC = DATA.scalars;
 let SERIES = [];   // filled by buildScalars once the buffer is loaded
 let BANDS = [];    // the aggregates, likewise
 
-/** TensorBoard's smoothing (vz_line_chart2 resmoothDataset), the rule viewer/smoothing.py implements. */
-function smooth(values, weight) {
-  const n = values.length, out = new Float64Array(n);
-  let constant = true;
-  for (let i = 1; i < n; i++) if (!(values[i] === values[0])) { constant = false; break; }
-  if (n > 0 && !(values[0] === values[0])) constant = false;
-  if (n === 0 || constant) { out.set(values); return out; }
-  let last = 0, count = 0;
-  for (let i = 0; i < n; i++) {
-    const v = values[i];
-    if (!isFinite(v)) { out[i] = v; continue; }
-    last = last * weight + (1 - weight) * v;
-    count++;
-    const debias = weight === 1 ? 1 : 1 - Math.pow(weight, count);
-    out[i] = last / debias;
-  }
-  return out;
-}
-TFE.smooth = smooth;
-
+/** The series smoothed as the sidebar says (smoothing.js), cached per kind, parameter and x axis. */
 function smoothed(s) {
-  if (s.weight !== STATE.smoothing) { s.smoothed = smooth(s.value, STATE.smoothing); s.weight = STATE.smoothing; }
+  const {kind, param} = currentSmoothing(), key = kind + "|" + param + "|" + STATE.x;
+  if (s.weight !== key) { s.smoothed = smoothOnX(s, kind, param); s.weight = key; }
   return s.smoothed;
 }
 
-/** The series' x values in the current axis mode (Float64Array, cached per mode). */
+/** The widest x span of the series in the current x axis (the Gaussian's sigma slider reaches a tenth of it). */
+function xSpan() {
+  let span = 0;
+  for (const s of SERIES) { const {x} = xsOf(s, STATE.x); if (x.length) span = Math.max(span, x[x.length - 1] - x[0]); }
+  return span;
+}
+TFE.xSpan = xSpan;
+
+/** ``s`` smoothed on the current x axis: on a tag's axis only the points that have an x (those the chart draws,
+ * as ``tfevents plot --x TAG`` smooths the points it keeps), NaN at the others. */
+function smoothOnX(s, kind, param) {
+  const {x, dropped} = xsOf(s, STATE.x);
+  if (!dropped) return smoothSeries(kind === "ema" ? null : x, s.value, kind, param);
+  const keep = [];
+  for (let i = 0; i < x.length; i++) if (x[i] === x[i]) keep.push(i);
+  const part = smoothSeries(kind === "ema" ? null : Float64Array.from(keep, i => x[i]),
+                            Float64Array.from(keep, i => s.value[i]), kind, param);
+  const out = new Float64Array(x.length).fill(NaN);
+  keep.forEach((i, k) => { out[i] = part[k]; });
+  return out;
+}
+
+const X_BUILTIN = ["step", "relative", "wall"];
+let XSRC = new Map();   // run + "\n" + tag -> {step, value}: every scalar series a run's x can be taken from
+
+/** The x of each point of ``s`` on the tag ``tag``'s axis, by tfevents.summaries.reader.x_axis.x_at_steps's rule:
+ * the value the run logged for ``tag`` at the point's step; else the linear interpolation between that series'
+ * points around the step (np.interp's arithmetic), only inside its step range; else NaN (the point is dropped
+ * and counted). That series is first put in step order with one point per step (the last logged) and its
+ * non-finite values left out. */
+function xFromTag(s, tag) {
+  const src = XSRC.get(s.run + "\n" + tag), n = s.step.length, out = new Float64Array(n).fill(NaN);
+  if (!src) return out;
+  const idx = Array.from(src.step.keys()).sort((a, b) => src.step[a] - src.step[b] || a - b);
+  let xs = [], vs = [];
+  for (const i of idx) {
+    if (xs.length && xs[xs.length - 1] === src.step[i]) { xs.pop(); vs.pop(); }
+    xs.push(src.step[i]); vs.push(src.value[i]);
+  }
+  const fin = vs.map(v => isFinite(v));
+  xs = xs.filter((_, k) => fin[k]); vs = vs.filter((_, k) => fin[k]);
+  const m = xs.length;
+  for (let i = 0; i < n; i++) {
+    const st = s.step[i];
+    if (!m || st < xs[0] || st > xs[m - 1]) continue;
+    let lo = 0, hi = m - 1;
+    while (lo < hi) { const mid = (lo + hi) >> 1; if (xs[mid] < st) lo = mid + 1; else hi = mid; }
+    if (xs[lo] === st) { out[i] = vs[lo]; continue; }
+    const slope = (vs[lo] - vs[lo - 1]) / (xs[lo] - xs[lo - 1]);
+    out[i] = slope * (st - xs[lo - 1]) + vs[lo - 1];
+  }
+  return out;
+}
+TFE.xFromTag = xFromTag;
+
+/** The series' x values in the current axis mode (Float64Array, cached per mode): step, wall or relative time,
+ * or any scalar tag (``xFromTag``); ``order`` their ascending order (null when it is the points' own), leaving
+ * out the points without an x, ``dropped`` their count. */
 function xsOf(s, mode) {
   if (s.xs[mode]) return s.xs[mode];
   const n = s.step.length, out = new Float64Array(n);
   if (mode === "step") out.set(s.step);
   else if (mode === "wall") out.set(s.wall);
+  else if (mode !== "relative") out.set(xFromTag(s, mode));
   else for (let i = 0; i < n; i++) out[i] = s.wall[i] - s.wall[0];
-  let sorted = true;
+  let sorted = true, dropped = 0;
+  for (let i = 0; i < n; i++) if (out[i] !== out[i]) dropped++;
   for (let i = 1; i < n; i++) if (out[i] < out[i - 1]) { sorted = false; break; }
-  const order = sorted ? null : Array.from(out.keys()).sort((a, b) => out[a] - out[b] || a - b);
-  return (s.xs[mode] = {x: out, order});
+  const order = sorted && !dropped ? null
+    : Array.from(out.keys()).filter(i => out[i] === out[i]).sort((a, b) => out[a] - out[b] || a - b);
+  return (s.xs[mode] = {x: out, order, dropped});
 }
 
 /** Indices (ascending x) kept for display: every point in [lo, hi] when they are few, else per bucket of
  * the range the first, last, min and max of ``a`` and ``b`` (M4); plus the neighbours just outside. */
 function m4(x, order, a, b, lo, hi, buckets) {
-  const n = x.length, at = k => (order ? order[k] : k);
+  const n = order ? order.length : x.length, at = k => (order ? order[k] : k);
   let first = 0, last = n - 1;
   while (first < n && x[at(first)] < lo) first++;
   while (last >= 0 && x[at(last)] > hi) last--;
@@ -93,11 +136,11 @@ function chartData(chart, range) {
   if (chart.bandView) return bandData(chart, range);
   const mode = STATE.x, logy = STATE.logy, shown = chart.shown;
   const width = Math.max(200, chart.width || 400);
-  const picks = [];
+  const picks = [], logx = STATE.logx && mode !== "wall";   // on log x the points at x <= 0 are not drawn
   let lo = Infinity, hi = -Infinity;
   for (const s of shown) {
     const {x} = xsOf(s, mode);
-    for (let i = 0; i < x.length; i++) { if (x[i] < lo) lo = x[i]; if (x[i] > hi) hi = x[i]; }
+    for (let i = 0; i < x.length; i++) { if (logx && !(x[i] > 0)) continue; if (x[i] < lo) lo = x[i]; if (x[i] > hi) hi = x[i]; }
   }
   for (const s of shown) {
     const {x, order} = xsOf(s, mode), sm = smoothed(s);
@@ -106,7 +149,7 @@ function chartData(chart, range) {
       idx = Array.from(new Set(idx.concat(m4(x, order, s.value, sm, range[0], range[1], width))));
       idx.sort((p, q) => x[p] - x[q] || p - q);
     }
-    picks.push(idx);
+    picks.push(logx ? idx.filter(i => x[i] > 0) : idx);
   }
   const all = [];
   shown.forEach((s, k) => { const {x} = xsOf(s, mode); for (const i of picks[k]) all.push(x[i]); });
@@ -187,12 +230,12 @@ function bandEdges(b) {
   return STATE.band === "minmax" ? [b.min, b.max] : null;
 }
 
-/** The centre line and band edges drawn for a group: smoothed as a run's series is (TensorBoard's EMA), cached
+/** The centre line and band edges drawn for a group: smoothed as a run's series is (x: the steps), cached
  * per (smoothing, centre, band). */
 function bandLines(b) {
-  const key = STATE.smoothing + "|" + STATE.center + "|" + STATE.band;
+  const {kind, param} = currentSmoothing(), key = kind + "|" + param + "|" + STATE.center + "|" + STATE.band;
   if (b.key === key) return b.lines;
-  const w = STATE.smoothing, edges = bandEdges(b), sm = v => (w > 0 ? smooth(v, w) : v);
+  const edges = bandEdges(b), sm = v => (smoothIsRaw(kind, param) ? v : smoothSeries(b.step, v, kind, param));
   b.lines = {center: sm(b[STATE.center]), lower: edges ? sm(edges[0]) : null, upper: edges ? sm(edges[1]) : null};
   b.key = key;
   return b.lines;
@@ -211,7 +254,7 @@ function bandData(chart, range) {
     for (const [r0, r1] of range && (range[0] > lo || range[1] < hi) ? [[lo, hi], range] : [[lo, hi]])
       idx = idx.concat(m4(b.step, null, lower, upper, r0, r1, width), m4(b.step, null, L.center, L.center, r0, r1, width));
     idx = Array.from(new Set(idx)).sort((p, q) => p - q);
-    picks.push(idx);
+    picks.push(STATE.logx ? idx.filter(i => b.step[i] > 0) : idx);
   }
   const all = [];
   shown.forEach((b, k) => { for (const i of picks[k]) all.push(b.step[i]); });
@@ -292,7 +335,8 @@ function tooltipRows(chart, u) {
   const multiTag = new Set(chart.shown.map(s => s.tag)).size > 1;
   for (const s of chart.shown) {
     const {x, order} = xsOf(s, mode);
-    let loK = 0, hiK = x.length - 1;
+    let loK = 0, hiK = (order ? order.length : x.length) - 1;
+    if (hiK < 0) continue;
     const at = k => (order ? order[k] : k);
     while (loK < hiK) { const mid = (loK + hiK) >> 1; if (x[at(mid)] < xv) loK = mid + 1; else hiK = mid; }
     let i = at(loK);
@@ -331,11 +375,15 @@ function placeTooltip(chart, u) {
 /** The chart's every point as CSV: run,tag,step,wall_time,value (one row per logged value). */
 function chartCsv(chart) {
   if (bandView(chart)) return bandCsv(chart);
-  const lines = ["run,tag,step,wall_time,value"];
+  const onTag = !X_BUILTIN.includes(STATE.x);   // on a tag's axis: an x column, the points without an x left out
+  const lines = ["run,tag,step,wall_time,value" + (onTag ? ",x" : "")];
   const q = v => /[",\n\r]/.test(v) ? '"' + v.replace(/"/g, '""') + '"' : v;
   for (const s of visibleSeries(chart)) {
-    const name = q(runName(s.run)), tag = q(s.tag);
-    for (let i = 0; i < s.step.length; i++) lines.push(name + "," + tag + "," + s.step[i] + "," + s.wall[i] + "," + s.value[i]);
+    const name = q(runName(s.run)), tag = q(s.tag), xs = onTag ? xsOf(s, STATE.x).x : null;
+    for (let i = 0; i < s.step.length; i++) {
+      if (onTag && xs[i] !== xs[i]) continue;
+      lines.push(name + "," + tag + "," + s.step[i] + "," + s.wall[i] + "," + s.value[i] + (onTag ? "," + xs[i] : ""));
+    }
   }
   return lines.join("\n") + "\n";
 }
@@ -364,12 +412,14 @@ function makePlot(chart) {
   chart.shownBands = chart.bandView ? visibleBands(chart) : [];
   chart.card.classList.toggle("hidden", !chart.shown.length || !tagVisible(chart.title) && !chart.shown.some(s => tagVisible(s.tag)));
   if (!chart.shown.length) return;
+  const lost = chart.bandView || X_BUILTIN.includes(STATE.x) ? 0 : chart.shown.reduce((n, s) => n + xsOf(s, STATE.x).dropped, 0);
+  chart.note.textContent = lost ? lost + " point" + (lost === 1 ? "" : "s") + " without " + STATE.x + " dropped" : "";
   if (chart.bandView) { if (chart.shownBands.length) makeBandPlot(chart); return; }
   const multiTag = new Set(chart.shown.map(s => s.tag)).size > 1, tags = Array.from(new Set(chart.shown.map(s => s.tag)));
   const series = [{}];
   for (const s of chart.shown) {
     const label = multiTag ? runName(s.run) + ": " + s.tag : runName(s.run), dash = [[], [6, 3], [2, 2], [8, 3, 2, 3]][tags.indexOf(s.tag) % 4];
-    series.push({label: label + " (raw)", stroke: runColor(s.run) + "40", width: 1, spanGaps: true, dash, show: STATE.smoothing > 0, points: {show: lonePoint}},
+    series.push({label: label + " (raw)", stroke: runColor(s.run) + "40", width: 1, spanGaps: true, dash, show: !smoothingIsRaw(), points: {show: lonePoint}},
                 {label, stroke: runColor(s.run), width: 1.5, spanGaps: true, dash, points: {show: lonePoint, size: 7, fill: runColor(s.run)}});
   }
   mountPlot(chart, {series}, STATE.x === "wall", STATE.x === "wall" ? undefined : xAxisValues, showTooltip);
@@ -383,7 +433,7 @@ function mountPlot(chart, extra, xTime, xValues, tooltip) {
   const opts = Object.assign({
     width, height: 260, legend: {show: false},
     cursor: {drag: {x: true, y: false}, points: {size: 6}},
-    scales: {x: {time: xTime}, y: {distr: STATE.logy ? 3 : 1, range: yRange}},
+    scales: {x: {time: xTime, distr: STATE.logx && !xTime ? 3 : 1}, y: {distr: STATE.logy ? 3 : 1, range: yRange}},
     axes: [{values: xValues, size: 36, font: "11px system-ui, sans-serif"},
            {size: 56, font: "11px system-ui, sans-serif", values: (u, splits) => splits.map(v => fmtNumber(v, 4))}],
     hooks: {
@@ -424,12 +474,14 @@ function refreshData(chart) {
     chart.u.setData(chartData(chart, chart.range), !chart.range);
     if (chart.range) chart.u.setScale("x", {min, max});
   } finally { chart.rezooming = false; }
-  if (!chart.bandView) chart.u.series.forEach((s, k) => { if (k > 0 && k % 2 === 1) chart.u.setSeries(k, {show: STATE.smoothing > 0}); });
+  if (!chart.bandView) chart.u.series.forEach((s, k) => { if (k > 0 && k % 2 === 1) chart.u.setSeries(k, {show: !smoothingIsRaw()}); });
 }
 
 function buildScalars(body) {
   SERIES = SC.series.map(s => ({run: s.run, tag: s.tag, step: arr(s.step), wall: arr(s.wall),
                                 value: arr(s.value), smoothed: null, weight: null, xs: {}}));
+  XSRC = new Map(SERIES.map(s => [s.run + "\n" + s.tag, s]));
+  for (const s of SC.x_only || []) XSRC.set(s.run + "\n" + s.tag, {step: arr(s.step), value: arr(s.value)});
   BANDS = SC.aggregates.map(a => Object.assign({}, a, {step: arr(a.step), mean: arr(a.mean), std: arr(a.std), min: arr(a.min),
                                                        max: arr(a.max), median: arr(a.median), count: arr(a.count), key: null}));
   TFE.bands = BANDS;
@@ -440,11 +492,12 @@ function buildScalars(body) {
     const cards = members.map(chart => {
       chart.plot = el("div", {class: "plot"});
       chart.tooltip = el("div", {class: "tooltip hidden"});
+      chart.note = el("div", {class: "x-note"});   // the points without an x on a tag's axis, counted
       chart.card = el("div", {class: "card scalar-card", dataset: {scalar: "1", chart: chart.title}},
         el("div", {class: "card-head"}, el("span", {class: "tag"}, chart.title),
            el("button", {type: "button", class: "csv", title: "Download every point of this chart as CSV",
                          onclick: () => downloadCsv(chart)}, "CSV")),
-        chart.plot, chart.tooltip);
+        chart.plot, chart.note, chart.tooltip);
       return chart.card;
     });
     body.append(groupBox(name, members.length, cards));
