@@ -4,7 +4,8 @@ shaded band, mean ± std or min–max, one chart per tag, a colour per group.
     from tfevents.viewer.plots.bands import plot_aggregate
     plot_aggregate("runs/", by=r"/seed_\\d+$", band="std").savefig("bands.png")
 
-With ``smoothing`` > 0 the line and both edges of the band are smoothed as TensorBoard smooths a series.
+With ``smoothing`` > 0 the line and both edges of the band are smoothed as TensorBoard smooths a series (``smooth``:
+another kind, ``"KIND:PARAM"``, on the chart's x: ``tfevents.viewer.smoothing``).
 """
 from __future__ import annotations
 
@@ -16,7 +17,8 @@ from tfevents.summaries.compare.aggregate import aggregate_columns
 from tfevents.summaries.reader.x_axis import x_label
 
 from ..colors import run_colors
-from ..smoothing import ema
+from ..smoothing import Smoothing, smoothing_of
+from ..smoothing import smooth as smooth_series
 from . import matplotlib_figures
 from .matplotlib_figures import literal
 
@@ -43,7 +45,8 @@ def _stats_for(center: str, band: str) -> tuple:
 def plot_aggregate(source: Any, by, tags: Optional[str] = None, runs: Optional[str] = None, *,
                    center: str = "mean", band: str = "std", align: str = "auto", bins: Optional[int] = None,
                    smoothing: float = 0.0, logy: bool = False, ncols: Optional[int] = None,
-                   colors: Optional[Mapping[str, str]] = None, x: str = "step", logx: bool = False):
+                   colors: Optional[Mapping[str, str]] = None, x: str = "step", logx: bool = False,
+                   smooth: "Optional[str | Smoothing]" = None):
     """A Figure with one chart per tag: each group's ``center`` line over its ``band`` ('std', 'minmax' or
     'none'). ``source``: a logdir path or a loaded Logdir; ``by``, ``align``, ``bins`` as
     :func:`tfevents.summaries.aggregate`; ``x`` the axis the runs are aligned on (a scalar tag too, the points without
@@ -54,6 +57,7 @@ def plot_aggregate(source: Any, by, tags: Optional[str] = None, runs: Optional[s
         raise ValueError("band must be one of %s, got %r" % (", ".join(BANDS), band))
     if not 0.0 <= smoothing <= 1.0:
         raise ValueError("smoothing must be in [0, 1], got %r" % smoothing)
+    spec = smoothing_of(smoothing, smooth)
     table = aggregate_columns(source, by, tags, _stats_for(center, band), align=align, bins=bins, runs=runs,
                               on_error="skip", x=x)
     colors = dict(colors or run_colors(table.groups))
@@ -70,10 +74,10 @@ def plot_aggregate(source: Any, by, tags: Optional[str] = None, runs: Optional[s
             xv = series[table.x_column]
             line = series[center]
             lower, upper = band_edges(series, band)
-            if smoothing > 0:
-                line = ema(line, smoothing)
+            if not spec.raw:
+                line = smooth_series(xv, line, *spec)
                 if lower is not None:
-                    lower, upper = ema(lower, smoothing), ema(upper, smoothing)
+                    lower, upper = smooth_series(xv, lower, *spec), smooth_series(xv, upper, *spec)
             color = colors[group]
             if lower is not None:
                 ax.fill_between(xv, lower, upper, color=color, alpha=BAND_ALPHA, lw=0, zorder=2)

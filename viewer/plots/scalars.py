@@ -11,7 +11,8 @@ from tfevents.summaries.reader.x_axis import scalars_on_x
 
 from .. import logdir_data
 from ..colors import run_colors
-from ..smoothing import DEFAULT_SMOOTHING, ema, minmax_indices
+from ..smoothing import DEFAULT_SMOOTHING, Smoothing, minmax_indices, smoothing_of
+from ..smoothing import smooth as smooth_series
 from . import matplotlib_figures
 from .matplotlib_figures import literal
 
@@ -39,7 +40,8 @@ def chart_groups(tags, group: Optional[str] = None) -> dict[str, list[str]]:
 def plot_scalars(source: Any, tags: Optional[str] = None, runs: Optional[str] = None, *,
                  smoothing: float = DEFAULT_SMOOTHING, x: str = "step", logy: bool = False,
                  group: Optional[str] = None, max_points: int = 2000, ncols: Optional[int] = None,
-                 colors: Optional[Mapping[str, str]] = None, logx: bool = False):
+                 colors: Optional[Mapping[str, str]] = None, logx: bool = False,
+                 smooth: "Optional[str | Smoothing]" = None):
     """One matplotlib Figure with a chart per tag (or per ``group`` regex value), every run overlaid.
 
     ``source``: a logdir path, a Logdir, or ``{(run, tag): series}`` with ``.step``, ``.wall_time``,
@@ -48,6 +50,8 @@ def plot_scalars(source: Any, tags: Optional[str] = None, runs: Optional[str] = 
     the runs (e.g. ``samples_seen``: each point at the x its run logged for that tag at its step, interpolated
     between the tag's steps, never extrapolated; points without an x are dropped, their count under the chart:
     ``tfevents.summaries.reader.x_axis``). ``logx`` / ``logy``: logarithmic axes (x <= 0 not drawn on log x).
+    ``smooth``: another smoothing than TensorBoard's EMA, ``"KIND:PARAM"`` or a Smoothing (``twema:0.6``,
+    ``window:25``, ``gaussian:2.5`` in x units: ``tfevents.viewer.smoothing``), replacing ``smoothing``.
     """
     charts, colors, on_x = _prepare(source, tags, runs, group, colors, x)
     fig, axes = matplotlib_figures.grid(len(charts), ncols)
@@ -56,21 +60,22 @@ def plot_scalars(source: Any, tags: Optional[str] = None, runs: Optional[str] = 
         return fig
     for ax, (title, series) in zip(axes, charts.items()):
         draw_chart(ax, title, series, colors, smoothing=smoothing, x=x, logy=logy, max_points=max_points,
-                   **_x_of(on_x, title), logx=logx)
+                   **_x_of(on_x, title), logx=logx, smooth=smooth)
     return fig
 
 
 def scalar_figures(source: Any, tags: Optional[str] = None, runs: Optional[str] = None, *,
                    smoothing: float = DEFAULT_SMOOTHING, x: str = "step", logy: bool = False,
                    group: Optional[str] = None, max_points: int = 2000,
-                   colors: Optional[Mapping[str, str]] = None, size=(7.0, 4.2), logx: bool = False) -> dict:
+                   colors: Optional[Mapping[str, str]] = None, size=(7.0, 4.2), logx: bool = False,
+                   smooth: "Optional[str | Smoothing]" = None) -> dict:
     """``{chart title: Figure}``, one Figure per tag or group (as in the HTML report)."""
     charts, colors, on_x = _prepare(source, tags, runs, group, colors, x)
     out = {}
     for title, series in charts.items():
         fig = matplotlib_figures.new_figure(*size)
         draw_chart(fig.add_subplot(), title, series, colors, smoothing=smoothing, x=x, logy=logy,
-                   max_points=max_points, **_x_of(on_x, title), logx=logx)
+                   max_points=max_points, **_x_of(on_x, title), logx=logx, smooth=smooth)
         out[title] = fig
     return out
 
@@ -116,14 +121,17 @@ def x_values(series, x: str) -> np.ndarray:
 
 def draw_chart(ax, title: str, series: list, colors: Mapping[str, str], *,
                smoothing: float = DEFAULT_SMOOTHING, x: str = "step", logy: bool = False,
-               max_points: int = 2000, xs: Optional[Mapping] = None, dropped: int = 0, logx: bool = False) -> None:
+               max_points: int = 2000, xs: Optional[Mapping] = None, dropped: int = 0, logx: bool = False,
+               smooth: "Optional[str | Smoothing]" = None) -> None:
     """Draw ``[(run, tag, series)]`` into ``ax``: raw (faint) + smoothed line per run, non-finite markers.
+    ``smooth`` (``"KIND:PARAM"`` or a Smoothing) replaces TensorBoard's EMA of weight ``smoothing``.
     ``x`` a tag: ``xs`` ``{(run, tag): x values}`` of those series' points and ``dropped`` the points left out
     (``tfevents.summaries.reader.x_axis.scalars_on_x``), said under the chart."""
     if x not in X_AXES and xs is None:
         raise ValueError("x must be one of %s, or a tag with its x values (xs=), got %r" % (", ".join(X_AXES), x))
     if not 0.0 <= smoothing <= 1.0:
         raise ValueError("smoothing must be in [0, 1], got %r" % smoothing)
+    spec = smoothing_of(smoothing, smooth)
     tags = sorted({t for _, t, _ in series})
     style = {t: LINESTYLES[i % len(LINESTYLES)] for i, t in enumerate(tags)}
     xs = {id(s): x_values(s, x) if x in X_AXES else np.asarray(xs[(run, tag)], dtype=np.float64)
@@ -138,10 +146,10 @@ def draw_chart(ax, title: str, series: list, colors: Mapping[str, str], *,
 
         def xv_plot(idx, xv=xv):  # wall time is drawn as dates
             return (xv[idx] * 1e6).astype("datetime64[us]") if x == "wall" else xv[idx]
-        sm = ema(yv, smoothing) if smoothing > 0 else yv
+        sm = yv if spec.raw else smooth_series(xs[id(s)], yv, *spec)   # x as logged (seconds for relative)
         xd = _log10_or_nan(xv) if logx else xv   # pixel columns as drawn: equal widths in log10(x) on log x
         raw = minmax_indices(xd, yv, max_points)
-        if smoothing > 0:
+        if not spec.raw:
             ax.plot(xv_plot(raw.line), yv[raw.line], color=color, alpha=RAW_ALPHA, lw=1.0,
                     ls=style[tag], zorder=2)
             smo = minmax_indices(xd, sm, max_points)
