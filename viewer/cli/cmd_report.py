@@ -22,8 +22,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--runs", metavar="REGEX", help="only runs matching this regex (re.search)")
     parser.add_argument("--smoothing", type=_weight, default=0.6,
                         help="scalar smoothing weight in [0, 1] (the interactive report's starting value)")
-    parser.add_argument("--x", choices=("step", "relative", "wall"), default="step", help="scalar x axis")
+    parser.add_argument("--x", metavar="AXIS", default="step",
+                        help="scalar x axis: step, relative, wall, or any scalar tag of the runs (e.g. samples_seen: "
+                             "its value at each point's step, interpolated between the steps it was logged at; "
+                             "points outside its range are dropped and counted under the chart)")
     parser.add_argument("--logy", action="store_true", help="logarithmic y axis for scalars")
+    parser.add_argument("--logx", action="store_true", help="logarithmic x axis for scalars (x <= 0 not drawn)")
     parser.add_argument("--group", metavar="REGEX",
                         help="one scalar chart per value of this regex's first group (e.g. '^([^/]*)/')")
     parser.add_argument("--aggregate", metavar="REGEX",
@@ -67,6 +71,7 @@ def run(args) -> int:
                                                 write_interactive_report as write_report)
     options = dict(tags=args.tags, runs=args.runs, smoothing=args.smoothing, x=args.x, logy=args.logy,
                    group=args.group, title=args.title, image_steps=args.image_steps)
+    options["logx"] = args.logx
     if args.aggregate is not None:
         options.update(aggregate=args.aggregate, center=args.center, band=args.band)
     try:

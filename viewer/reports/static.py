@@ -58,9 +58,10 @@ def render_report(source: Any, *, tags: Optional[str] = None, runs: Optional[str
                   smoothing: float = DEFAULT_SMOOTHING, x: str = "step", logy: bool = False,
                   group: Optional[str] = None, title: Optional[str] = None,
                   refresh_seconds: Optional[int] = None, max_images: int = 6,
-                  image_steps: Optional[Sequence[int]] = None) -> str:
+                  image_steps: Optional[Sequence[int]] = None, logx: bool = False) -> str:
     """The report's HTML text. ``source``: a logdir path or a loaded Logdir; ``tags`` / ``runs``: regexes;
-    ``image_steps``: show images at these steps (nearest recorded), else ``max_images`` spread over the run."""
+    ``image_steps``: show images at these steps (nearest recorded), else ``max_images`` spread over the run;
+    ``x``: step, relative, wall or a scalar tag (as ``plot_scalars``); ``logx`` / ``logy``: log axes."""
     if isinstance(source, (str, os.PathLike)):
         logdir = logdir_data.load(source, on_error="skip")  # problems are listed in the report instead
         path = os.fspath(source)
@@ -71,7 +72,7 @@ def render_report(source: Any, *, tags: Optional[str] = None, runs: Optional[str
     title = title or "tfevents report"
     colors = run_colors(logdir_data.all_runs(logdir, {}))
     parts = [
-        ("Scalars", _scalars(logdir, tags, runs, colors, smoothing, x, logy, group)),
+        ("Scalars", _scalars(logdir, tags, runs, colors, smoothing, x, logy, group, logx)),
         ("Distributions", _histograms(logdir, tags, runs, "distribution")),
         ("Histograms", _histograms(logdir, tags, runs, "ridge")),
         ("Images", _images(logdir, tags, runs, max_images, image_steps)),
@@ -141,8 +142,9 @@ def _cards(items) -> str:
     return '<div class="cards">%s</div>' % "".join('<div class="card">%s</div>' % i for i in items)
 
 
-def _scalars(logdir, tags, runs, colors, smoothing, x, logy, group) -> str:
-    figs = scalar_figures(logdir, tags, runs, smoothing=smoothing, x=x, logy=logy, group=group, colors=colors)
+def _scalars(logdir, tags, runs, colors, smoothing, x, logy, group, logx=False) -> str:
+    figs = scalar_figures(logdir, tags, runs, smoothing=smoothing, x=x, logy=logy, group=group, colors=colors,
+                          logx=logx)
     return _cards(_img(f, "scalar chart " + t) for t, f in figs.items()) if figs else ""
 
 

@@ -19,7 +19,7 @@ from ...plots.histograms import distribution, rebin
 from ...plots.hparams import hparams_table
 from ...plots.media import data_uri, image_mime, pick_steps
 from ...plots.projections import pca_2d, plot_mesh
-from ...plots.scalars import chart_groups
+from ...plots.scalars import X_AXES, chart_groups
 from ..safe_html import text_to_safe_html
 from .encode import Blob, finite_or_none
 
@@ -36,9 +36,10 @@ AGGREGATE_STATS = ("mean", "std", "min", "max", "median", "count")   # what the 
 
 def collect(logdir: Any, *, tags: Optional[str] = None, runs: Optional[str] = None,
             group: Optional[str] = None, image_steps: Optional[Sequence[int]] = None,
-            max_images: int = MAX_MEDIA_STEPS, aggregate: Optional[str] = None) -> tuple:
+            max_images: int = MAX_MEDIA_STEPS, aggregate: Optional[str] = None, x: str = "step") -> tuple:
     """``(document, blob)`` for a loaded Logdir, keeping only ``tags`` / ``runs`` (regexes); with ``aggregate`` (a
-    regex, as ``tfevents.summaries.aggregate``'s ``by``) the scalars' groups of runs reduced per step too."""
+    regex, as ``tfevents.summaries.aggregate``'s ``by``) the scalars' groups of runs reduced per step too; ``x`` a
+    scalar tag that ``tags`` leaves out: its series are embedded too, as an x axis only (:func:`_x_axes`)."""
     blob = Blob()
     all_runs = logdir_data.all_runs(logdir, {})
     colors = run_colors(all_runs)
@@ -72,7 +73,25 @@ def collect(logdir: Any, *, tags: Optional[str] = None, runs: Optional[str] = No
         "problems": problems,
     }
     doc["distributions"], doc["histograms"] = _histograms(pick("histograms"), index, blob)
+    doc["scalars"].update(_x_axes(logdir, scalars, runs, x, index, blob))
     return doc, blob
+
+
+def _x_axes(logdir: Any, chosen: dict, runs: Optional[str], x: str, index: dict, blob: Blob) -> dict:
+    """What the page's x axis selector offers beyond step and time: ``x_tags``, every scalar tag of the shown
+    series (the page takes a run's x from its series of that tag, as ``tfevents.summaries.reader.x_axis``), and
+    ``x_only``, the series of ``x`` when it is a tag the chosen ones leave out (steps and values, per run)."""
+    tags = {tag for (_, tag), s in chosen.items() if len(s.step)}
+    x_only = []
+    if x not in X_AXES and x not in tags:
+        shown = {run for run, _ in chosen}
+        for (run, tag), s in logdir_data.select(dict(getattr(logdir, "scalars", None) or {}), None, runs).items():
+            if tag == x and run in shown and run in index and len(s.step):
+                x_only.append({"run": index[run], "tag": tag, "step": blob.add_steps(s.step),
+                               "value": blob.add_values(s.value)})
+        if x_only:
+            tags.add(x)
+    return {"x_tags": sorted(tags), "x_only": x_only}
 
 
 def _scalars(chosen: dict, index: dict, blob: Blob, group: Optional[str], aggregates: list) -> dict:

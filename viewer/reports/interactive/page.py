@@ -91,6 +91,8 @@ def render_interactive_report(source: Any, *, tags: Optional[str] = None, runs: 
     else:
         logdir = source
     title = title or "tfevents report"
+    if x not in X_AXES and not any(tag == x for _, tag in dict(getattr(logdir, "scalars", None) or {})):
+        raise ValueError("x must be one of %s or a scalar tag of the runs, got %r" % (", ".join(X_AXES), x))
     doc, blob = collect(logdir, tags=tags, runs=runs, group=group, image_steps=image_steps,
                         max_images=max_images, aggregate=aggregate or None, x=x)
     doc.update(title=title, options={"smoothing": smoothing, "x": x, "logy": bool(logy), "aggregate": aggregate or None,

@@ -114,6 +114,7 @@ const STATE = Object.assign({smoothing: DATA.options.smoothing, x: DATA.options.
                                                          DATA.options.smooth ? {[DATA.options.smooth.kind]: DATA.options.smooth.param} : {}),
                              outliers: false, tagFilter: "", runFilter: "", hidden: [], hpStat: {}}, loadState());
 TFE.state = STATE;
+if (!("logx" in STATE)) STATE.logx = !!DATA.options.logx;
 
 function loadState() {
   try { return JSON.parse(sessionStorage.getItem(STORE_KEY) || "{}") || {}; } catch (e) { return {}; }
@@ -187,6 +188,17 @@ function sidebar() {
   const xRadios = ["step", "relative", "wall"].map(x => el("label", null,
     el("input", {type: "radio", name: "x-axis", value: x, checked: STATE.x === x,
                  onchange: () => { STATE.x = x; changed("x"); }}), {step: "Step", relative: "Relative", wall: "Wall"}[x]));
+  // any scalar tag of the shown runs as the x axis (scalars.js xFromTag); a radio button resets it
+  const xTag = el("select", {id: "x-tag", title: "A scalar tag as the horizontal axis (e.g. samples seen)"},
+    el("option", {value: ""}, "tag…"),
+    ((DATA.scalars || {}).x_tags || []).map(t => el("option", {value: t, selected: STATE.x === t}, t)));
+  xTag.addEventListener("change", e => {
+    if (!e.target.value) return;
+    STATE.x = e.target.value;
+    for (const radio of xRadios) radio.querySelector("input").checked = false;
+    changed("x");
+  });
+  for (const radio of xRadios) radio.querySelector("input").addEventListener("change", () => { xTag.value = ""; });
   const check = (key, id, label) => el("label", null, el("input", {type: "checkbox", id, checked: STATE[key],
     onchange: e => { STATE[key] = e.target.checked; changed(key); }}), label);
   const runBoxes = DATA.runs.map((r, i) => el("label", {class: "run", dataset: {runRow: i}, title: r.name},
@@ -211,8 +223,9 @@ function sidebar() {
   const side = el("aside", {class: "sidebar"}, aggregateControl(),
     el("div", {class: "control"}, tagInput),
     el("div", {class: "control"}, el("div", {class: "label"}, "Smoothing"), smoothKind, el("div", {class: "row"}, smoothRange, smoothNumber)),
-    el("div", {class: "control"}, el("div", {class: "label"}, "Horizontal axis"), el("div", {class: "radios"}, xRadios)),
+    el("div", {class: "control"}, el("div", {class: "label"}, "Horizontal axis"), el("div", {class: "radios"}, xRadios), xTag),
     el("div", {class: "control"}, check("logy", "log-y", "Log-scale y axis")),
+    el("div", {class: "control"}, check("logx", "log-x", "Log-scale x axis")),
     el("div", {class: "control"}, check("outliers", "ignore-outliers", "Ignore outliers in chart scaling")),
     el("div", {class: "control runs"}, el("div", {class: "label"}, "Runs"), runInput,
        el("label", {class: "run all"}, all, el("span", null, "all")), el("div", {class: "run-list"}, runBoxes)));
