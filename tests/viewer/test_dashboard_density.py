@@ -155,23 +155,26 @@ def test_points_outside_the_x_range_are_clipped_away():
 
 # -- against the reference
 
-def random_runs(rng, runs: int, points: int, breaks: bool = True) -> List[Tuple[np.ndarray, np.ndarray]]:
+def random_runs(rng, runs: int, points: int, nan: bool = True) -> List[Tuple[np.ndarray, np.ndarray]]:
+    """Random walks over steps -5..59, some NaN (with ``nan``: most runs then have a break), ±inf."""
     out = []
     for _ in range(runs):
         step = np.sort(rng.choice(np.arange(-5, 60), size=points, replace=False)).astype(np.int64)
         value = np.cumsum(rng.normal(0, 0.4, points))
-        if breaks:
+        if nan:
             value[rng.random(points) < 0.1] = np.nan
-            value[rng.random(points) < 0.04] = np.inf
-            value[rng.random(points) < 0.04] = -np.inf
+        value[rng.random(points) < 0.04] = np.inf
+        value[rng.random(points) < 0.04] = -np.inf
         out.append((step, value.astype(np.float32)))
     return out
 
 
-@pytest.mark.parametrize("seed, width, height", [(0, 13, 9), (1, 7, 17), (2, 30, 5), (3, 1, 11)])
-def test_density_and_owner_equal_the_reference(seed, width, height):
+@pytest.mark.parametrize("seed, width, height, nan", [(0, 13, 9, True), (1, 7, 17, True), (2, 30, 5, True),
+                                                      (3, 1, 11, True), (4, 13, 9, False), (5, 40, 7, False)])
+def test_density_and_owner_equal_the_reference(seed, width, height, nan):
+    """Runs with a break (``_pieces``) and without (``_unbroken``), with runs of both in one batch."""
     rng = np.random.default_rng(seed)
-    series = random_runs(rng, 6, int(rng.integers(2, 40)))
+    series = random_runs(rng, 6, int(rng.integers(2, 40)), nan)
     series.append((np.array([3, 1, 2, 2]), np.array([0.2, -0.5, 0.4, 1.1], np.float32)))   # not by step, a repeat
     series.append((np.array([7]), np.array([0.3], np.float32)))                           # one point
     series.append((np.zeros(0, np.int64), np.zeros(0, np.float32)))                      # none

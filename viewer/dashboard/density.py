@@ -119,7 +119,6 @@ def _pieces(u: np.ndarray, v: np.ndarray, run: np.ndarray, width: int, height: i
     ``reduceat`` each for its min and max, then joined with the next block's first value (the crossing of its
     right edge) when the part goes on into the next column."""
     n = u.size
-    u = np.where(u == width, np.nextafter(float(width), 0.0), u)   # the right edge is in the last column
     ok = ~np.isnan(v)
     drawn = np.zeros(n, dtype=bool)   # drawn[i]: the segment from point i to point i + 1
     drawn[:-1] = ok[:-1] & ok[1:] & (run[1:] == run[:-1])
@@ -167,6 +166,38 @@ def _pieces(u: np.ndarray, v: np.ndarray, run: np.ndarray, width: int, height: i
     hi = np.clip(np.floor(bottom[seen]), 0, height - 1).astype(np.int64)
     part_run = run[np.r_[0, np.flatnonzero(np.diff(part)) + 1]]   # the run of each part
     return part_run[g_part[seen]], g_col[seen], lo, hi
+
+
+def _unbroken(u: np.ndarray, v: np.ndarray, lengths: np.ndarray, width: int, height: int):
+    """(run, column, top row, bottom row) of each column that runs without a break cover (as :func:`_pieces`, the
+    same floats): ``u``, ``v`` the runs' points one after the other (``lengths``, each at least 1), by step. Each run
+    is one part, so column ``c`` spans the ``v`` of its points there and of its crossings of ``u = c`` and
+    ``u = c + 1``; the crossing of ``u = b`` is on the segment ending at the first point with ``u >= b``
+    (``searchsorted``, one call a run), if that is not the first point. Dense ``(runs, width + 1)`` arrays."""
+    runs = lengths.size
+    first = np.cumsum(lengths) - lengths
+    edges = np.arange(width + 1, dtype=np.float64)
+    idx = np.empty((runs, width + 1), dtype=np.int64)
+    for r in range(runs):
+        idx[r] = np.searchsorted(u[first[r]:first[r] + lengths[r]], edges)
+    inside = (idx > 0) & (idx < lengths[:, None])
+    at = np.where(inside, idx + first[:, None], 1) if u.size > 1 else np.zeros_like(idx)
+    u_a, u_b, v_a = u[at - 1], u[at], v[at - 1]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        crossing = v_a + (v[at] - v_a) * ((edges - u_a) / (u_b - u_a))
+    crossing[~inside] = np.nan
+    top = np.fmin(crossing[:, :-1], crossing[:, 1:])
+    bottom = np.fmax(crossing[:, :-1], crossing[:, 1:])
+    col = np.floor(u).astype(np.int64)
+    mine = (col >= 0) & (col < width)
+    flat = (np.repeat(np.arange(runs), lengths) * width + col)[mine]
+    np.fmin.at(top.reshape(-1), flat, v[mine])
+    np.fmax.at(bottom.reshape(-1), flat, v[mine])
+    seen = (bottom >= 0) & (top <= height)   # (NaN: not covered)
+    run, col = np.nonzero(seen)
+    lo = np.clip(np.floor(top[seen]), 0, height - 1).astype(np.int64)
+    hi = np.clip(np.floor(bottom[seen]), 0, height - 1).astype(np.int64)
+    return run, col, lo, hi
 
 
 def _merged(run: np.ndarray, col: np.ndarray, lo: np.ndarray, hi: np.ndarray, width: int, height: int):
@@ -233,11 +264,23 @@ def _add_batch(series, batch, diff, owner_key, x0, sx, y1, sy, width, height, lo
         v = (y1 - t) * sy
     v[t == np.inf] = 0.0
     v[t == -np.inf] = height
+    u[u == width] = np.nextafter(float(width), 0.0)   # the right edge is in the last column
     local = run - batch[0]
-    p_run, col, lo, hi = _pieces(u, v, local, width, height)
-    if not p_run.size:
+    broken = np.bincount(local[np.isnan(v)], minlength=len(batch)) > 0
+    found = []
+    whole = ~broken & (lengths > 0)
+    if whole.any():   # runs without a break: one part each, dense arrays
+        points = np.repeat(whole, lengths)
+        w_run, w_col, w_lo, w_hi = _unbroken(u[points], v[points], lengths[whole], width, height)
+        found.append((np.flatnonzero(whole)[w_run], w_col, w_lo, w_hi, w_hi - w_lo + 1))
+    if broken.any():
+        points = np.repeat(broken, lengths)
+        p_run, col, lo, hi = _pieces(u[points], v[points], local[points], width, height)
+        if p_run.size:
+            found.append(_merged(p_run, col, lo, hi, width, height))
+    if not found:
         return
-    m_run, m_col, m_lo, m_hi, rows = _merged(p_run, col, lo, hi, width, height)
+    m_run, m_col, m_lo, m_hi, rows = (np.concatenate(c) for c in zip(*found))
     w = 1.0 / rows
     size = (height + 1) * width
     diff += np.bincount(m_lo * width + m_col, weights=w, minlength=size)
