@@ -4,7 +4,7 @@ earlier steps) shows as a problem, and status words are never cut."""
 import numpy as np
 
 from tfevents.summaries import SummaryWriter, load_logdir
-from tfevents.viewer.smoothing import ema
+from tfevents.viewer.smoothing import ema, parse_smoothing, smooth
 from tfevents.viewer.watch.state import WatchState
 from tfevents.viewer.watch.text import fit_words
 
@@ -33,6 +33,8 @@ def test_lines_are_the_readers_series_smoothed(logdir):
         assert (line.stats.min, line.stats.max) == (float(s.value.min()), float(s.value.max()))
         rel = state.line(run, "loss", 0.6, x="relative")
         assert rel.x[0] >= 0 and np.all(np.diff(rel.x) >= 0)
+        for spec in (parse_smoothing("window:5"), parse_smoothing("gaussian:12")):   # watch --smooth: on the x drawn
+            np.testing.assert_array_equal(state.line(run, "loss", spec).y, smooth(s.step, s.value, *spec))
 
 
 def test_memory_is_bounded_and_only_appended_bytes_are_read(logdir):

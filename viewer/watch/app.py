@@ -32,7 +32,7 @@ from textual_plotext import PlotextPlot
 
 from .. import logdir_data
 from ..plain_text import printable
-from ..smoothing import DEFAULT_SMOOTHING
+from ..smoothing import DEFAULT_SMOOTHING, Smoothing
 from .state import X_AXES, Line, WatchState
 from .text import fit_words, number, problem_text
 
@@ -82,7 +82,9 @@ class Chart(Vertical):
 
 
 class WatchApp(App):
-    """``WatchApp(state, interval=2.0, smoothing=0.6, x="step", tags=None, runs=None, mono=False).run()``."""
+    """``WatchApp(state, interval=2.0, smoothing=0.6, x="step", tags=None, runs=None, mono=False).run()``;
+    ``smooth=Smoothing`` draws another smoothing than TensorBoard's EMA of weight ``smoothing`` (``s`` / ``S``
+    step a weight through SMOOTHING_STEPS, and double / halve a window or a sigma)."""
 
     CSS = """
     #side { width: 22; border-right: solid $primary-darken-2; }
@@ -106,14 +108,20 @@ class WatchApp(App):
     ENABLE_COMMAND_PALETTE = False
 
     def __init__(self, state: WatchState, *, interval: float = 2.0, smoothing: float = DEFAULT_SMOOTHING,
-                 x: str = "step", tags: Optional[str] = None, runs: Optional[str] = None, mono: bool = False):
+                 x: str = "step", tags: Optional[str] = None, runs: Optional[str] = None, mono: bool = False,
+                 smooth: Optional[Smoothing] = None, logx: bool = False):
         super().__init__()
-        if x not in X_AXES:
-            raise ValueError("x must be one of %s, got %r" % (", ".join(X_AXES), x))
+        if not isinstance(x, str) or not x:   # step, relative, or a scalar tag (e.g. samples_seen)
+            raise ValueError("x must be one of %s or a scalar tag, got %r" % (", ".join(X_AXES), x))
         self.state = state
         self.interval = float(interval)
         self.smoothing = float(smoothing)
+        self.smooth = smooth if smooth is None or smooth.kind != "ema" else None
+        if smooth is not None and smooth.kind == "ema":
+            self.smoothing = float(smooth.param)
         self.x = x
+        self.x_axes = X_AXES if x in X_AXES else X_AXES + (x,)   # what the x key cycles through
+        self.logx = bool(logx)
         self.mono = mono
         self.tag_filter = tags or ""
         self.run_filter = re.compile(runs) if runs else None
@@ -228,7 +236,7 @@ class WatchApp(App):
                                   if self._listed_tags else "no scalars yet", id="empty"))
         runs = [r for r in self._known_runs if r not in self.hidden_runs]
         for tag, chart in self._charts.items():
-            self._draw(chart, [line for line in (self.state.line(r, tag, self.smoothing, self.x) for r in runs)
+            self._draw(chart, [line for line in (self.state.line(r, tag, self._smoothing(), self.x) for r in runs)
                                if line is not None])
 
     def _draw(self, chart: Chart, lines: List[Line]) -> None:
@@ -236,7 +244,11 @@ class WatchApp(App):
         plt.clear_data()
         plt.clear_figure()
         plt.title(printable(chart.tag))
-        plt.xlabel("step" if self.x == "step" else "seconds since start")
+        lost = sum(line.dropped for line in lines)
+        plt.xlabel({"step": "step", "relative": "seconds since start"}.get(self.x, printable(self.x))
+                   + (" (%d point%s without it dropped)" % (lost, "" if lost == 1 else "s") if lost else ""))
+        if self.logx:
+            plt.xscale("log")
         for line in lines:
             if self.mono:
                 marker = MONO_MARKERS[self._known_runs.index(line.run) % len(MONO_MARKERS)]
@@ -259,7 +271,8 @@ class WatchApp(App):
     def _update_status(self) -> None:
         width = max(20, self.size.width)
         head = [_count(len(self._known_runs), "run"), _count(len(self._listed_tags), "tag"),
-                "smoothing %.2f" % self.smoothing, "x: %s" % self.x, "pass %d" % self.state.passes]
+                "smoothing %.2f" % self.smoothing if self.smooth is None else "smoothing %s" % self.smooth,
+                "x: %s" % self.x, "pass %d" % self.state.passes]
         problems = self.state.problems
         lines = [fit_words(head, width)]
         if self._logdir_gone:
@@ -292,9 +305,26 @@ class WatchApp(App):
     def on_input_submitted(self, event: Input.Submitted) -> None:
         self.query_one("#tags", CheckList).focus()
 
+    def _smoothing(self) -> Smoothing:
+        return Smoothing.of("ema", self.smoothing) if self.smooth is None else self.smooth
+
     def action_smoothing(self, direction: int) -> None:
-        """Step the smoothing weight through SMOOTHING_STEPS (up for ``direction`` 1, down for -1)."""
+        """Step the smoothing weight through SMOOTHING_STEPS (up for ``direction`` 1, down for -1); with
+        ``--smooth`` of a window or Gaussian kind, double or halve its window or sigma."""
         steps = SMOOTHING_STEPS
+        if self.smooth is not None:
+            kind, p = self.smooth
+            if kind == "twema":
+                p = next((w for w in steps if w > p + 1e-9), steps[-1]) if direction > 0 else \
+                    next((w for w in reversed(steps) if w < p - 1e-9), steps[0])
+            elif kind == "gaussian":
+                p = p * 2 if direction > 0 else p / 2
+            else:
+                p = p * 2 if direction > 0 else max(1, p // 2)
+            self.smooth = Smoothing.of(kind, p)
+            self._update_charts()
+            self._update_status()
+            return
         if direction > 0:
             self.smoothing = next((w for w in steps if w > self.smoothing + 1e-9), steps[-1])
         else:
@@ -303,7 +333,7 @@ class WatchApp(App):
         self._update_status()
 
     def action_x_axis(self) -> None:
-        self.x = X_AXES[(X_AXES.index(self.x) + 1) % len(X_AXES)]
+        self.x = self.x_axes[(self.x_axes.index(self.x) + 1) % len(self.x_axes)]
         self._update_charts()
         self._update_status()
 

@@ -22,9 +22,11 @@ import numpy as np
 
 from tfevents.summaries.live import loader as live
 from tfevents.summaries.reader.decode import Problem
+from tfevents.summaries.reader.x_axis import x_at_steps
 
 from ..colors import run_colors
-from ..smoothing import ema
+from ..smoothing import Smoothing, smoothing_of
+from ..smoothing import smooth as smooth_series
 
 __all__ = ["WatchState", "Line", "Stats", "X_AXES"]
 
@@ -45,12 +47,14 @@ class Stats:
 
 @dataclass(frozen=True)
 class Line:
-    """What a chart draws for one run: x (step, or seconds since the run's start) and the smoothed y."""
+    """What a chart draws for one run: x (step, seconds since the run's start, or a tag's value) and the smoothed
+    y; ``dropped`` the points left out for want of an x (on a tag's axis)."""
 
     run: str
     x: np.ndarray
     y: np.ndarray
     stats: Stats
+    dropped: int = 0
 
 
 class WatchState:
@@ -103,22 +107,33 @@ class WatchState:
     def start_time(self, run: str) -> Optional[float]:
         return self.live.start_time(run)
 
-    def line(self, run: str, tag: str, smoothing: float, x: str = "step") -> Optional[Line]:
+    def line(self, run: str, tag: str, smoothing: "float | Smoothing", x: str = "step") -> Optional[Line]:
         """A run's line in the chart of ``tag``: x by ``x`` (``step``, or ``relative``: seconds since the run's
-        first event), y smoothed by TensorBoard's rule with weight ``smoothing``; None when the run has no such
-        series."""
+        first event), y smoothed by TensorBoard's rule with weight ``smoothing``, or by ``smoothing`` when it is a
+        Smoothing (any kind, on that x); None when the run has no such series."""
         found = self.live.tags([run], [tag], data_class=live.SCALAR)
         cols = self.series(run, tag) if found else None
         if cols is None:
             return None
         steps, walls, values = cols
         values = values.astype(np.float64)
-        smoothed = ema(values, smoothing)
+        spec = smoothing if isinstance(smoothing, Smoothing) else smoothing_of(smoothing)
+        dropped = 0
         if x == "relative":
             start = self.start_time(run)
             xs = walls - (start if start is not None else walls[0])
-        else:
+        elif x == "step":
             xs = steps.astype(np.float64)
+        else:   # a scalar tag: tfevents.summaries.reader.x_axis's rule on the points the reservoirs keep
+            x_cols = self.series(run, x) if self.live.tags([run], [x], data_class=live.SCALAR) else None
+            xs = x_at_steps(steps, x_cols[0], x_cols[2]) if x_cols is not None else np.full(len(steps), np.nan)
+            keep = ~np.isnan(xs)
+            dropped = int(len(keep) - keep.sum())
+            if not keep.any():
+                return None
+            if dropped:
+                steps, xs, values = steps[keep], xs[keep], values[keep]
+        smoothed = smooth_series(xs, values, *spec)
         info = found[0]   # the whole series' min and max, not the sample's (the loader counts every point)
         stats = Stats(int(steps[-1]), float(values[-1]), float(smoothed[-1]), info.min, info.max)
-        return Line(run, xs, smoothed, stats)
+        return Line(run, xs, smoothed, stats, dropped)
