@@ -1,6 +1,7 @@
 """Any scalar tag as the x axis (``--x samples_seen``) and log-scale x (``--logx``) in the viewer's surfaces:
 export's x column, plot's pixels (two batch sizes over the same x range; a decade of log x spans equal widths)."""
 import csv
+import re
 
 import numpy as np
 import pytest
@@ -120,3 +121,45 @@ def test_plot_aggregate_on_x_draws_the_aggregate_x(batch_runs):
     assert ax.get_xscale() == "log" and ax.get_xlabel().endswith("(19 points without samples_seen dropped)")
     expected = aggregate(logdir, lambda run: "all", "^loss$", stats=("mean",), x="samples_seen")
     np.testing.assert_array_equal(ax.get_lines()[0].get_xdata(), expected["x"].to_numpy())
+
+
+def test_watch_state_lines_on_a_tag(tmp_path):
+    from tfevents.viewer.watch.state import WatchState
+    write_batch_runs(tmp_path)
+    write_sparse_run(tmp_path)
+    state = WatchState(str(tmp_path), threads=1)
+    state.reload()
+    scalars = load_logdir(str(tmp_path)).scalars
+    for run in BATCHES:
+        line = state.line(run, "loss", 0.0, x="samples_seen")
+        np.testing.assert_array_equal(line.x, scalars[(run, "samples_seen")].value)
+        assert line.dropped == 0 and line.x[-1] == SAMPLES
+    sparse = state.line("sparse", "loss", 0.0, x="samples_seen")
+    np.testing.assert_array_equal(sparse.x, 8.0 * np.arange(5, 46))
+    np.testing.assert_array_equal(sparse.y, np.arange(5, 46))
+    assert sparse.dropped == 19
+    assert state.line("bs32", "loss", 0.6, x="tokens") is None          # a tag the run never logged
+
+
+def test_watch_x_samples_seen_in_tmux(batch_runs):
+    """``tfevents watch --x samples_seen`` in a real terminal: the chart's axis is samples_seen up to 3200 for both
+    batch sizes, the status line says so, and the sparse run's points without an x are counted."""
+    import shutil
+    import sys
+    if shutil.which("tmux") is None:
+        pytest.fail("tmux is not installed (apt-get install tmux): the terminal UI is tested in a real terminal")
+    pytest.importorskip("textual_plotext")
+    from _terminal import Terminal
+    term = Terminal(100, 30)
+    try:
+        term.keys("%s -m tfevents.viewer.cli watch %s --interval 1 --tags '^loss$' --x samples_seen; echo EXIT=$?"
+                  % (sys.executable, batch_runs), "Enter")
+        screen = term.wait_for(lambda s: "x: samples_seen" in s and "19 points without it dropped" in s
+                               and " bs64 " in s and "3200" in s, what="the chart on samples_seen")
+        assert "Traceback" not in screen
+        rows = {run: re.search(r"%s +(\d+) " % run, screen) for run in BATCHES}
+        assert {run: int(m.group(1)) for run, m in rows.items() if m} == {"bs32": 100, "bs64": 50}
+        term.keys("q")
+        term.wait_for(lambda s: "EXIT=0" in s, what="watch to exit")
+    finally:
+        term.close()

@@ -20,7 +20,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--tags", metavar="REGEX", help="the tag filter to start with (re.search)")
     parser.add_argument("--runs", metavar="REGEX", help="runs shown at start (the others can be toggled on)")
     parser.add_argument("--smoothing", type=_weight, default=0.6, help="smoothing weight in [0, 1] to start with")
-    parser.add_argument("--x", choices=("step", "relative"), default="step", help="x axis to start with")
+    parser.add_argument("--x", metavar="AXIS", default="step",
+                        help="x axis to start with: step, relative, or any scalar tag of the runs (e.g. samples_seen: "
+                             "its value at each point's step, interpolated between its kept points; points outside "
+                             "its range are dropped and counted); the x key cycles through them")
+    parser.add_argument("--logx", action="store_true", help="logarithmic x axis (x <= 0 not drawn)")
     parser.add_argument("--samples", type=positive_int, default=1000,
                         help="points kept per series (a reservoir, as `serve`; default 1000)")
     parser.add_argument("--mono", action="store_true", help="no colours (also when NO_COLOR is set)")
@@ -49,5 +53,5 @@ def run(args) -> int:
         os.environ.setdefault("NO_COLOR", "1")   # Textual draws its own widgets in monochrome then
     state = WatchState(args.logdir, samples=args.samples)
     WatchApp(state, interval=args.interval, smoothing=args.smoothing, x=args.x, tags=args.tags, runs=args.runs,
-             mono=mono).run()
+             mono=mono, logx=args.logx).run()
     return 0

@@ -14,6 +14,7 @@ which ``acc[/]`` is a closing tag) with its control characters escaped (``plain_
 """
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
 import threading
@@ -247,9 +248,11 @@ class WatchApp(App):
         lost = sum(line.dropped for line in lines)
         plt.xlabel({"step": "step", "relative": "seconds since start"}.get(self.x, printable(self.x))
                    + (" (%d point%s without it dropped)" % (lost, "" if lost == 1 else "s") if lost else ""))
-        if self.logx:
+        drawn = lines
+        if self.logx:   # x <= 0 has no place on a log axis
             plt.xscale("log")
-        for line in lines:
+            drawn = [dataclasses.replace(line, x=line.x[line.x > 0], y=line.y[line.x > 0]) for line in lines]
+        for line in drawn:
             if self.mono:
                 marker = MONO_MARKERS[self._known_runs.index(line.run) % len(MONO_MARKERS)]
                 plt.plot(line.x.tolist(), line.y.tolist(), marker=marker)
