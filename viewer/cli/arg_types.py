@@ -24,3 +24,18 @@ def positive_float(text: str) -> float:
     if not value > 0:
         raise argparse.ArgumentTypeError("must be positive, got %r" % text)
     return value
+
+
+SMOOTH_HELP = ("a smoothing other than TensorBoard's EMA, KIND:PARAM: twema:W (W&B's time-weighted EMA, weight in "
+               "[0, 1]), window:N or window-centred:N (running average of N points), gaussian:SIGMA (in x units), "
+               "ema:W (TensorBoard's, as --smoothing W)")
+
+
+def smoothing_spec(text: str):
+    """``--smooth KIND:PARAM``: a checked ``tfevents.viewer.smoothing.Smoothing`` (a bad kind lists the kinds, a bad
+    parameter says its range)."""
+    from ..smoothing import parse_smoothing  # lazy: numpy (CLI start-up)
+    try:
+        return parse_smoothing(text)
+    except ValueError as err:
+        raise argparse.ArgumentTypeError(str(err)) from None

@@ -9,6 +9,7 @@ import sys
 from .. import logdir_data
 from ..plots import matplotlib_figures
 from ..reports.rerender_on_change import watch
+from .arg_types import SMOOTH_HELP, smoothing_spec
 
 FORMATS = ("png", "svg", "pdf")
 
@@ -19,8 +20,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("-o", "--output", required=True, help="output file: .png, .svg or .pdf")
     parser.add_argument("--tags", metavar="REGEX", help="only tags matching this regex (re.search)")
     parser.add_argument("--runs", metavar="REGEX", help="only runs matching this regex (re.search)")
-    parser.add_argument("--smoothing", type=_weight, default=0.6,
-                        help="TensorBoard's smoothing weight in [0, 1] (default 0.6; 0 = raw)")
+    smoothing = parser.add_mutually_exclusive_group()
+    smoothing.add_argument("--smoothing", type=_weight, default=0.6,
+                           help="TensorBoard's smoothing weight in [0, 1] (default 0.6; 0 = raw)")
+    smoothing.add_argument("--smooth", metavar="KIND:PARAM", type=smoothing_spec, default=None, help=SMOOTH_HELP)
     parser.add_argument("--x", metavar="AXIS", default="step",
                         help="x axis: step, relative (time since each run's first point), wall (time), or any scalar "
                              "tag of the runs, e.g. samples_seen (its value at each point's step, interpolated "
@@ -89,10 +92,10 @@ def _draw(args) -> int:
             from ..plots.bands import plot_aggregate  # lazy: numpy (CLI start-up)
             fig = plot_aggregate(logdir, args.aggregate, args.tags, args.runs, center=args.center, band=args.band,
                                  align=args.align, bins=args.bins, smoothing=args.smoothing, logy=args.logy,
-                                 ncols=args.ncols, x=args.x, logx=args.logx)
+                                 ncols=args.ncols, x=args.x, logx=args.logx, smooth=args.smooth)
         else:
             fig = plot_scalars(logdir, args.tags, args.runs, smoothing=args.smoothing, x=args.x, logy=args.logy,
-                               group=args.group, ncols=args.ncols, logx=args.logx)
+                               group=args.group, ncols=args.ncols, logx=args.logx, smooth=args.smooth)
     except ValueError as e:  # a bad regex and the like
         print("tfevents plot: %s" % e, file=sys.stderr)
         return 2

@@ -19,7 +19,7 @@ from ..plots.hparams import hparams_table, plot_parallel_coordinates
 from ..plots.media import data_uri, image_mime, pick_steps, plot_pr_curves
 from ..plots.projections import plot_embedding, plot_mesh
 from ..plots.scalars import scalar_figures
-from ..smoothing import DEFAULT_SMOOTHING
+from ..smoothing import DEFAULT_SMOOTHING, Smoothing, smoothing_of
 from .rerender_on_change import watch
 from .safe_html import escape, text_to_safe_html
 
@@ -58,10 +58,13 @@ def render_report(source: Any, *, tags: Optional[str] = None, runs: Optional[str
                   smoothing: float = DEFAULT_SMOOTHING, x: str = "step", logy: bool = False,
                   group: Optional[str] = None, title: Optional[str] = None,
                   refresh_seconds: Optional[int] = None, max_images: int = 6,
-                  image_steps: Optional[Sequence[int]] = None, logx: bool = False) -> str:
+                  image_steps: Optional[Sequence[int]] = None, logx: bool = False,
+                  smooth: "Optional[str | Smoothing]" = None) -> str:
     """The report's HTML text. ``source``: a logdir path or a loaded Logdir; ``tags`` / ``runs``: regexes;
     ``image_steps``: show images at these steps (nearest recorded), else ``max_images`` spread over the run;
-    ``x``: step, relative, wall or a scalar tag (as ``plot_scalars``); ``logx`` / ``logy``: log axes."""
+    ``x``: step, relative, wall or a scalar tag (as ``plot_scalars``); ``logx`` / ``logy``: log axes; ``smooth``:
+    ``"KIND:PARAM"``, another smoothing than TensorBoard's EMA of weight ``smoothing``."""
+    spec = smoothing_of(smoothing, smooth)
     if isinstance(source, (str, os.PathLike)):
         logdir = logdir_data.load(source, on_error="skip")  # problems are listed in the report instead
         path = os.fspath(source)
@@ -72,7 +75,7 @@ def render_report(source: Any, *, tags: Optional[str] = None, runs: Optional[str
     title = title or "tfevents report"
     colors = run_colors(logdir_data.all_runs(logdir, {}))
     parts = [
-        ("Scalars", _scalars(logdir, tags, runs, colors, smoothing, x, logy, group, logx)),
+        ("Scalars", _scalars(logdir, tags, runs, colors, smoothing, x, logy, group, logx, spec)),
         ("Distributions", _histograms(logdir, tags, runs, "distribution")),
         ("Histograms", _histograms(logdir, tags, runs, "ridge")),
         ("Images", _images(logdir, tags, runs, max_images, image_steps)),
@@ -97,8 +100,9 @@ def render_report(source: Any, *, tags: Optional[str] = None, runs: Optional[str
     run_list = "".join('<span><i class="swatch" style="background:%s"></i>%s</span>' % (c, escape(r))
                        for r, c in colors.items())
     now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
-    body = ["<header><h1>%s</h1><p>%d runs · rendered %s · smoothing %.3g · x: %s</p></header>"
-            % (escape(title), len(colors), now, smoothing, escape(x))]
+    body = ["<header><h1>%s</h1><p>%d runs · rendered %s · smoothing %s · x: %s</p></header>"
+            % (escape(title), len(colors), now, "%.3g" % smoothing if smooth is None else escape(str(spec)),
+               escape(x))]
     if parts:
         body.append("<nav>%s</nav>" % "".join('<a href="#%s">%s</a>' % (_anchor(n), n) for n, _ in parts))
     body.append("<main>")
@@ -142,9 +146,9 @@ def _cards(items) -> str:
     return '<div class="cards">%s</div>' % "".join('<div class="card">%s</div>' % i for i in items)
 
 
-def _scalars(logdir, tags, runs, colors, smoothing, x, logy, group, logx=False) -> str:
+def _scalars(logdir, tags, runs, colors, smoothing, x, logy, group, logx=False, smooth=None) -> str:
     figs = scalar_figures(logdir, tags, runs, smoothing=smoothing, x=x, logy=logy, group=group, colors=colors,
-                          logx=logx)
+                          logx=logx, smooth=smooth)
     return _cards(_img(f, "scalar chart " + t) for t, f in figs.items()) if figs else ""
 
 
