@@ -274,7 +274,7 @@ class WatchApp(App):
     def _update_status(self) -> None:
         width = max(20, self.size.width)
         head = [_count(len(self._known_runs), "run"), _count(len(self._listed_tags), "tag"),
-                "smoothing %.2f" % self.smoothing if self.smooth is None else "smoothing %s" % self.smooth,
+                "smoothing %.2f" % self.smoothing if self.smooth is None else "smoothing %s" % (self.smooth,),
                 "x: %s" % self.x, "pass %d" % self.state.passes]
         problems = self.state.problems
         lines = [fit_words(head, width)]
