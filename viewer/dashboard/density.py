@@ -9,11 +9,12 @@ with ``logy``, their log10). A point ``(x, y)`` is at the continuous pixel posit
     v = (y1 - t) / (y1 - y0) * height         # t = y (or log10 y with logy; y0, y1 then log10 of the range too):
                                               # 0 at the top edge, height at the bottom
 
-and pixel ``(row, column) = (floor(v), floor(u))``, both edges inclusive (``u == width`` is the last column,
-``v == height`` the bottom row). Each run is its polyline (points by step, consecutive points joined). In column
-``c`` a run *covers* the rows its polyline crosses there: a segment's part inside ``c <= u <= c + 1`` is straight,
-so it covers the rows from ``floor`` of its lower end to ``floor`` of its upper end (clipped to the chart: the part
-above the top or below the bottom covers nothing); a lone point (between breaks) covers its own pixel. With
+and a point is in pixel ``(row, column) = (floor(v), floor(u))``, the chart's far edges inclusive (``u == width``
+is in the last column, ``v == height`` in the bottom row). Each run is its polyline (points by step, stably;
+consecutive points joined). In column ``c`` a run *covers* the rows its polyline crosses there: a segment's part
+inside ``c <= u <= c + 1`` (of positive length; so where a segment crosses ``u = c`` it is in both columns) is
+straight, so with ``v_min``, ``v_max`` the ``v`` at its two ends it covers rows ``floor(v_min)`` to ``floor(v_max)``
+(clipped to the chart: a part above the top or below the bottom covers nothing); a point covers its own pixel. With
 ``n_r(c)`` the number of rows run ``r`` covers in column ``c`` (the union over its segments there), run ``r`` puts
 weight ``1 / n_r(c)`` on each (DenseLines' normalization: every run weighs 1 in each column it passes through, so a
 steep segment does not outweigh a flat one), and::
@@ -31,10 +32,15 @@ Hovering (:attr:`Density.owner`, :func:`nearest_run`): each pixel's *owner* is, 
 of greatest weight there (the flattest line through that pixel: fewest rows in that column), the first run on ties;
 -1 where no run passes. So the run named under the cursor passes through that pixel.
 
-Computed for all runs at once, in batches of runs (``BATCH_CELLS``): each segment is cut at the column edges into
-per-column pieces (``np.repeat``), the pieces of one run and column are merged into the union of their row intervals
-(one stable sort of integer keys), and each merged interval adds ``+w`` at its top row and ``-w`` below its bottom
-row of a difference raster whose cumulative sum down the rows, once at the end, is the density.
+Computed in batches of runs (``BATCH_CELLS``), vectorized over points and columns, as intervals ``(run, column,
+top row, bottom row)``: a run without a break (:func:`_unbroken`) is one connected polyline, so in each column it
+spans the ``v`` of its points there and of its crossings of the column's two edges (dense ``(runs, width)``
+arrays); a run with breaks (:func:`_pieces`) is laid out point by point with its crossings, reduced per connected
+part and column, and the parts of one run in one column are merged into the union of their row intervals
+(:func:`_merged`: one stable sort of integer keys). Each interval adds ``+w`` at its top row and ``-w`` below its
+bottom row of a difference raster (``np.add.at``) whose cumulative sum down the rows, once at the end, is the
+density (sums below ``1e-7`` are that sum's rounding and set to 0: a real weight is at least ``1 / MAX_SIDE``), and
+raises its pixels' owner keys (``np.maximum.at``).
 """
 from __future__ import annotations
 
@@ -282,15 +288,14 @@ def _add_batch(series, batch, diff, owner_key, x0, sx, y1, sy, width, height, lo
         return
     m_run, m_col, m_lo, m_hi, rows = (np.concatenate(c) for c in zip(*found))
     w = 1.0 / rows
-    size = (height + 1) * width
-    diff += np.bincount(m_lo * width + m_col, weights=w, minlength=size)
-    diff -= np.bincount((m_hi + 1) * width + m_col, weights=w, minlength=size)
+    np.add.at(diff, m_lo * width + m_col, w)
+    np.subtract.at(diff, (m_hi + 1) * width + m_col, w)
     # owner: greatest weight (fewest rows), then the first run: the greatest key (height - rows) * runs + (runs-1-r)
     length = m_hi - m_lo + 1
-    which = np.repeat(np.arange(m_lo.size), length)
-    row = m_lo[which] + (np.arange(which.size) - np.repeat(np.cumsum(length) - length, length))
-    key = (height - rows[which]) * runs + (runs - 1 - (m_run[which] + batch[0]))
-    np.maximum.at(owner_key, row * width + m_col[which], key)
+    key = (height - rows) * runs + (runs - 1 - (m_run + batch[0]))
+    pixel = np.repeat(m_lo * width + m_col - width * (np.cumsum(length) - length), length)
+    pixel += width * np.arange(pixel.size)   # row m_lo + j of the interval's j-th pixel
+    np.maximum.at(owner_key, pixel, np.repeat(key, length))
 
 
 def nearest_run(owner: np.ndarray, px: int, py: int, radius: int = 0) -> Optional[int]:
