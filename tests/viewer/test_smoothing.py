@@ -275,3 +275,43 @@ def test_page_smoothings_equal_pythons(browser, tmp_path):
     want = smooth(None, series.value, "window", 10)[np.searchsorted(series.step, np.array(data[0]))]
     np.testing.assert_allclose(np.array(data[2], dtype=float), want, rtol=1e-12)
     assert console_messages(browser) == []
+
+
+def test_cli_smooth_option(tmp_path, capsys):
+    """``export --smooth window:3`` adds a ``smoothed`` column equal to smoothing.py's; a bad kind or parameter and
+    ``--smooth`` beside ``--smoothing`` exit 2 naming the problem."""
+    from tfevents.summaries import SummaryWriter, load_logdir
+    from tfevents.viewer.cli import main
+    rng = np.random.default_rng(5)
+    for run, n in (("a", 40), ("b", 25)):
+        with SummaryWriter(str(tmp_path / "logs" / run)) as w:
+            for s, v in zip(range(0, 3 * n, 3), rng.normal(size=n).cumsum()):
+                w.add_scalar("loss", float(v), s)
+                w.add_scalar("samples", float(s * 32), s)
+    logs, out, plain = str(tmp_path / "logs"), str(tmp_path / "s.csv"), str(tmp_path / "p.csv")
+    assert main(["export", logs, "-o", out, "--smooth", "window:3"]) == 0
+    assert main(["export", logs, "-o", plain]) == 0
+    table, plain_table = pd.read_csv(out), pd.read_csv(plain)
+    pd.testing.assert_frame_equal(table.drop(columns="smoothed"), plain_table)   # the long table, plus one column
+    for (run, tag), s in load_logdir(logs).scalars.items():
+        rows = table[(table.run == run) & (table.tag == tag)]
+        np.testing.assert_array_equal(rows.smoothed.to_numpy(), smooth(s.step, s.value, "window", 3))
+    # on --x TAG the smoothing runs on that x (gaussian's sigma in its units)
+    assert main(["export", logs, "-o", out, "--tags", "loss", "--x", "samples", "--smooth", "gaussian:100"]) == 0
+    table = pd.read_csv(out)
+    s = load_logdir(logs).scalars[("a", "loss")]
+    rows = table[table.run == "a"]
+    np.testing.assert_array_equal(rows.smoothed.to_numpy(), smooth(rows.x.to_numpy(), s.value, "gaussian", 100))
+    capsys.readouterr()
+    for argv, words in [(["export", logs, "-o", out, "--smooth", "median:3"], "unknown smoothing kind 'median' "
+                         "(kinds: ema, twema, window, window-centred, gaussian)"),
+                        (["export", logs, "-o", out, "--smooth", "window:0"], "an integer >= 1, got '0'"),
+                        (["plot", logs, "-o", str(tmp_path / "p.png"), "--smooth", "twema:2"], "in [0, 1], got '2'"),
+                        (["report", logs, "-o", str(tmp_path / "r.html"), "--smooth", "twema:0.6", "--smoothing",
+                          "0.5"], "not allowed with argument"),
+                        (["watch", logs, "--smoothing", "0.5", "--smooth", "window:3"], "not allowed with argument")]:
+        with pytest.raises(SystemExit) as exit_:
+            main(argv)
+        assert exit_.value.code == 2 and words in capsys.readouterr().err
+    assert main(["export", logs, "-o", out, "--summary", "--smooth", "window:3"]) == 2
+    assert "--smooth adds a smoothed column to the long table" in capsys.readouterr().err

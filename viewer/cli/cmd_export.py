@@ -7,6 +7,10 @@ regex (its first group, or the run name with the match removed: ``/seed_\\d+$`` 
 reduced per tag and step to mean, std, min, max, median and count (``tfevents.summaries.aggregate``; ``--align``,
 ``--bins``, ``--stats``). Both write CSV or Parquet by the output's extension.
 
+``--smooth KIND:PARAM`` adds to the long table a ``smoothed`` column: each series smoothed as the charts smooth it
+(``tfevents.viewer.smoothing.smooth``: ``twema:0.6``, ``window:25``, ``gaussian:2.5`` in x units, ``ema:0.6``), on
+its ``--x`` values, else on its steps.
+
 ``--dask SCHEDULER -o OUT_DIR`` reads the runs on a Dask cluster (``local``, ``local:N`` for a LocalCluster of
 N worker processes, or a scheduler address such as ``tcp://host:8786``) and has the workers write
 hive-partitioned Parquet, ``OUT_DIR/run=<escaped run>/part-NNNNN.parquet`` (run names percent-encoded: see
@@ -22,6 +26,7 @@ import re
 import sys
 
 from ..plain_text import printable
+from .arg_types import smoothing_spec
 from .cmd_inspect import add_load_arguments, load, report_problems
 
 FORMATS = ("csv", "parquet", "tensorboard-csv")
@@ -52,6 +57,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="add an x column: step, relative, wall, or any scalar tag of the run (e.g. "
                              "samples_seen: its value at each point's step, interpolated between the steps it was "
                              "logged at; points outside its range are dropped and counted)")
+    parser.add_argument("--smooth", metavar="KIND:PARAM", type=smoothing_spec, default=None,
+                        help="add a smoothed column to the long table: twema:W (W&B's time-weighted EMA), window:N or "
+                             "window-centred:N (running average of N points), gaussian:SIGMA (in x units) or ema:W "
+                             "(TensorBoard's), each series on its --x values, else its steps")
     what.add_argument("--dask", metavar="SCHEDULER", default=None,
                         help="read on a Dask cluster and write partitioned Parquet to the directory -o: "
                              "'local', 'local:N' (a LocalCluster of N worker processes) or a scheduler "
@@ -62,6 +71,11 @@ def run(args) -> int:
     if args.x is not None and (args.summary or args.dask is not None):
         print("%s: --x goes with the long table and --aggregate (not --summary or --dask)" % PROG, file=sys.stderr)
         return 2
+    if getattr(args, "smooth", None) is not None and (args.summary or args.aggregate is not None
+                                                      or args.dask is not None or args.format == "tensorboard-csv"):
+        print("%s: --smooth adds a smoothed column to the long table, csv or parquet (not --summary, --aggregate, "
+              "--dask or --format tensorboard-csv)" % PROG, file=sys.stderr)
+        return 2
     if args.dask is not None:
         return run_dask(args)
     if args.summary or args.aggregate is not None:
@@ -69,7 +83,7 @@ def run(args) -> int:
     if args.align != "auto" or args.bins is not None or args.stats is not None:
         print("%s: --align, --bins and --stats go with --aggregate" % PROG, file=sys.stderr)
         return 2
-    from tfevents.summaries.reader.export import export_scalars  # lazy: numpy (CLI start-up)
+    from tfevents.summaries.reader.export import export_scalars, write_table  # lazy: numpy (CLI start-up)
     logdir, status = _load_scalars(args)
     if logdir is None:
         return status
@@ -77,7 +91,10 @@ def run(args) -> int:
     if args.x is not None:
         scalars, xs = _on_x(logdir.scalars, args)
     try:
-        n = export_scalars(scalars, args.output, args.format, x=xs)
+        if getattr(args, "smooth", None) is not None:
+            n = write_table(smoothed_columns(scalars, xs, args.smooth), args.output, args.format)
+        else:
+            n = export_scalars(scalars, args.output, args.format, x=xs)
     except ValueError as err:
         print("%s: %s" % (PROG, err), file=sys.stderr)
         return 2
@@ -89,6 +106,30 @@ def run(args) -> int:
         return 2
     print("%s: wrote %d rows of %d series to %s" % (PROG, n, len(scalars), args.output), file=sys.stderr)
     return 0
+
+
+def smoothed_columns(scalars, xs, spec) -> dict:
+    """The long table's columns (run, tag, step, wall_time, value, and x when ``xs``), series in (run, tag) order,
+    and ``smoothed``: each series' values smoothed by ``spec`` (a Smoothing) on its x values ``xs[key]``, else its
+    steps."""
+    import numpy as np  # lazy: numpy (CLI start-up)
+    from ..smoothing import smooth  # lazy: numpy (CLI start-up)
+    keys = sorted(scalars)
+    counts = [len(scalars[k].step) for k in keys]
+
+    def joined(arrays, dtype):
+        arrays = [np.asarray(a, dtype) for a in arrays]
+        return np.concatenate(arrays) if arrays else np.zeros(0, dtype)
+    cols = {"run": np.repeat(np.array([k[0] for k in keys], dtype=object), counts),
+            "tag": np.repeat(np.array([k[1] for k in keys], dtype=object), counts),
+            "step": joined((scalars[k].step for k in keys), np.int64),
+            "wall_time": joined((scalars[k].wall_time for k in keys), np.float64),
+            "value": joined((scalars[k].value for k in keys), np.float64)}
+    if xs is not None:
+        cols["x"] = joined((xs[k] for k in keys), np.float64)
+    cols["smoothed"] = joined((smooth(xs[k] if xs is not None else scalars[k].step, scalars[k].value, *spec)
+                               for k in keys), np.float64)
+    return cols
 
 
 def _on_x(scalars, args):
