@@ -95,3 +95,17 @@ def test_report_tag_selector_and_log_x(browser, x_report, tmp_path):
     assert browser.execute_script("return window.__tfe.state.x") == "step"
     assert Select(browser.find_element(By.ID, "x-tag")).first_selected_option.get_attribute("value") == ""
     assert console_messages(browser) == []
+
+
+def test_show_takes_a_tag_as_x_and_log_x(x_report):
+    import json
+    import re
+    from tfevents.viewer.notebook import report_view
+    logdir, _ = x_report
+    page = report_view(logdir, tags="^loss$", x="samples_seen", logx=True).page
+    doc = json.loads(re.search(r'id="tfe-data">(.*?)</script>', page).group(1))
+    assert doc["options"]["x"] == "samples_seen" and doc["options"]["logx"] is True
+    assert doc["scalars"]["x_tags"] == ["loss", "samples_seen"]
+    assert sorted(doc["runs"][s["run"]]["name"] for s in doc["scalars"]["x_only"]) == ["bs32", "bs64", "sparse"]
+    with pytest.raises(ValueError, match="or a scalar tag of the runs"):
+        report_view(logdir, x="tokens")
