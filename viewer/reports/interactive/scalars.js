@@ -21,7 +21,11 @@ function smoothed(s) {
 /** The widest x span of the series in the current x axis (the Gaussian's sigma slider reaches a tenth of it). */
 function xSpan() {
   let span = 0;
-  for (const s of SERIES) { const {x} = xsOf(s, STATE.x); if (x.length) span = Math.max(span, x[x.length - 1] - x[0]); }
+  for (const s of SERIES) {   // max - min of the x values there are (on a tag's axis some points have none)
+    let lo = Infinity, hi = -Infinity;
+    for (const v of xsOf(s, STATE.x).x) if (isFinite(v)) { if (v < lo) lo = v; if (v > hi) hi = v; }
+    if (hi > lo) span = Math.max(span, hi - lo);
+  }
   return span;
 }
 TFE.xSpan = xSpan;
