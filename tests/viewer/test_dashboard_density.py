@@ -9,13 +9,13 @@ import json
 import math
 import urllib.parse
 from collections import defaultdict
-from typing import Dict, List, Sequence, Set, Tuple
+from typing import Dict, List, Set, Tuple
 
 import numpy as np
 import pytest
 
 from tfevents.summaries import SummaryWriter, load_logdir
-from tfevents.viewer.dashboard.density import MAX_SIDE, data_range, density, nearest_run
+from tfevents.viewer.dashboard.density import MAX_PIXELS, MAX_SIDE, data_range, density, nearest_run
 
 pytest.importorskip("starlette")
 
@@ -224,6 +224,7 @@ def test_nearest_run_names_a_run_through_the_pixel_or_the_nearest_within_the_rad
 def test_bad_arguments_are_value_errors():
     run = [(np.arange(3), np.arange(3.0))]
     for args in [((0, 1), (0, 1), 0, 5), ((0, 1), (0, 1), 5, MAX_SIDE + 1), ((1, 1), (0, 1), 5, 5),
+                 ((0, 1), (0, 1), MAX_SIDE, MAX_PIXELS // MAX_SIDE + 1),
                  ((0, 1), (0, np.inf), 5, 5)]:
         with pytest.raises(ValueError):
             density(run, *args)
@@ -257,7 +258,8 @@ def test_two_thousand_runs_weigh_two_thousand_in_every_column():
 # -- the route
 
 def asgi_get(app, path: str, query: Dict[str, str]) -> Tuple[int, dict]:
-    """(status, JSON body) of a GET to the ASGI ``app``, in process (as Starlette's TestClient)."""
+    """(status, JSON body) of a GET to the ASGI ``app``, in process (as Starlette's TestClient); names are escaped
+    (no ``<`` in the body)."""
     scope = {"type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1", "method": "GET", "scheme": "http",
              "path": path, "raw_path": path.encode(), "query_string": urllib.parse.urlencode(query).encode(),
              "headers": [(b"host", b"127.0.0.1")], "client": ("127.0.0.1", 1), "server": ("127.0.0.1", 80),
@@ -273,7 +275,7 @@ def asgi_get(app, path: str, query: Dict[str, str]) -> Tuple[int, dict]:
     asyncio.run(app(scope, receive, send))
     start = next(m for m in sent if m["type"] == "http.response.start")
     body = b"".join(m.get("body", b"") for m in sent if m["type"] == "http.response.body")
-    assert dict(start["headers"])[b"content-type"] == b"application/json"
+    assert dict(start["headers"])[b"content-type"] == b"application/json" and b"<" not in body
     return start["status"], json.loads(body)
 
 
@@ -324,6 +326,7 @@ def test_the_route_equals_the_function_on_the_offline_series(app, logdir):
     ({"tag": "loss", "width": "0", "height": "10"}, 400, "width"),
     ({"tag": "loss", "width": "10", "height": str(MAX_SIDE + 1)}, 400, "height"),
     ({"tag": "loss", "width": "ten", "height": "10"}, 400, "width"),
+    ({"tag": "loss", "width": str(MAX_SIDE), "height": str(MAX_PIXELS // MAX_SIDE + 1)}, 400, "height"),
     ({"tag": "loss", "width": "10", "height": "10", "runs": "("}, 400, "runs"),
     ({"tag": "nope", "width": "10", "height": "10"}, 404, "tag"),
     ({"tag": "loss", "width": "10", "height": "10", "runs": "^no_loss$"}, 404, "tag"),

@@ -12,12 +12,13 @@ since they hold slashes):
 - ``GET /api/v1/scalars?run=R&tag=T[&points=N]``: ``{"run", "tag", "step": [...], "wall_time": [...],
   "value": [...]}``, the kept points oldest first; with ``points=N`` only those that N pixel columns draw
   (``reduce.m4_indices``).
-- ``GET /api/v1/density?tag=T&width=W&height=H[&runs=REGEX][&logy=1]``: the density of the scalar series ``T`` of
-  every run that has it (and whose name ``re.search``-matches ``REGEX``) on a ``W`` × ``H`` raster (1 to 4096 each),
-  ``density.density``: ``{"tag", "width", "height", "logy", "x_range": [x0, x1], "y_range": [y0, y1], "runs":
-  [names], "density": base64, "owner": base64}``, runs by name; the ranges are the data's (``density.data_range``), ``density``
-  is float32 little-endian, ``owner`` int32 little-endian (the index in ``runs`` of the run of greatest weight at
-  each pixel, -1 where none passes), both ``H`` rows of ``W`` pixels, the top row first.
+- ``GET /api/v1/density?tag=T&width=W&height=H[&runs=REGEX][&logy=1]``: the density (``density.density``) of the
+  scalar series ``T`` of every run that has it and whose name ``re.search``-matches ``REGEX``, on a ``W`` × ``H``
+  raster (1 to 4096 each, at most 2**22 pixels): ``{"tag", "width", "height", "logy", "x_range": [x0, x1],
+  "y_range": [y0, y1], "runs": [names], "density": base64, "owner": base64}``, runs by name; the ranges are the
+  data's (``density.data_range``), ``density`` is float32 little-endian, ``owner`` int32 little-endian (the index
+  in ``runs`` of the run of greatest weight at each pixel, -1 where none passes), both ``H`` rows of ``W`` pixels,
+  the top row first.
 
 Non-finite numbers: NaN is ``null``, +inf and -inf are the strings ``"Infinity"`` and ``"-Infinity"``. Names are
 data: JSON strings with ``<``, ``>`` and ``&`` escaped as ``\\u003c``, ``\\u003e``, ``\\u0026``. Errors:
@@ -40,7 +41,7 @@ from starlette.routing import Mount, Route
 
 from tfevents.summaries.live.loader import BLOB_SEQUENCE, SCALAR, TENSOR, LiveLogdir, TagInfo
 
-from .density import MAX_SIDE, data_range, density
+from .density import MAX_PIXELS, MAX_SIDE, data_range, density
 from .reduce import m4_indices
 
 __all__ = ["build_app", "json_response", "json_number", "normalize_prefix", "MAX_POINTS"]
@@ -159,6 +160,9 @@ def _side(request: Request, name: str) -> int:
 
 def density_of(live: LiveLogdir, request: Request) -> Dict[str, object]:
     tag, width, height = _required(request, "tag"), _side(request, "width"), _side(request, "height")
+    if width * height > MAX_PIXELS:
+        raise BadRequest(400, "height", "width x height must be at most %d pixels, got %d" % (MAX_PIXELS,
+                                                                                             width * height))
     logy = request.query_params.get("logy", "0") not in ("0", "", "false")
     try:
         chosen = re.compile(request.query_params.get("runs", ""))

@@ -48,9 +48,10 @@ from typing import NamedTuple, Optional, Sequence, Tuple
 
 import numpy as np
 
-__all__ = ["Density", "density", "data_range", "nearest_run", "MAX_SIDE"]
+__all__ = ["Density", "density", "data_range", "nearest_run", "MAX_SIDE", "MAX_PIXELS"]
 
-MAX_SIDE = 4096          # the widest and tallest raster the API computes
+MAX_SIDE = 4096          # the widest and tallest raster computed
+MAX_PIXELS = 1 << 22     # and the most pixels (4096 x 1024, 2048 x 2048): ~25 bytes a pixel at the peak, ~100 MB
 BATCH_CELLS = 1 << 18    # about how many points + columns are cut into pieces at once (bounds the memory: ~40 MB)
 _ZERO = 1e-7             # below this a summed density is rounding left by the difference raster (a real weight
                          # is at least 1 / MAX_SIDE)
@@ -103,8 +104,9 @@ def data_range(series: Sequence[Series], logy: bool = False) -> Tuple[Tuple[floa
 
 
 def _check(width: int, height: int, x_range, y_range, logy: bool) -> None:
-    if not (1 <= width <= MAX_SIDE and 1 <= height <= MAX_SIDE):
-        raise ValueError("width and height must be 1 to %d, got %d x %d" % (MAX_SIDE, width, height))
+    if not (1 <= width <= MAX_SIDE and 1 <= height <= MAX_SIDE and width * height <= MAX_PIXELS):
+        raise ValueError("width and height must be 1 to %d, at most %d pixels in all, got %d x %d"
+                         % (MAX_SIDE, MAX_PIXELS, width, height))
     (x0, x1), (y0, y1) = x_range, y_range
     if not (np.isfinite([x0, x1, y0, y1]).all() and x1 > x0 and y1 > y0):
         raise ValueError("the ranges must be finite and increasing, got x %r, y %r" % (x_range, y_range))
@@ -231,7 +233,8 @@ def density(series: Sequence[Series], x_range: Tuple[float, float], y_range: Tup
             height: int, logy: bool = False) -> Density:
     """The density of ``series`` (each a run's ``(step, value)`` arrays) on a ``width`` × ``height`` raster over
     ``x_range`` and ``y_range``, and each pixel's owner (the module docstring). ValueError for sides outside 1 to
-    ``MAX_SIDE``, ranges not finite and increasing, or a log y range not positive."""
+    ``MAX_SIDE`` or more than ``MAX_PIXELS`` pixels, ranges not finite and increasing, or a log y range not
+    positive."""
     _check(width, height, x_range, y_range, logy)
     (x0, x1), (y0, y1) = x_range, y_range
     if logy:
@@ -248,10 +251,15 @@ def density(series: Sequence[Series], x_range: Tuple[float, float], y_range: Tup
         if cells >= BATCH_CELLS or index == runs - 1:
             _add_batch(series, batch, diff, owner_key, x0, sx, y1, sy, width, height, logy, runs)
             batch, cells = [], 0
-    dens = np.cumsum(diff.reshape(height + 1, width), axis=0)[:height]
+    dens = diff.reshape(height + 1, width)
+    np.cumsum(dens, axis=0, out=dens)   # (in place, as below: the peak memory)
+    dens = dens[:height]
     dens[dens < _ZERO] = 0.0
-    owner = np.where(owner_key >= 0, runs - 1 - owner_key % max(runs, 1), -1).astype(np.int32)
-    return Density(dens.astype(np.float32), owner.reshape(height, width))
+    none = owner_key < 0
+    owner_key %= max(runs, 1)
+    np.subtract(runs - 1, owner_key, out=owner_key)
+    owner_key[none] = -1
+    return Density(dens.astype(np.float32), owner_key.astype(np.int32).reshape(height, width))
 
 
 def _add_batch(series, batch, diff, owner_key, x0, sx, y1, sy, width, height, logy, runs) -> None:
