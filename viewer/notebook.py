@@ -60,7 +60,8 @@ def show(source: Any, *, tags: Optional[str] = None, runs: Optional[str] = None,
     ``source``: a logdir path, an fsspec URL (``s3://``, ``gs://``, ... with ``storage_options`` as the reader
     takes them), or a loaded Logdir; ``tags`` / ``runs``: regexes (``re.search``) choosing what is shown;
     ``height``: the frame's height in pixels; ``report_options``: ``render_interactive_report``'s other options
-    (``smoothing``, ``x`` (``step``, ``relative``, ``wall`` or any scalar tag, e.g. ``"samples_seen"``), ``logy``,
+    (``smoothing``, ``smooth`` (``"twema:0.6"``, ``"window:25"``, ``"gaussian:2.5"``: the page's smoothing to start
+    with), ``x`` (``step``, ``relative``, ``wall`` or any scalar tag, e.g. ``"samples_seen"``), ``logy``,
     ``logx``, ``group``, ``title``, ``aggregate``, ``center``, ``band``, ...;
     ``aggregate=r"/seed_\\d+$"`` draws each group of seeds as its mean over a band). Displays and returns nothing (as
     ``matplotlib.pyplot.show``), so a cell may call it several times; ``report_view`` returns the object instead.
