@@ -109,3 +109,24 @@ def test_show_takes_a_tag_as_x_and_log_x(x_report):
     assert sorted(doc["runs"][s["run"]]["name"] for s in doc["scalars"]["x_only"]) == ["bs32", "bs64", "sparse"]
     with pytest.raises(ValueError, match="or a scalar tag of the runs"):
         report_view(logdir, x="tokens")
+
+
+def test_report_bands_on_samples_seen(browser, x_report, tmp_path):
+    from selenium.webdriver.common.by import By
+    from tfevents.summaries import aggregate
+    logdir, _ = x_report
+    out = str(tmp_path / "bands.html")
+    assert main(["report", logdir, "-o", out, "--tags", "^loss$", "--x", "samples_seen", "--aggregate", ".*",
+                 "--band", "minmax"]) == 0          # one group of the three runs
+    _open(browser, out)
+    want = aggregate(logdir, ".*", "^loss$", stats=("mean", "min", "max"), x="samples_seen")
+    state = browser.execute_script(CHART, "loss", [])
+    assert state["data"][0] == want["x"].tolist()   # the union of the runs' x values (few rows: all drawn)
+    assert state["note"] == "19 points without samples_seen dropped"
+    text = browser.execute_script("return window.__tfe.chartCsv(window.__tfe.charts.find(c => c.title === 'loss'))")
+    rows = list(csv.DictReader(io.StringIO(text)))
+    assert list(rows[0])[:3] == ["group", "tag", "x"] and [float(r["x"]) for r in rows] == want["x"].tolist()
+    browser.find_element(By.CSS_SELECTOR, 'input[name="x-axis"][value="step"]').click()
+    state = browser.execute_script(CHART, "loss", [])      # bands aligned on samples_seen: the runs on steps
+    assert "bs32" in state["labels"] and state["max"] <= 100
+    assert console_messages(browser) == []

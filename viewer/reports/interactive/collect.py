@@ -59,7 +59,7 @@ def collect(logdir: Any, *, tags: Optional[str] = None, runs: Optional[str] = No
     doc: Dict[str, Any] = {
         "runs": [{"name": r, "color": colors.get(r) or run_colors([r])[r]} for r in run_names],
         "scalars": _scalars(scalars, index, blob, group,
-                            _aggregates(logdir, tags, runs, aggregate, index, blob) if aggregate else []),
+                            _aggregates(logdir, tags, runs, aggregate, index, blob, x) if aggregate else []),
         "distributions": [], "histograms": [],
         "images": _media(pick("images"), index, image_steps, max_images, image=True),
         "videos": _media(pick("videos"), index, image_steps, max_images, image=False),
@@ -113,11 +113,15 @@ def _scalars(chosen: dict, index: dict, blob: Blob, group: Optional[str], aggreg
     return {"series": series, "charts": charts, "aggregates": aggregates}
 
 
-def _aggregates(logdir: Any, tags: Optional[str], runs: Optional[str], by: str, index: dict, blob: Blob) -> list:
+def _aggregates(logdir: Any, tags: Optional[str], runs: Optional[str], by: str, index: dict, blob: Blob,
+                x: str = "step") -> list:
     """Each (group, tag) of ``aggregate_columns(logdir, by)`` (the runs of a group aligned and reduced per step):
     its group, tag, colour, member runs (indices into the page's runs), alignment, and arrays of the steps and of
-    every statistic of :data:`AGGREGATE_STATS` (the page draws a centre line and band edges from them)."""
-    table = aggregate_columns(logdir, by, tags, AGGREGATE_STATS, runs=runs)
+    every statistic of :data:`AGGREGATE_STATS` (the page draws a centre line and band edges from them). ``x`` a
+    scalar tag: the runs aligned on that x instead (``aggregate(x=)``), ``axis`` naming it and ``step`` holding the
+    x values (float64), the points without an x counted in ``dropped``; else ``axis`` is ``step``."""
+    on_tag = x not in X_AXES
+    table = aggregate_columns(logdir, by, tags, AGGREGATE_STATS, runs=runs, **({"x": x} if on_tag else {}))
     colors = run_colors(table.groups)
     group_col, tag_col = table.columns["group"], table.columns["tag"]
     n = len(table)
@@ -128,7 +132,9 @@ def _aggregates(logdir: Any, tags: Optional[str], runs: Optional[str], by: str, 
         group, tag = group_col[start], tag_col[start]
         entry = {"group": group, "tag": tag, "color": colors[group], "align": table.align[(group, tag)],
                  "runs": [index[r] for r in table.groups[group] if r in index],
-                 "step": blob.add_steps(table.columns["step"][start:end])}
+                 "axis": x if on_tag else "step", "dropped": table.dropped.get((group, tag), 0),
+                 "step": blob.add(table.columns["x"][start:end], np.float64) if on_tag
+                 else blob.add_steps(table.columns["step"][start:end])}
         for stat in AGGREGATE_STATS:
             column = table.columns[stat][start:end]
             entry[stat] = blob.add(column, np.int32) if stat == "count" else blob.add_values(column)

@@ -216,11 +216,15 @@ function xAxisValues(u, splits) {
 // --- bands: each group of runs as its centre line over a shaded band ------------------------------------
 
 /** Is the chart drawn as bands: the bands view is chosen and the chart has aggregates. */
-function bandView(chart) { return STATE.view === "bands" && chart.bands.length > 0; }
+function bandView(chart) { return STATE.view === "bands" && chart.bands.some(i => bandOnAxis(BANDS[i])); }
+
+/** Is a group drawn on the current x axis: groups aligned on steps (``axis`` "step") go with the step and time axes
+ * (drawn against steps), groups aligned on a tag (``report --aggregate --x TAG``) with that tag's axis only. */
+function bandOnAxis(b) { return b.axis && b.axis !== "step" ? STATE.x === b.axis : X_BUILTIN.includes(STATE.x); }
 
 /** A group's band is shown while any of its runs is (the statistics are those of all its runs). */
 function visibleBands(chart) {
-  return chart.bands.map(i => BANDS[i]).filter(b => !b.runs.length || b.runs.some(runVisible));
+  return chart.bands.map(i => BANDS[i]).filter(b => bandOnAxis(b) && (!b.runs.length || b.runs.some(runVisible)));
 }
 
 /** ``[lower, upper]`` of a group for the band chosen: mean ∓ std (no std, one run: the mean), or min and max;
@@ -317,7 +321,7 @@ function showBandTooltip(chart, u) {
       el("td", null, String(b.count[i])), el("td", null, String(b.step[i]))));
   }
   tip.textContent = "";
-  tip.append(el("table", null, el("thead", null, el("tr", null, ["", "Group", STATE.center, {std: "± std", minmax: "min – max", none: ""}[STATE.band], "Runs", "Step"]
+  tip.append(el("table", null, el("thead", null, el("tr", null, ["", "Group", STATE.center, {std: "± std", minmax: "min – max", none: ""}[STATE.band], "Runs", X_BUILTIN.includes(STATE.x) ? "Step" : STATE.x]
     .map(h => el("th", null, h)))), body));
   placeTooltip(chart, u);
 }
@@ -325,7 +329,8 @@ function showBandTooltip(chart, u) {
 /** The bands chart's rows as CSV: group,tag,step,mean,std,min,max,median,count (tfevents.summaries.aggregate's). */
 function bandCsv(chart) {
   const stats = ["mean", "std", "min", "max", "median", "count"];
-  const lines = ["group,tag,step," + stats.join(",")];
+  const onTag = !X_BUILTIN.includes(STATE.x);   // groups aligned on a tag: their x values in an x column
+  const lines = ["group,tag," + (onTag ? "x," : "step,") + stats.join(",")];
   const q = v => /[",\n\r]/.test(v) ? '"' + v.replace(/"/g, '""') + '"' : v;
   for (const b of visibleBands(chart))
     for (let i = 0; i < b.step.length; i++) lines.push([q(b.group), q(b.tag), b.step[i]].concat(stats.map(s => b[s][i])).join(","));
@@ -416,7 +421,8 @@ function makePlot(chart) {
   chart.shownBands = chart.bandView ? visibleBands(chart) : [];
   chart.card.classList.toggle("hidden", !chart.shown.length || !tagVisible(chart.title) && !chart.shown.some(s => tagVisible(s.tag)));
   if (!chart.shown.length) return;
-  const lost = chart.bandView || X_BUILTIN.includes(STATE.x) ? 0 : chart.shown.reduce((n, s) => n + xsOf(s, STATE.x).dropped, 0);
+  const lost = X_BUILTIN.includes(STATE.x) ? 0 : chart.bandView ? chart.shownBands.reduce((n, b) => n + (b.dropped || 0), 0)
+    : chart.shown.reduce((n, s) => n + xsOf(s, STATE.x).dropped, 0);
   chart.note.textContent = lost ? lost + " point" + (lost === 1 ? "" : "s") + " without " + STATE.x + " dropped" : "";
   if (chart.bandView) { if (chart.shownBands.length) makeBandPlot(chart); return; }
   const multiTag = new Set(chart.shown.map(s => s.tag)).size > 1, tags = Array.from(new Set(chart.shown.map(s => s.tag)));
