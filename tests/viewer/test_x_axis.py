@@ -163,3 +163,11 @@ def test_watch_x_samples_seen_in_tmux(batch_runs):
         term.wait_for(lambda s: "EXIT=0" in s, what="watch to exit")
     finally:
         term.close()
+
+
+def test_an_x_no_run_logged_is_an_error(batch_runs, tmp_path, capsys):
+    assert main(["plot", str(batch_runs), "-o", str(tmp_path / "p.png"), "--x", "tokens"]) == 2
+    assert main(["export", str(batch_runs), "-o", str(tmp_path / "e.csv"), "--x", "tokens"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("no run logged tokens") == 2
+    assert not (tmp_path / "p.png").exists() and not (tmp_path / "e.csv").exists()

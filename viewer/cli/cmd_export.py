@@ -90,6 +90,8 @@ def run(args) -> int:
     scalars, xs = logdir.scalars, None
     if args.x is not None:
         scalars, xs = _on_x(logdir.scalars, args)
+        if scalars is None:
+            return 2
     try:
         if getattr(args, "smooth", None) is not None:
             n = write_table(smoothed_columns(scalars, xs, args.smooth), args.output, args.format)
@@ -136,6 +138,10 @@ def _on_x(scalars, args):
     """``(series kept, their x values)`` on ``--x``: the series ``--tags`` picks, their x from the run's x tag."""
     from tfevents.summaries.reader.x_axis import scalars_on_x  # lazy: numpy (CLI start-up)
     picked = scalars if args.tags is None else {k: s for k, s in scalars.items() if re.search(args.tags, k[1])}
+    if args.x not in ("step", "relative", "wall") and not any(tag == args.x for _, tag in scalars):
+        print("%s: --x must be step, relative, wall or a scalar tag of the runs; no run logged %s"
+              % (PROG, printable(args.x)), file=sys.stderr)
+        return None, None
     on = scalars_on_x(picked, args.x, scalars)
     if on.dropped:
         print("%s: %d points without an x value for %s dropped (outside its logged steps, or runs that did not "

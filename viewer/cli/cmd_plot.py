@@ -7,6 +7,7 @@ import os
 import sys
 
 from .. import logdir_data
+from ..plain_text import printable
 from ..plots import matplotlib_figures
 from ..reports.rerender_on_change import watch
 from .arg_types import SMOOTH_HELP, smoothing_spec
@@ -88,6 +89,11 @@ def _draw(args) -> int:
             print("tfevents plot: no scalars in %s match --tags %r --runs %r"
                   % (args.logdir, args.tags, args.runs), file=sys.stderr)
             return 1
+        if args.x not in ("step", "relative", "wall") and not any(
+                tag == args.x for _, tag in logdir_data.select(logdir_data.kind(logdir, "scalars"), None, args.runs)):
+            print("tfevents plot: --x must be step, relative, wall or a scalar tag of the runs; no run logged %s"
+                  % printable(args.x), file=sys.stderr)
+            return 2
         if getattr(args, "aggregate", None) is not None:
             from ..plots.bands import plot_aggregate  # lazy: numpy (CLI start-up)
             fig = plot_aggregate(logdir, args.aggregate, args.tags, args.runs, center=args.center, band=args.band,
