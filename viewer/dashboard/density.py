@@ -52,7 +52,7 @@ __all__ = ["Density", "density", "data_range", "nearest_run", "MAX_SIDE", "MAX_P
 
 MAX_SIDE = 4096          # the widest and tallest raster computed
 MAX_PIXELS = 1 << 22     # and the most pixels (4096 x 1024, 2048 x 2048): ~25 bytes a pixel at the peak, ~100 MB
-BATCH_CELLS = 1 << 18    # about how many points + columns are cut into pieces at once (bounds the memory: ~40 MB)
+BATCH_CELLS = 1 << 18    # a batch of runs holds about this many points + columns (bounds its memory: ~40 MB)
 _ZERO = 1e-7             # below this a summed density is rounding left by the difference raster (a real weight
                          # is at least 1 / MAX_SIDE)
 
