@@ -135,7 +135,8 @@ def smoothed_columns(scalars, xs, spec) -> dict:
 
 
 def _on_x(scalars, args):
-    """``(series kept, their x values)`` on ``--x``: the series ``--tags`` picks, their x from the run's x tag."""
+    """``(series kept, their x values)`` on ``--x``: the series ``--tags`` picks, their x from the run's x tag;
+    ``(None, None)`` having said why when no run logged that tag."""
     from tfevents.summaries.reader.x_axis import scalars_on_x  # lazy: numpy (CLI start-up)
     picked = scalars if args.tags is None else {k: s for k, s in scalars.items() if re.search(args.tags, k[1])}
     if args.x not in ("step", "relative", "wall") and not any(tag == args.x for _, tag in scalars):
