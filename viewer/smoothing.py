@@ -259,10 +259,22 @@ def _window(y: np.ndarray, m: int, centred: bool) -> np.ndarray:
 
 def _gaussian(x: np.ndarray, y: np.ndarray, sigma: float) -> np.ndarray:
     """Gaussian-weighted mean over the points within ``GAUSSIAN_TRUNCATE`` sigma of each point's x; each
-    point's sums run over its neighbours in ascending x, as smoothing.js sums them."""
+    point's sums run over its neighbours in ascending x, as smoothing.js sums them (on evenly spaced x, as steps
+    are, the same sums by ``np.convolve`` with one kernel: O(n·window) in C, equal but for rounding)."""
     order = None if np.all(x[1:] >= x[:-1]) else np.argsort(x, kind="stable")
     xs, ys = (x, y) if order is None else (x[order], y[order])
     reach = GAUSSIAN_TRUNCATE * sigma
+    step = xs[1] - xs[0] if xs.size > 1 else 0.0
+    if step > 0 and np.all(xs[1:] - xs[:-1] == step):   # evenly spaced (steps): one kernel, np.convolve
+        r = int(reach // step)
+        while (r + 1) * step <= reach:
+            r += 1
+        while r > 0 and r * step > reach:
+            r -= 1
+        d = (np.arange(-r, r + 1) * step) / sigma
+        kernel = np.exp(-0.5 * d * d)
+        out = (np.convolve(ys, kernel)[r:r + xs.size] / np.convolve(np.ones(xs.size), kernel)[r:r + xs.size])
+        return out if order is None else out[np.argsort(order)]
     lo = np.searchsorted(xs, xs - reach, "left")
     hi = np.searchsorted(xs, xs + reach, "right")
     num = np.zeros(xs.size)
