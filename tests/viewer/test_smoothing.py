@@ -315,3 +315,19 @@ def test_cli_smooth_option(tmp_path, capsys):
         assert exit_.value.code == 2 and words in capsys.readouterr().err
     assert main(["export", logs, "-o", out, "--summary", "--smooth", "window:3"]) == 2
     assert "--smooth adds a smoothed column to the long table" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("spec", ["window-centred:5", "twema:0.9", "gaussian:6"])
+def test_plot_draws_the_chosen_smoothing(spec):
+    """``plot_scalars(smooth=...)``: the bold line is smoothing.py's on the chart's x (steps), the raw line behind."""
+    import matplotlib
+    matplotlib.use("Agg")
+    from types import SimpleNamespace
+    from tfevents.viewer.plots.scalars import plot_scalars
+    rng = np.random.default_rng(11)
+    step = np.cumsum(rng.integers(1, 5, size=200))
+    s = SimpleNamespace(step=step, wall_time=1e9 + step * 0.5, value=rng.normal(size=step.size).cumsum())
+    fig = plot_scalars({("run", "loss"): s}, smooth=spec, max_points=1000)
+    raw, line = fig.axes[0].lines[:2]
+    np.testing.assert_array_equal(raw.get_ydata(), s.value)
+    np.testing.assert_array_equal(line.get_ydata(), smooth(step, s.value, *parse_smoothing(spec)))
