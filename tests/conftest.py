@@ -1,5 +1,6 @@
 """Shared fixtures: paths, and the real tools (TensorFlow, TensorBoard) imported the same way everywhere."""
 import os
+import subprocess
 import sys
 
 import pytest
@@ -58,6 +59,17 @@ def project_example_runs(tmp_path_factory):
     import _examples
     return _examples.run_example_programs(str(tmp_path_factory.mktemp("project_examples")), _examples.PROJECT_PROGRAMS,
                                           _examples.BACKENDS, drop_env=("PTB_CONFIG",))
+
+
+@pytest.fixture(scope="session")
+def demo_cli_run(tmp_path_factory):
+    """``tfevents demo --logdir LOGDIR -q`` run once, as a user runs it: ``(LOGDIR, LOGDIR/report.html)``, the
+    interactive report it writes. Shared by the modules that read the demo's runs; do not write into it."""
+    logdir = str(tmp_path_factory.mktemp("demo_cli") / "runs")
+    proc = subprocess.run([sys.executable, "-m", "tfevents.viewer.cli", "demo", "--logdir", logdir, "-q"],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return logdir, os.path.join(logdir, "report.html")
 
 
 @pytest.fixture

@@ -6,8 +6,6 @@ The notebook shows the demo's logdir twice through ``show()`` (different tags an
 report's own ``window.__tfe`` state, as its tests read it), no request leaves the page, and toggling a run in one
 report leaves the other as it was.
 """
-import subprocess
-import sys
 
 import pytest
 
@@ -22,12 +20,9 @@ SHOWN = [dict(tags="loss|accuracy", runs=None), dict(tags=None, runs="^train$")]
 
 
 @pytest.fixture(scope="module")
-def demo_logdir(tmp_path_factory):
-    logdir = str(tmp_path_factory.mktemp("nb_demo") / "runs")
-    proc = subprocess.run([sys.executable, "-m", "tfevents.viewer.cli", "demo", "--logdir", logdir, "-q"],
-                          capture_output=True, text=True, timeout=300)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    return logdir
+def demo_logdir(demo_cli_run):
+    """The demo's runs (conftest's ``demo_cli_run``: ``tfevents demo`` once per session)."""
+    return demo_cli_run[0]
 
 
 @pytest.fixture(scope="module")

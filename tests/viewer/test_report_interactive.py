@@ -11,8 +11,6 @@ Logdirs are written by the demo (tfevents.core) and by tensorboardX; values are 
 import csv
 import io
 import os
-import subprocess
-import sys
 
 import numpy as np
 import pytest
@@ -30,13 +28,9 @@ PWN = ['<script>window.__pwned = 1</script>', '<img src=x onerror="window.__pwne
 # ---------------------------------------------------------------------------------------------- fixtures
 
 @pytest.fixture(scope="module")
-def demo(tmp_path_factory):
-    """``tfevents demo`` run as a user runs it: it writes LOGDIR/report.html (the interactive report)."""
-    logdir = str(tmp_path_factory.mktemp("demo") / "runs")
-    proc = subprocess.run([sys.executable, "-m", "tfevents.viewer.cli", "demo", "--logdir", logdir, "-q"],
-                          capture_output=True, text=True, timeout=300)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    return logdir, os.path.join(logdir, "report.html")
+def demo(demo_cli_run):
+    """``tfevents demo`` run as a user runs it (conftest's ``demo_cli_run``): (LOGDIR, LOGDIR/report.html)."""
+    return demo_cli_run
 
 
 @pytest.fixture(scope="module")
