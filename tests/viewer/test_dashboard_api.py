@@ -9,7 +9,6 @@ import os
 import ssl
 import subprocess
 import sys
-import tempfile
 import time
 import urllib.error
 import urllib.parse
@@ -18,84 +17,18 @@ import urllib.request
 import numpy as np
 import pytest
 
-from _tensorboard import stop_process_group
+from _dashboard import RELOAD_INTERVAL, ApiProcess, get, get_json, query
 from tfevents.summaries import SummaryWriter, load_logdir
 from tfevents.viewer.dashboard.reduce import m4_indices
 
 pytest.importorskip("starlette")
 pytest.importorskip("uvicorn")
 
-RELOAD_INTERVAL = 1.0
 HOSTILE_RUN = "hostile/<script>alert(1)</script>/\"q'uote\" \u200fRTL"
 HOSTILE_TAG = "</iframe><script>x</script>/a \"b\" 'c'/\u202eevil"
 HOSTILE_HPARAM = "<img src=x onerror=alert(1)>"
 HOSTILE_VALUE = "</iframe>\"'\u200f/x"
 ROUTES = ("api/v1/runs", "api/v1/tags?run=sweep/lr_0.1", "api/v1/scalars?run=sweep/lr_0.1&tag=loss", "", "nope")
-
-
-class ApiProcess:
-    """``tfevents api LOGDIR ARGS`` in its own process group; ``url`` is the URL it prints once loaded, ``log()``
-    what it wrote to stderr."""
-
-    def __init__(self, logdir: str, *args: str, env=None):
-        self._log = tempfile.TemporaryFile()
-        self.proc = subprocess.Popen([sys.executable, "-m", "tfevents.viewer.cli", "api", logdir, "--port", "0",
-                                      "--reload-interval", str(RELOAD_INTERVAL)] + list(args),
-                                     stdout=subprocess.PIPE, stderr=self._log, start_new_session=True,
-                                     env=dict(os.environ, **(env or {})))
-        self.url = None
-
-    def wait_ready(self) -> "ApiProcess":
-        line = self.proc.stdout.readline().decode()
-        if not line.startswith("tfevents API: "):
-            stop_process_group(self.proc)
-            raise RuntimeError("tfevents api did not start: %r\n%s" % (line, self.log()))
-        self.url = line.split()[2]
-        return self
-
-    def log(self) -> str:
-        self._log.seek(0)
-        return self._log.read().decode(errors="replace")
-
-    @property
-    def base(self) -> str:
-        """The scheme, host, port and prefix, ending in '/'."""
-        return self.url.split("api/v1/runs")[0]
-
-    @property
-    def cookie(self) -> str:
-        return "tfevents-token-%d" % urllib.parse.urlsplit(self.url).port
-
-    @property
-    def token(self) -> str:
-        return urllib.parse.parse_qs(urllib.parse.urlsplit(self.url).query)["token"][0]
-
-    def stop(self) -> None:
-        stop_process_group(self.proc)
-        self.proc.stdout.close()
-        self._log.close()
-
-
-def get(url: str, headers=None, context=None):
-    """(status, headers, body) of a GET, errors included."""
-    try:
-        with urllib.request.urlopen(urllib.request.Request(url, headers=headers or {}), timeout=10,
-                                    context=context) as r:
-            return r.status, r.headers, r.read()
-    except urllib.error.HTTPError as err:
-        with err:
-            return err.code, err.headers, err.read()
-
-
-def get_json(url: str, **kw):
-    status, headers, body = get(url, **kw)
-    assert status == 200, body
-    assert headers["Content-Type"] == "application/json"
-    return json.loads(body)
-
-
-def query(**params) -> str:
-    return urllib.parse.urlencode(params)
 
 
 def spiky_values(n: int = 10_000) -> np.ndarray:

@@ -1,4 +1,5 @@
-"""``tfevents api LOGDIR``: tfevents' HTTP JSON API over a live logdir (``viewer/dashboard/``; issue 34).
+"""``tfevents api LOGDIR``: tfevents' dashboard (at ``/``) and HTTP JSON API over a live logdir (``viewer/dashboard/``;
+issue 34).
 
 Binds 127.0.0.1 by default. Any other ``--host`` needs a token: generated (``secrets``) and printed in the URL, or
 ``--token T`` (or ``$TFEVENTS_API_TOKEN``); ``--no-token`` serves without one, with a warning. The URL is printed
@@ -81,7 +82,7 @@ def run(args) -> int:
     live = LiveLogdir(args.logdir if remote else os.path.abspath(args.logdir), samples)
     try:
         api = server.api_server(live, sock, token=token, path_prefix=args.path_prefix, certfile=args.certfile,
-                                keyfile=args.keyfile)
+                                keyfile=args.keyfile, reload_interval=args.reload_interval)
     except (OSError, ValueError) as err:   # ssl.SSLError is an OSError
         sock.close()
         return _fail("TLS: %s" % err, 1)
@@ -91,10 +92,11 @@ def run(args) -> int:
     host = args.host.strip("[]")
     shown = {"0.0.0.0": "127.0.0.1", "": "127.0.0.1", "::": "::1"}.get(host, host)   # bound to all: this machine
     shown = "[%s]" % shown if ":" in shown else shown
-    url = "%s://%s:%d%s/api/v1/runs%s" % ("https" if args.certfile else "http", shown, sock.getsockname()[1],
-                                          normalize_prefix(args.path_prefix),
-                                          "?token=" + token if token else "")
-    print("tfevents API: %s (Ctrl-C stops)" % url, flush=True)
+    root = "%s://%s:%d%s/" % ("https" if args.certfile else "http", shown, sock.getsockname()[1],
+                              normalize_prefix(args.path_prefix))
+    with_token = "?token=" + token if token else ""
+    print("tfevents API: %sapi/v1/runs%s (the dashboard: %s%s; Ctrl-C stops)" % (root, with_token, root, with_token),
+          flush=True)
     try:
         api.run(sockets=[sock])
     finally:

@@ -1,7 +1,9 @@
-"""tfevents' own HTTP JSON API over a live logdir (``tfevents api``; issue 34's server side).
+"""tfevents' own dashboard and HTTP JSON API over a live logdir (``tfevents api``; issue 34).
 
-The parts: ``reduce.py`` (a series reduced to pixel columns, M4: pure numpy), ``app.py`` (the Starlette app: the
-``/api/v1/`` routes, read only through ``LiveLogdir``'s read API, and their JSON), ``auth.py`` (the token: query,
+The parts: ``page.py`` (the page at ``/``: the interactive report's page and scripts, its series asked for from the
+API on demand by ``reports/interactive/served.js``), ``reduce.py`` (a series reduced to pixel columns, M4: pure
+numpy), ``density.py`` (many runs of one chart as a density, DenseLines: pure numpy), ``app.py`` (the Starlette app:
+the page and the ``/api/v1/`` routes, read only through ``LiveLogdir``'s read API, and their JSON), ``auth.py`` (the token: query,
 header or cookie, compared in constant time), ``server.py`` (the reload thread and uvicorn, TLS). Starlette and
 uvicorn are the ``dashboard`` extra, imported only by ``app.py``, ``auth.py`` and ``server.py``, only when the
 command runs.

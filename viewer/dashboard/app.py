@@ -1,6 +1,8 @@
-"""The Starlette app of the HTTP JSON API over a ``LiveLogdir``, read only through its read API.
+"""The Starlette app of the dashboard and its HTTP JSON API over a ``LiveLogdir``, read only through its read API.
 
-Routes (every answer JSON, ``Content-Type: application/json``; run and tag names travel as query parameters,
+``GET /``: the dashboard's page (``page.py``: the interactive report's page asking these routes for its data).
+
+API routes (every answer JSON, ``Content-Type: application/json``; run and tag names travel as query parameters,
 since they hold slashes):
 
 - ``GET /api/v1/runs``: ``{"runs": [{"run", "start_time", "hparams": {name: value}, "scalars": {tag: {"last",
@@ -42,6 +44,7 @@ from starlette.routing import Mount, Route
 from tfevents.summaries.live.loader import BLOB_SEQUENCE, SCALAR, TENSOR, LiveLogdir, TagInfo
 
 from .density import MAX_PIXELS, MAX_SIDE, data_range, density
+from .page import dashboard_html
 from .reduce import m4_indices
 
 __all__ = ["build_app", "json_response", "json_number", "normalize_prefix", "MAX_POINTS"]
@@ -185,8 +188,19 @@ def normalize_prefix(prefix: str) -> str:
     return "/" + prefix.strip("/") if prefix.strip("/") else ""
 
 
-def build_app(live: LiveLogdir, path_prefix: str = "/") -> Starlette:
-    """The API's routes over ``live``, under ``path_prefix`` (``/x/`` serves ``/x/api/v1/...``)."""
+def build_app(live: LiveLogdir, path_prefix: str = "/", *, title: Optional[str] = None,
+              reload_interval: float = 5.0) -> Starlette:
+    """The dashboard's page (``/``, ``page.py``) and the API's routes over ``live``, under ``path_prefix`` (``/x/``
+    serves ``/x/`` and ``/x/api/v1/...``); ``title``: the page's (default the logdir's path); ``reload_interval``:
+    how often the page asks what changed."""
+    prefix = normalize_prefix(path_prefix)
+
+    def page(request: Request) -> Response:
+        text = dashboard_html(live, title=title or live.path, api_base=prefix + "/api/v1/",
+                              reload_interval=reload_interval)
+        return Response(text.encode("utf-8"), media_type="text/html; charset=utf-8",
+                        headers={"X-Content-Type-Options": "nosniff", "Cache-Control": "no-store",
+                                 "Referrer-Policy": "no-referrer"})
 
     def answer(read):
         def endpoint(request: Request) -> Response:   # sync: Starlette runs it on its thread pool
@@ -197,13 +211,13 @@ def build_app(live: LiveLogdir, path_prefix: str = "/") -> Starlette:
         return endpoint
 
     routes = [
+        Route("/", page),
         Route("/api/v1/runs", answer(lambda r: runs(live))),
         Route("/api/v1/tags", answer(lambda r: tags(live, _required(r, "run")))),
         Route("/api/v1/scalars", answer(lambda r: scalars(live, _required(r, "run"), _required(r, "tag"),
                                                           _points_parameter(r)))),
         Route("/api/v1/density", answer(lambda r: density_of(live, r))),
     ]
-    prefix = normalize_prefix(path_prefix)
     app = Starlette(routes=[Mount(prefix, routes=routes)] if prefix else routes)
 
     async def not_found(request: Request, exc) -> Response:

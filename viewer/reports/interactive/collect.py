@@ -31,6 +31,10 @@ MAX_PR_STEPS = 20
 MAX_GRAPH_LEAVES = 300
 MAX_EMBEDDING_POINTS = 5000   # points of a PCA scatter (a random but fixed subset beyond)
 MAX_CATEGORIES = 20     # nodes listed per scope of the graph tree (the rest are counted)
+# the document's lists of the kinds other than scalars and hparams (the page's sections), as the served dashboard
+# leaves them empty (``viewer/dashboard/page.py``)
+MEDIA_AND_OTHER_SECTIONS = ("distributions", "histograms", "images", "videos", "audio", "text", "pr_curves", "graphs",
+                            "embeddings", "meshes")
 AGGREGATE_STATS = ("mean", "std", "min", "max", "median", "count")   # what the page can draw of a group
 
 

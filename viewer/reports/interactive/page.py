@@ -24,7 +24,7 @@ from ...plots.bands import BANDS, CENTERS
 from ...smoothing import DEFAULT_SMOOTHING, Smoothing, smoothing_of
 from ..rerender_on_change import watch
 from .collect import collect
-from .encode import script_json
+from .encode import Blob, script_json
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SCRIPTS = ("report.js", "smoothing.js", "scalars.js", "charts.js", "panels.js")   # the page's own code, in load order
@@ -32,7 +32,7 @@ VENDOR_SCRIPT = os.path.join("vendor", "uPlot.iife.min.js")
 STYLES = (os.path.join("vendor", "uPlot.min.css"), "report.css")
 X_AXES = ("step", "relative", "wall")
 
-__all__ = ["render_interactive_report", "write_interactive_report", "watch_interactive_report"]
+__all__ = ["render_interactive_report", "page_html", "write_interactive_report", "watch_interactive_report"]
 
 
 @functools.lru_cache(maxsize=None)
@@ -101,14 +101,25 @@ def render_interactive_report(source: Any, *, tags: Optional[str] = None, runs: 
                                      "view": "bands" if doc["scalars"]["aggregates"] else "runs",
                                      "center": center, "band": band},
                rendered=datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC"))
+    return page_html(doc, blob, refresh_seconds=refresh_seconds)
+
+
+def page_html(doc: dict, blob: Blob, *, refresh_seconds: Optional[int] = None, extra_scripts: Sequence[str] = (),
+              connect: str = "'none'") -> str:
+    """The page's HTML for a collected ``doc`` (with ``title``, ``options`` and ``rendered``) and its ``blob``: the
+    assets inline, the data embedded. ``extra_scripts``: more of this folder's scripts, run after ``SCRIPTS`` in the
+    same closure (the served dashboard's ``served.js``); ``connect``: the CSP's ``connect-src`` (``'none'``: no
+    request at all, as a report file; the dashboard: ``'self'``)."""
     blob_text, encoding = blob.encoded()
     vendor = _asset(VENDOR_SCRIPT)
-    own = "(function () {\n\"use strict\";\n%s\n})();" % "\n".join(_asset(name) for name in SCRIPTS)
+    own = "(function () {\n\"use strict\";\n%s\n})();" % "\n".join(_asset(name)
+                                                                 for name in (*SCRIPTS, *extra_scripts))
     csp = ("default-src 'none'; script-src %s %s; style-src 'unsafe-inline'; img-src data: blob:; "
-           "media-src data:; base-uri 'none'; form-action 'none'" % (_sha256(vendor), _sha256(own)))
+           "media-src data:; connect-src %s; base-uri 'none'; form-action 'none'"
+           % (_sha256(vendor), _sha256(own), connect))
     head = ['<meta charset="utf-8">', '<meta name="viewport" content="width=device-width, initial-scale=1">',
             '<meta http-equiv="Content-Security-Policy" content="%s">' % csp,
-            "<title>%s</title>" % html.escape(title),
+            "<title>%s</title>" % html.escape(doc["title"]),
             "<style>%s</style>" % "\n".join(_asset(name) for name in STYLES)]
     if refresh_seconds:
         head.append('<meta http-equiv="refresh" content="%d">' % int(refresh_seconds))

@@ -421,6 +421,7 @@ function makePlot(chart) {
   chart.shownBands = chart.bandView ? visibleBands(chart) : [];
   chart.card.classList.toggle("hidden", !chart.shown.length || !tagVisible(chart.title) && !chart.shown.some(s => tagVisible(s.tag)));
   if (!chart.shown.length) return;
+  if (chart.shown.some(s => s.pending)) { TFE.whenPending(chart); return; }   // served: asked for (served.js)
   const lost = X_BUILTIN.includes(STATE.x) ? 0 : chart.bandView ? chart.shownBands.reduce((n, b) => n + (b.dropped || 0), 0)
     : chart.shown.reduce((n, s) => n + xsOf(s, STATE.x).dropped, 0);
   chart.note.textContent = lost ? lost + " point" + (lost === 1 ? "" : "s") + " without " + STATE.x + " dropped" : "";
@@ -489,7 +490,8 @@ function refreshData(chart) {
 
 function buildScalars(body) {
   SERIES = SC.series.map(s => ({run: s.run, tag: s.tag, step: arr(s.step), wall: arr(s.wall),
-                                value: arr(s.value), smoothed: null, weight: null, xs: {}}));
+                                value: arr(s.value), smoothed: null, weight: null, xs: {},
+                                fetch: s.fetch, pending: !!s.fetch}));   // fetch: the served page's, see served.js
   XSRC = new Map(SERIES.map(s => [s.run + "\n" + s.tag, s]));
   for (const s of SC.x_only || []) XSRC.set(s.run + "\n" + s.tag, {step: arr(s.step), value: arr(s.value)});
   BANDS = SC.aggregates.map(a => Object.assign({}, a, {step: arr(a.step), mean: arr(a.mean), std: arr(a.std), min: arr(a.min),

@@ -1,0 +1,151 @@
+"""The dashboard's page at ``/`` of ``tfevents api`` (viewer/dashboard/page.py, reports/interactive/served.js), in
+headless Chromium against the real command: the interactive report's page whose series arrive from the JSON API when
+their chart scrolls into view, drawn as the API answers them (reduced to the chart's width), moving on without a
+reload when a writer appends steps, names shown as text, and behind the token and a path prefix beyond localhost."""
+from __future__ import annotations
+
+import time
+import urllib.parse
+
+import numpy as np
+import pytest
+
+from _browser import browser, browser_session, console_messages, load, network_requests  # noqa: F401
+from _dashboard import RELOAD_INTERVAL, ApiProcess, get, get_json, query
+from tfevents.summaries import SummaryWriter, load_logdir
+from tfevents.summaries.live.loader import LiveLogdir
+from tfevents.viewer.dashboard.page import live_document
+from tfevents.viewer.reports.interactive.collect import collect
+
+pytest.importorskip("starlette")
+pytest.importorskip("uvicorn")
+
+HOSTILE_RUN = "<img src=x onerror=window.__pwned=1>/\"q'\" \u200fRTL"
+HOSTILE_TAG = "</script><script>window.__pwned=2</script>"
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory):
+    logdir = tmp_path_factory.mktemp("dashboard_page")
+    rng = np.random.default_rng(34)
+    for lr in (0.1, 0.01):
+        with SummaryWriter(str(logdir / "sweep" / ("lr_%s" % lr))) as w:
+            for step in range(3000):
+                w.add_scalar("loss", float(1.0 / (1 + lr * step) + rng.normal(0, 0.01)), step)
+            w.add_hparams({"lr": lr, "optimizer": "adam"}, {"final/loss": lr})
+    with SummaryWriter(str(logdir / HOSTILE_RUN)) as w:
+        w.add_scalar(HOSTILE_TAG, 1.5, 3)
+    growing = SummaryWriter(str(logdir / "growing"), flush_secs=1000)
+    growing.add_scalar("loss", 1.0, 0)
+    growing.flush()
+    servers = {"plain": ApiProcess(str(logdir), "--samples-per-plugin", "scalars=all"),
+               "gated": ApiProcess(str(logdir), "--host", "0.0.0.0", "--path-prefix", "/x/")}
+    try:
+        for s in servers.values():
+            s.wait_ready()
+        yield {"writer": growing, **servers}
+    finally:
+        growing.close()
+        for s in servers.values():
+            s.stop()
+
+
+def _charts(driver) -> dict:
+    """{chart title: {drawn, series: {run: [steps drawn...]}}} of the page as it is."""
+    return driver.execute_script("""
+        const tfe = window.__tfe, out = {};
+        if (!tfe || !tfe.ready) return null;
+        for (const c of tfe.charts) out[c.title] = {drawn: !!c.u, note: c.note.textContent,
+            series: Object.fromEntries((c.shown || []).filter(s => !s.pending).map(s => [s.fetch.run, Array.from(s.step)]))};
+        return out;""")
+
+
+def _wait(driver, predicate, timeout: float, what: str):
+    start = time.monotonic()
+    while True:
+        state = _charts(driver)
+        if state is not None and predicate(state):
+            return state
+        assert time.monotonic() - start < timeout, "%s: not within %.1f s: %r" % (what, timeout, state)
+        time.sleep(0.05)
+
+
+def test_each_chart_draws_what_the_api_answers_for_its_width(browser, served):
+    base = served["plain"].base
+    load(browser, base)
+    state = _wait(browser, lambda s: s.get("loss", {}).get("drawn"), 20, "the loss chart drawn")
+    width = browser.execute_script("return window.__tfe.charts.find(c => c.title === 'loss').plot.clientWidth")
+    for run in ("sweep/lr_0.1", "sweep/lr_0.01"):
+        answer = get_json(base + "api/v1/scalars?" + query(run=run, tag="loss", points=max(240, width)))
+        assert state["loss"]["series"][run] == answer["step"]   # the reduced series, as the API sends it
+        assert 4 < len(answer["step"]) < 3000                    # reduced: not every point of the 3,000
+    drawn_x = browser.execute_script("const c = window.__tfe.charts.find(c => c.title === 'loss');"
+                                     "return [c.u.data[0][0], c.u.data[0][c.u.data[0].length - 1]]")
+    assert drawn_x == [0, 2999]
+    assert [m for m in console_messages(browser) if m["level"] == "SEVERE"] == []
+    origin = "{0.scheme}://{0.netloc}".format(urllib.parse.urlsplit(base))
+    assert all(url.startswith(origin) for url in network_requests(browser) if url.startswith("http"))
+
+
+def test_appended_steps_are_drawn_within_two_reload_intervals_without_a_reload(browser, served):
+    load(browser, served["plain"].base)
+    _wait(browser, lambda s: s.get("loss", {}).get("drawn") and "growing" in s["loss"]["series"], 20,
+          "the growing run drawn")
+    browser.execute_script("window.__sameDocument = true")
+    writer = served["writer"]
+    for step in range(1, 41):
+        writer.add_scalar("loss", 1.0 / step, step)
+    writer.flush()
+    # the loader's next pass (one interval), then the page's next poll (another)
+    state = _wait(browser, lambda s: s["loss"]["series"].get("growing", [])[-1:] == [40], 2 * RELOAD_INTERVAL + 1.0,
+                  "step 40 drawn")
+    assert state["loss"]["series"]["growing"] == list(range(41))
+    assert browser.execute_script("return window.__sameDocument === true")   # no reload of the page
+    assert "last change" in browser.find_element("id", "served-status").text
+
+
+def test_hostile_names_show_as_text_and_run_nothing(browser, served):
+    load(browser, served["plain"].base)
+    _wait(browser, lambda s: HOSTILE_TAG in s, 20, "the hostile tag's chart listed")
+    assert browser.execute_script("return window.__pwned === undefined")
+    runs = browser.execute_script("return Array.from(document.querySelectorAll('.run-list .run span'))"
+                                  ".map(n => n.textContent)")
+    assert HOSTILE_RUN in runs
+    titles = browser.execute_script("return Array.from(document.querySelectorAll('.scalar-card .tag'))"
+                                    ".map(n => n.textContent)")
+    assert HOSTILE_TAG in titles
+    assert browser.execute_script("return document.querySelectorAll('img').length") == 0
+
+
+def test_beyond_localhost_the_page_needs_the_token_and_works_under_the_prefix(browser, served):
+    gated = served["gated"]
+    page = gated.base                                           # http://127.0.0.1:PORT/x/
+    assert urllib.parse.urlsplit(page).path == "/x/"
+    status, _, _ = get(page)
+    assert status == 401
+    status, _, _ = get(page + "?token=wrong")
+    assert status == 401
+    load(browser, page + "?token=" + gated.token)               # the token once; its cookie then
+    state = _wait(browser, lambda s: s.get("loss", {}).get("drawn"), 20, "the loss chart drawn behind the token")
+    assert set(state["loss"]["series"]) >= {"sweep/lr_0.1", "sweep/lr_0.01"}
+
+
+def test_the_served_document_has_the_reports_shape(tmp_path):
+    """The page's scripts read the served document as a report's: the same sections, and the same series and
+    charts of the scalars (their arrays empty, to be asked for)."""
+    for run in ("a", "b"):
+        with SummaryWriter(str(tmp_path / run)) as w:
+            for step in range(5):
+                w.add_scalar("loss", step * 0.5, step)
+                w.add_scalar("eval/acc", step * 0.1, step)
+            w.add_histogram("weights", np.arange(4.0), 0)
+    live = LiveLogdir(str(tmp_path))
+    live.reload()
+    served, _ = live_document(live, title="t", api_base="/api/v1/", reload_interval=1.0)
+    report, _ = collect(load_logdir(str(tmp_path)))
+    assert set(served) - {"title", "options", "rendered", "api"} == set(report)
+    assert served["runs"] == report["runs"]
+    assert served["scalars"]["charts"] == report["scalars"]["charts"]
+    assert [(s["run"], s["tag"]) for s in served["scalars"]["series"]] == \
+        [(s["run"], s["tag"]) for s in report["scalars"]["series"]]
+    assert all(s["step"][2] == 0 and s["fetch"]["points"] == 5 for s in served["scalars"]["series"])
