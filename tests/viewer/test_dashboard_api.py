@@ -163,6 +163,22 @@ def test_a_reduced_series_keeps_each_columns_first_last_min_and_max(served):
     assert {137, 2_500, 2_501, 7_777} <= set(got["step"])
 
 
+def test_scalars_of_tag_is_each_runs_reduced_series_in_one_answer(served):
+    base = served["plain"].base
+    got = get_json(base + "api/v1/scalars_of_tag?" + query(tag="loss", points=40, runs="^sweep/"))
+    assert [s["run"] for s in got["series"]] == ["sweep/lr_0.01", "sweep/lr_0.1"]
+    for series in got["series"]:
+        alone = get_json(base + "api/v1/scalars?" + query(run=series["run"], tag="loss", points=40))
+        assert series == {"run": alone["run"], "step": alone["step"], "wall_time": alone["wall_time"],
+                          "value": alone["value"]}
+    every = get_json(base + "api/v1/scalars_of_tag?" + query(tag="loss"))
+    assert {"growing", "sweep/lr_0.1"} <= {s["run"] for s in every["series"]}
+    status, _, body = get(base + "api/v1/scalars_of_tag?" + query(tag="loss", runs="^nothing$"))
+    assert status == 404 and json.loads(body)["parameter"] == "tag"
+    status, _, body = get(base + "api/v1/scalars_of_tag?" + query(tag="loss", runs="("))
+    assert status == 400 and json.loads(body)["parameter"] == "runs"
+
+
 @pytest.mark.parametrize("params, status, parameter", [
     ({}, 400, "run"),
     ({"run": "spiky"}, 400, "tag"),

@@ -4,6 +4,7 @@ their chart scrolls into view, drawn as the API answers them (reduced to the cha
 reload when a writer appends steps, names shown as text, and behind the token and a path prefix beyond localhost."""
 from __future__ import annotations
 
+import base64
 import time
 import urllib.parse
 
@@ -12,6 +13,7 @@ import pytest
 
 from _browser import browser, browser_session, console_messages, load, network_requests  # noqa: F401
 from _dashboard import RELOAD_INTERVAL, ApiProcess, get, get_json, query
+from tfevents.viewer.dashboard.page import DENSITY_ABOVE
 from tfevents.summaries import SummaryWriter, load_logdir
 from tfevents.summaries.live.loader import LiveLogdir
 from tfevents.viewer.dashboard.page import live_document
@@ -22,6 +24,7 @@ pytest.importorskip("uvicorn")
 
 HOSTILE_RUN = "<img src=x onerror=window.__pwned=1>/\"q'\" \u200fRTL"
 HOSTILE_TAG = "</script><script>window.__pwned=2</script>"
+MANY = 2000
 
 
 @pytest.fixture(scope="module")
@@ -35,6 +38,11 @@ def served(tmp_path_factory):
             w.add_hparams({"lr": lr, "optimizer": "adam"}, {"final/loss": lr})
     with SummaryWriter(str(logdir / HOSTILE_RUN)) as w:
         w.add_scalar(HOSTILE_TAG, 1.5, 3)
+    for i in range(MANY):                               # one chart of 2,000 runs: a density
+        with SummaryWriter(str(logdir / "many" / ("run_%04d" % i))) as w:
+            base = rng.normal()
+            for step in range(0, 200, 10):
+                w.add_scalar("many/signal", float(base + 0.01 * step), step)
     growing = SummaryWriter(str(logdir / "growing"), flush_secs=1000)
     growing.add_scalar("loss", 1.0, 0)
     growing.flush()
@@ -102,6 +110,45 @@ def test_appended_steps_are_drawn_within_two_reload_intervals_without_a_reload(b
     assert state["loss"]["series"]["growing"] == list(range(41))
     assert browser.execute_script("return window.__sameDocument === true")   # no reload of the page
     assert "last change" in browser.find_element("id", "served-status").text
+
+
+def test_a_chart_of_2000_runs_is_drawn_as_their_density_and_hovering_names_a_run_through_the_pixel(browser, served):
+    base = served["plain"].base
+    load(browser, base)
+    browser.execute_script("window.__tfe.charts.find(c => c.title === 'many/signal').card.scrollIntoView()")
+    start = time.monotonic()
+    while not browser.execute_script("const c = window.__tfe.charts.find(c => c.title === 'many/signal');"
+                                     "return !!(c && c.densityData)"):
+        assert time.monotonic() - start < 20, "no density drawn"
+        time.sleep(0.05)
+    drawn = browser.execute_script("""
+        const c = window.__tfe.charts.find(c => c.title === 'many/signal'), canvas = c.plot.querySelector('canvas');
+        return {runs: c.shown.length, lines: !!c.u, width: canvas.width, height: canvas.height,
+                listed: c.densityData.runs.length, loaded: c.shown.filter(s => !s.pending).length};""")
+    assert drawn["runs"] == drawn["listed"] == MANY > DENSITY_ABOVE
+    assert not drawn["lines"] and drawn["loaded"] == 0          # no uPlot lines, no series asked for
+    answer = get_json(base + "api/v1/density?" + query(tag="many/signal", width=drawn["width"], height=drawn["height"]))
+    density = np.frombuffer(base64.b64decode(answer["density"]), "<f4").reshape(drawn["height"], drawn["width"])
+    owner = np.frombuffer(base64.b64decode(answer["owner"]), "<i4").reshape(drawn["height"], drawn["width"])
+    np.testing.assert_allclose(density.sum(axis=0)[density.sum(axis=0) > 0], MANY, rtol=1e-4)   # every run, each column
+    # pixels the runs pass through, inside a 3 x 3 block of such pixels (a mouse event's position is whole CSS pixels)
+    inner = np.ones_like(owner[1:-1, 1:-1], dtype=bool)
+    for dy in (-1, 0, 1):
+        for dx in (-1, 0, 1):
+            inner &= owner[1 + dy:owner.shape[0] - 1 + dy, 1 + dx:owner.shape[1] - 1 + dx] >= 0
+    rows, cols = np.nonzero(inner)
+    rows, cols = rows + 1, cols + 1
+    for k in (0, len(rows) // 2, len(rows) - 1):
+        py, px = int(rows[k]), int(cols[k])
+        named = browser.execute_script("""
+            const c = window.__tfe.charts.find(c => c.title === 'many/signal'), canvas = c.plot.querySelector('canvas');
+            const box = canvas.getBoundingClientRect(), sx = box.width / canvas.width, sy = box.height / canvas.height;
+            canvas.dispatchEvent(new MouseEvent('mousemove', {clientX: box.left + (arguments[0] + 0.5) * sx,
+                                                              clientY: box.top + (arguments[1] + 0.5) * sy}));
+            const run = c.tooltip.querySelector('.density-run');
+            return !c.tooltip.classList.contains('hidden') && run ? run.textContent : null;""", px, py)
+        near = {answer["runs"][k] for k in owner[py - 1:py + 2, px - 1:px + 2].ravel()}
+        assert named in near and density[py - 1:py + 2, px - 1:px + 2].min() > 0
 
 
 def test_hostile_names_show_as_text_and_run_nothing(browser, served):

@@ -14,6 +14,9 @@ since they hold slashes):
 - ``GET /api/v1/scalars?run=R&tag=T[&points=N]``: ``{"run", "tag", "step": [...], "wall_time": [...],
   "value": [...]}``, the kept points oldest first; with ``points=N`` only those that N pixel columns draw
   (``reduce.m4_indices``).
+- ``GET /api/v1/scalars_of_tag?tag=T[&points=N][&runs=REGEX]``: ``{"tag", "series": [{"run", "step", "wall_time",
+  "value"}]}``, the series ``T`` of every run that has it and whose name ``re.search``-matches ``REGEX``, runs by
+  name, each as ``/api/v1/scalars`` answers it (one request for a chart of many runs; the dashboard's).
 - ``GET /api/v1/density?tag=T&width=W&height=H[&runs=REGEX][&logy=1]``: the density (``density.density``) of the
   scalar series ``T`` of every run that has it and whose name ``re.search``-matches ``REGEX``, on a ``W`` × ``H``
   raster (1 to 4096 each, at most 2**22 pixels): ``{"tag", "width", "height", "logy", "x_range": [x0, x1],
@@ -137,17 +140,43 @@ def tags(live: LiveLogdir, run: str) -> Dict[str, object]:
                                   "points": i.count} for i in infos]}
 
 
-def scalars(live: LiveLogdir, run: str, tag: str, points: Optional[int]) -> Dict[str, object]:
-    _known_run(live, run)
-    if not live.tags(runs=[run], tags=[tag], data_class=SCALAR):
-        raise BadRequest(404, "tag", "run %r has no scalar series %r" % (run, tag))
+def _series(live: LiveLogdir, run: str, tag: str, points: Optional[int]) -> Dict[str, object]:
+    """``{"step", "wall_time", "value"}`` of a scalar series, reduced to ``points`` pixel columns when given."""
     series = live.points(run, tag)
     step, wall_time, value = series.step, series.wall_time, series.value
     if points is not None:
         keep = m4_indices(step, value, points)
         step, wall_time, value = step[keep], wall_time[keep], value[keep]
-    return {"run": run, "tag": tag, "step": step.tolist(), "wall_time": _json_list(wall_time),
+    return {"step": step.tolist(), "wall_time": _json_list(wall_time),
             "value": _json_list(np.asarray(value, dtype=np.float64))}
+
+
+def scalars(live: LiveLogdir, run: str, tag: str, points: Optional[int]) -> Dict[str, object]:
+    _known_run(live, run)
+    if not live.tags(runs=[run], tags=[tag], data_class=SCALAR):
+        raise BadRequest(404, "tag", "run %r has no scalar series %r" % (run, tag))
+    return {"run": run, "tag": tag, **_series(live, run, tag, points)}
+
+
+def _runs_pattern(request: Request) -> "re.Pattern":
+    try:
+        return re.compile(request.query_params.get("runs", ""))
+    except re.error as err:
+        raise BadRequest(400, "runs", "runs is not a regular expression: %s" % err)
+
+
+def _runs_with(live: LiveLogdir, tag: str, chosen: "re.Pattern") -> List[str]:
+    """The runs (by name) matching ``chosen`` that have the scalar series ``tag``; 404 when none."""
+    names = sorted(i.run for i in live.tags(tags=[tag], data_class=SCALAR) if chosen.search(i.run))
+    if not names:
+        raise BadRequest(404, "tag", "no run matching %r has a scalar series %r" % (chosen.pattern, tag))
+    return names
+
+
+def scalars_of_tag(live: LiveLogdir, request: Request) -> Dict[str, object]:
+    tag, points = _required(request, "tag"), _points_parameter(request)
+    return {"tag": tag, "series": [{"run": run, **_series(live, run, tag, points)}
+                                   for run in _runs_with(live, tag, _runs_pattern(request))]}
 
 
 def _side(request: Request, name: str) -> int:
@@ -167,13 +196,7 @@ def density_of(live: LiveLogdir, request: Request) -> Dict[str, object]:
         raise BadRequest(400, "height", "width x height must be at most %d pixels, got %d" % (MAX_PIXELS,
                                                                                              width * height))
     logy = request.query_params.get("logy", "0") not in ("0", "", "false")
-    try:
-        chosen = re.compile(request.query_params.get("runs", ""))
-    except re.error as err:
-        raise BadRequest(400, "runs", "runs is not a regular expression: %s" % err)
-    names = sorted(i.run for i in live.tags(tags=[tag], data_class=SCALAR) if chosen.search(i.run))
-    if not names:
-        raise BadRequest(404, "tag", "no run matching %r has a scalar series %r" % (chosen.pattern, tag))
+    names = _runs_with(live, tag, _runs_pattern(request))
     series = [(p.step, p.value) for p in (live.points(run, tag) for run in names)]
     x_range, y_range = data_range(series, logy)
     d = density(series, x_range, y_range, width, height, logy)
@@ -216,6 +239,7 @@ def build_app(live: LiveLogdir, path_prefix: str = "/", *, title: Optional[str] 
         Route("/api/v1/tags", answer(lambda r: tags(live, _required(r, "run")))),
         Route("/api/v1/scalars", answer(lambda r: scalars(live, _required(r, "run"), _required(r, "tag"),
                                                           _points_parameter(r)))),
+        Route("/api/v1/scalars_of_tag", answer(lambda r: scalars_of_tag(live, r))),
         Route("/api/v1/density", answer(lambda r: density_of(live, r))),
     ]
     app = Starlette(routes=[Mount(prefix, routes=routes)] if prefix else routes)

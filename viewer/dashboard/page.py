@@ -3,10 +3,10 @@
 
 The embedded document is the report's (``collect.py``'s shape) with the runs, their colours and hparams, and the
 scalar charts and series, but every series' arrays empty: each series carries ``fetch`` (its run and tag, its
-``points`` and ``last_step`` as listed now), and the page's ``served.js`` asks ``GET api/v1/scalars`` for the series
-of a chart when the chart scrolls into view, reduced to the chart's pixel width (``points=``), then polls
-``GET api/v1/runs`` every reload interval and asks again for the series that changed. The other kinds are not in
-the dashboard yet (the report file has them). Read only through the loader's read API.
+``points`` and ``last_step`` as listed now), and the page's ``served.js`` asks ``GET api/v1/scalars_of_tag`` for the
+series of a chart when the chart scrolls into view (one request per tag), reduced to the chart's pixel width
+(``points=``), then polls ``GET api/v1/runs`` every reload interval and asks again for the series that changed. The
+other kinds are not in the dashboard yet (the report file has them). Read only through the loader's read API.
 """
 from __future__ import annotations
 
@@ -25,9 +25,10 @@ from ..reports.interactive.encode import Blob, finite_or_none
 from ..reports.interactive.page import page_html
 from ..smoothing import DEFAULT_SMOOTHING
 
-__all__ = ["live_document", "dashboard_html"]
+__all__ = ["live_document", "dashboard_html", "DENSITY_ABOVE"]
 
 SERVED_SCRIPT = "served.js"   # reports/interactive/served.js: the page's requests to the API
+DENSITY_ABOVE = 300           # a chart of more runs than this is drawn as their density (GET api/v1/density)
 
 
 def live_document(live: LiveLogdir, *, title: str, api_base: str, reload_interval: float) -> tuple:
@@ -41,7 +42,7 @@ def live_document(live: LiveLogdir, *, title: str, api_base: str, reload_interva
     index = {run: i for i, run in enumerate(run_names)}
     series: List[Dict[str, Any]] = []
     by_tag: Dict[str, List[int]] = {}
-    for info in live.tags(data_class=SCALAR):
+    for info in sorted(live.tags(data_class=SCALAR), key=lambda i: (i.run, i.tag)):   # the report's order
         if info.run not in index:
             continue
         by_tag.setdefault(info.tag, []).append(len(series))
@@ -60,7 +61,7 @@ def live_document(live: LiveLogdir, *, title: str, api_base: str, reload_interva
         "options": {"smoothing": DEFAULT_SMOOTHING, "x": "step", "logy": False, "logx": False, "smooth": None,
                     "aggregate": None, "view": "runs", "center": CENTERS[0], "band": BANDS[0]},
         "rendered": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC"),
-        "api": {"base": api_base, "interval": reload_interval},
+        "api": {"base": api_base, "interval": reload_interval, "density_above": DENSITY_ABOVE},
     }
     return doc, blob
 

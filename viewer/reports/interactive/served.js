@@ -1,7 +1,7 @@
 // The served dashboard (viewer/dashboard/page.py): the report's page whose scalar series arrive on demand from the
 // JSON API instead of being embedded. Runs in the same closure, after the report's scripts, only in the served page.
-// A chart's series are asked for when the chart scrolls into view (GET api/v1/scalars, reduced on the server to the
-// chart's pixel width: each pixel column's first, last, least and greatest point), then drawn by the report's own
+// A chart's series are asked for when the chart scrolls into view (GET api/v1/scalars_of_tag: one request per tag,
+// every run's series reduced on the server to the chart's pixel width: each pixel column's first, last, least and greatest point), then drawn by the report's own
 // makePlot. Every reload interval the page asks GET api/v1/runs what changed and asks again for the series that
 // did; the header says when the logdir last changed and whether new runs or tags wait for a reload.
 
@@ -10,17 +10,22 @@ const SERVED = TFE.served = {requests: 0, polls: 0, loaded: new Set(), lastChang
 let observer = null;
 const waiting = new Set();   // charts with pending series, observed until they scroll into view
 
-/** Called by makePlot for a chart whose series have not arrived: observe it; ask once it is in view. */
+/** Called by makePlot for a chart whose series have not arrived: observe it; ask once it is in view. A chart
+ * of more runs than ``API.density_above`` is drawn as a density instead (loadDensity). */
 TFE.whenPending = function (chart) {
-  chart.note.textContent = "loading\u2026";
-  if (!window.IntersectionObserver) { loadChart(chart); return; }
+  const dense = chart.shown.length > API.density_above;
+  if (chart.density) chart.density.remove();
+  chart.density = null;
+  chart.note.textContent = dense ? "" : "loading\u2026";
+  if (dense && chart.densityShown === densityKey(chart)) { chart.plot.append(chart.densityNode); chart.density = chart.densityNode; return; }
+  if (!window.IntersectionObserver) { load(chart); return; }
   if (!observer) observer = new IntersectionObserver(entries => {
     for (const entry of entries) {
       if (!entry.isIntersecting) continue;
       const chart = entry.target.__chart;
       observer.unobserve(entry.target);
       waiting.delete(chart);
-      loadChart(chart);
+      load(chart);
     }
   }, {rootMargin: "200px"});
   if (waiting.has(chart)) return;
@@ -47,33 +52,108 @@ function number(v) {
   return v === null ? NaN : v === "Infinity" ? Infinity : v === "-Infinity" ? -Infinity : v;
 }
 
-/** Ask for every series of ``chart`` that is pending, then draw it. */
+function load(chart) {
+  if (chart.shown.length > API.density_above) loadDensity(chart);
+  else loadChart(chart);
+}
+
+/** Ask for the series of ``chart`` that are pending (one request per tag: every run's series of it), then draw it. */
 async function loadChart(chart) {
   const wanted = chart.series.map(i => SERIES[i]).filter(s => s.pending && !s.asking);
   const width = Math.max(240, chart.plot.clientWidth || 400);
+  const byTag = new Map();
+  for (const s of wanted) {
+    if (!byTag.has(s.tag)) byTag.set(s.tag, new Map());
+    byTag.get(s.tag).set(s.fetch.run, s);
+    s.asking = true;
+  }
   try {
-    await Promise.all(wanted.map(s => loadSeries(s, width)));
+    await Promise.all(Array.from(byTag, ([tag, runs]) => loadTag(tag, runs, width)));
   } catch (err) {
     chart.note.textContent = "could not load: " + err.message;
     return;
+  } finally {
+    for (const s of wanted) s.asking = false;
   }
   chart.note.textContent = "";
   makePlot(chart);
 }
 
-async function loadSeries(s, width) {
-  s.asking = true;
-  try {
-    const got = await getJson("scalars", {run: s.fetch.run, tag: s.fetch.tag, points: width});
-    s.step = Float64Array.from(got.step);
-    s.wall = Float64Array.from(got.wall_time, number);
-    s.value = Float64Array.from(got.value, number);
+/** One request for the series of ``tag`` (GET api/v1/scalars_of_tag), filling those of ``runs`` (name -> series). */
+async function loadTag(tag, runs, width) {
+  const got = await getJson("scalars_of_tag", {tag, points: width});
+  for (const answer of got.series) {
+    const s = runs.get(answer.run);
+    if (!s) continue;
+    s.step = Float64Array.from(answer.step);
+    s.wall = Float64Array.from(answer.wall_time, number);
+    s.value = Float64Array.from(answer.value, number);
     s.smoothed = null; s.weight = null; s.xs = {};
     s.pending = false;
     SERVED.loaded.add(s);
-  } finally {
-    s.asking = false;
   }
+  for (const s of runs.values()) s.pending = false;   // a run without the tag any more: drawn as it was
+}
+
+// --- many runs: a density (DenseLines), computed on the server (GET api/v1/density) ----------------------------
+
+const DENSITY_HEIGHT = 260;
+
+/** What a density was drawn for: the chart's shown runs and the log-y switch. */
+function densityKey(chart) {
+  return chart.shown.length + "|" + STATE.logy + "|" + STATE.runFilter + "|" + STATE.hidden.length;
+}
+
+/** Draw ``chart`` as a density of its shown runs: each pixel's shade is how many runs pass through it (log scale);
+ * hovering a pixel names the run with the most weight there (the server's ``owner`` raster). One tag per chart. */
+async function loadDensity(chart) {
+  const width = Math.max(240, chart.plot.clientWidth || 400), key = densityKey(chart);
+  const params = {tag: chart.shown[0].tag, width, height: DENSITY_HEIGHT};
+  if (STATE.runFilter && compileRegex(STATE.runFilter).ok) params.runs = STATE.runFilter;
+  if (STATE.logy) params.logy = 1;
+  chart.note.textContent = "loading the density of " + chart.shown.length + " runs\u2026";
+  let got;
+  try {
+    got = await getJson("density", params);
+  } catch (err) {
+    chart.note.textContent = "could not load: " + err.message;
+    return;
+  }
+  const counts = new Float32Array(decodeBase64(got.density).buffer), owner = new Int32Array(decodeBase64(got.owner).buffer);
+  const canvas = el("canvas", {class: "density", width: got.width, height: got.height});
+  const image = canvas.getContext("2d").createImageData(got.width, got.height);
+  let most = 0;
+  for (const c of counts) if (c > most) most = c;
+  const scale = most > 0 ? 1 / Math.log1p(most) : 0;
+  for (let i = 0; i < counts.length; i++) {
+    const a = counts[i] > 0 ? 0.15 + 0.85 * Math.log1p(counts[i]) * scale : 0;
+    image.data[4 * i] = 31; image.data[4 * i + 1] = 119; image.data[4 * i + 2] = 180; image.data[4 * i + 3] = Math.round(255 * a);
+  }
+  canvas.getContext("2d").putImageData(image, 0, 0);
+  const axis = el("div", {class: "density-axes"},
+    "step " + fmtNumber(got.x_range[0], 6) + " \u2013 " + fmtNumber(got.x_range[1], 6) + " \u00b7 value " +
+    fmtNumber(got.y_range[0]) + " \u2013 " + fmtNumber(got.y_range[1]) + (got.logy ? " (log)" : "") + " \u00b7 " +
+    got.runs.length + " runs as a density: the darker, the more runs");
+  const node = el("div", {class: "density-view", dataset: {runs: got.runs.length}}, canvas, axis);
+  canvas.addEventListener("mousemove", e => {
+    const box = canvas.getBoundingClientRect();
+    const px = Math.floor((e.clientX - box.left) * got.width / box.width), py = Math.floor((e.clientY - box.top) * got.height / box.height);
+    const k = px >= 0 && py >= 0 && px < got.width && py < got.height ? owner[py * got.width + px] : -1;
+    if (k < 0) { chart.tooltip.classList.add("hidden"); return; }
+    chart.tooltip.textContent = "";
+    chart.tooltip.append(el("div", {class: "density-run"}, got.runs[k]),
+                         el("div", null, fmtNumber(counts[py * got.width + px], 3) + " runs through this pixel"));
+    chart.tooltip.classList.remove("hidden");
+    chart.tooltip.style.left = Math.min(px + 12, got.width - 160) + "px";
+    chart.tooltip.style.top = (py + 30) + "px";
+  });
+  canvas.addEventListener("mouseleave", () => chart.tooltip.classList.add("hidden"));
+  chart.note.textContent = "";
+  if (chart.density) chart.density.remove();
+  chart.plot.append(node);
+  chart.density = chart.densityNode = node;
+  chart.densityShown = key;
+  chart.densityData = got;
 }
 
 /** Every interval: what changed since the page asked (each series' point count and last step); the loaded
@@ -106,6 +186,7 @@ async function poll() {
   SERVED.newSeries = fresh;
   for (const chart of stale) {
     if (chart.u) loadChart(chart);   // drawn: redraw with the new points
+    else if (chart.densityShown) loadDensity(chart);
   }
   status();
 }
