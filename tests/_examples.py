@@ -71,12 +71,13 @@ class ExampleRuns:
 
 
 def run_example_programs(out_dir: str, programs, backends=("tensorflow", "core"), extra_env=None,
-                         drop_env=()) -> dict:
-    """``{(program, backend): CompletedProcess}`` of examples/<program>.py under each backend, two at a time, each
-    on one BLAS thread (TF on one intra/inter-op thread: the same sums in every run, whatever the machine's load)."""
+                         drop_env=(), at_once: int = 2) -> dict:
+    """``{(program, backend): CompletedProcess}`` of examples/<program>.py under each backend, ``at_once`` at a time,
+    each on one BLAS thread (TF on one intra/inter-op thread: the same sums in every run, whatever the machine's
+    load)."""
     results, pending = {}, [(p, b) for p in programs for b in backends]
     while pending:
-        batch, pending = pending[:2], pending[2:]
+        batch, pending = pending[:at_once], pending[at_once:]
         procs = {}
         for program, backend in batch:
             env = dict(os.environ, EXAMPLE_OUT=str(out_dir), OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1",

@@ -5,6 +5,8 @@ import sys
 
 import pytest
 
+from _background import Background
+
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 os.environ.setdefault("TF_USE_LEGACY_KERAS", "1")
 os.environ.setdefault("TF_ENABLE_ONEDNN_OPTS", "0")
@@ -35,19 +37,87 @@ def tf1(tf):
     return tf.compat.v1
 
 
+# ---------------------------------------------------------------- the session's slow jobs, in the background
+# Each is a subprocess job whose result a session fixture hands out. The autouse fixture below submits those the
+# collected tests need, in the order the tests first ask for them, to one background thread (tests/_background.py):
+# they run on the core the test run leaves idle, while the tests before them run.
+
+BACKGROUND = Background()
+
+
+def _peer_runs_job(tmp_path_factory):
+    import peer_runs
+    out = str(tmp_path_factory.mktemp("peers"))
+    return lambda: peer_runs.write_in_subprocesses(out)
+
+
+def _example_runs_job(tmp_path_factory):
+    import _examples
+    root = str(tmp_path_factory.mktemp("examples"))
+
+    def job():
+        runs = _examples.ExampleRuns(root)
+        runs.wait()
+        return runs
+    return job
+
+
+def _project_example_runs_job(tmp_path_factory):
+    import _examples
+    out = str(tmp_path_factory.mktemp("project_examples"))
+    return lambda: _examples.run_example_programs(out, _examples.PROJECT_PROGRAMS, _examples.BACKENDS,
+                                                  drop_env=("PTB_CONFIG",), at_once=1)
+
+
+def _peer_suites_job(tmp_path_factory):
+    import _peer_suites
+    tmp = str(tmp_path_factory.mktemp("peer_suites"))
+    return lambda: _peer_suites.run_suites(tmp, at_once=False)
+
+
+def _demo_cli_job(tmp_path_factory):
+    logdir = str(tmp_path_factory.mktemp("demo_cli") / "runs")
+
+    def job():
+        proc = subprocess.run([sys.executable, "-m", "tfevents.viewer.cli", "demo", "--logdir", logdir, "-q"],
+                              capture_output=True, text=True, timeout=300)
+        assert proc.returncode == 0, proc.stderr[-3000:]
+        return logdir, os.path.join(logdir, "report.html")
+    return job
+
+
+SLOW_JOBS = {"peer_logdir": _peer_runs_job, "example_runs": _example_runs_job,
+             "project_example_runs": _project_example_runs_job, "peer_suite_reports": _peer_suites_job,
+             "demo_cli_run": _demo_cli_job}
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _slow_jobs_in_the_background(request, tmp_path_factory):
+    """Submits the slow jobs the collected tests use, in the order they first ask for them."""
+    for item in request.session.items:
+        for name in item.fixturenames:
+            if name in SLOW_JOBS:
+                BACKGROUND.submit(name, SLOW_JOBS[name](tmp_path_factory))
+    yield
+    BACKGROUND.shutdown()
+
+
+def _slow(name: str, tmp_path_factory):
+    return BACKGROUND.result(name, lambda: SLOW_JOBS[name](tmp_path_factory)())
+
+
 @pytest.fixture(scope="session")
 def peer_logdir(tmp_path_factory):
     """Runs written by TF1, TF2, tensorboardX and torch (tests/peer_runs.py, two subprocesses): ``<root>/<kind>``.
     Shared by every test module that reads them; do not write into it."""
-    import peer_runs
-    return peer_runs.write_in_subprocesses(str(tmp_path_factory.mktemp("peers")))
+    return _slow("peer_logdir", tmp_path_factory)
 
 
 @pytest.fixture(scope="session")
 def example_runs(tmp_path_factory):
-    """The TF1 example programs of ../shared/examples, started at once (tests/_examples.py); ``.wait()`` for them."""
-    import _examples
-    runs = _examples.ExampleRuns(str(tmp_path_factory.mktemp("examples")))
+    """The TF1 example programs of ../shared/examples, run at once (tests/_examples.py); ``.wait()`` gives their
+    results."""
+    runs = _slow("example_runs", tmp_path_factory)
     yield runs
     runs.stop()
 
@@ -55,21 +125,22 @@ def example_runs(tmp_path_factory):
 @pytest.fixture(scope="session")
 def project_example_runs(tmp_path_factory):
     """``{(program, backend): CompletedProcess}``: every TF1 program of the project's examples/ under real TF1 and
-    under tfevents.core, once per session, two at a time (tests/_examples.py)."""
-    import _examples
-    return _examples.run_example_programs(str(tmp_path_factory.mktemp("project_examples")), _examples.PROJECT_PROGRAMS,
-                                          _examples.BACKENDS, drop_env=("PTB_CONFIG",))
+    under tfevents.core, once per session, one at a time (tests/_examples.py)."""
+    return _slow("project_example_runs", tmp_path_factory)
+
+
+@pytest.fixture(scope="session")
+def peer_suite_reports(tmp_path_factory):
+    """{suite: (its pytest output, {test id: outcome})}: tensorboardX's and torch's own writer tests run with our
+    writer, one after the other (tests/_peer_suites.py)."""
+    return _slow("peer_suite_reports", tmp_path_factory)
 
 
 @pytest.fixture(scope="session")
 def demo_cli_run(tmp_path_factory):
     """``tfevents demo --logdir LOGDIR -q`` run once, as a user runs it: ``(LOGDIR, LOGDIR/report.html)``, the
     interactive report it writes. Shared by the modules that read the demo's runs; do not write into it."""
-    logdir = str(tmp_path_factory.mktemp("demo_cli") / "runs")
-    proc = subprocess.run([sys.executable, "-m", "tfevents.viewer.cli", "demo", "--logdir", logdir, "-q"],
-                          capture_output=True, text=True, timeout=300)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    return logdir, os.path.join(logdir, "report.html")
+    return _slow("demo_cli_run", tmp_path_factory)
 
 
 @pytest.fixture
