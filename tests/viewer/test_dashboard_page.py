@@ -31,10 +31,12 @@ MANY = 2000
 def served(tmp_path_factory):
     logdir = tmp_path_factory.mktemp("dashboard_page")
     rng = np.random.default_rng(34)
-    for lr in (0.1, 0.01):
+    for lr, batch in ((0.1, 32), (0.01, 64)):
         with SummaryWriter(str(logdir / "sweep" / ("lr_%s" % lr))) as w:
             for step in range(3000):
                 w.add_scalar("loss", float(1.0 / (1 + lr * step) + rng.normal(0, 0.01)), step)
+                if step % 10 == 0:
+                    w.add_scalar("samples_seen", float(step * batch), step)
             w.add_hparams({"lr": lr, "optimizer": "adam"}, {"final/loss": lr})
     with SummaryWriter(str(logdir / HOSTILE_RUN)) as w:
         w.add_scalar(HOSTILE_TAG, 1.5, 3)
@@ -110,6 +112,28 @@ def test_appended_steps_are_drawn_within_two_reload_intervals_without_a_reload(b
     assert state["loss"]["series"]["growing"] == list(range(41))
     assert browser.execute_script("return window.__sameDocument === true")   # no reload of the page
     assert "last change" in browser.find_element("id", "served-status").text
+
+
+def test_a_tag_as_the_x_axis_asks_for_that_tags_series_too(browser, served):
+    """The x selector on a tag (issue 36) in the served page: the runs' samples_seen series are asked for (their own
+    chart need not have been in view) and the loss chart is drawn on them."""
+    load(browser, served["plain"].base)
+    _wait(browser, lambda s: s.get("loss", {}).get("drawn"), 20, "the loss chart drawn")
+    browser.execute_script("const x = document.getElementById('x-tag'); x.value = 'samples_seen';"
+                           "x.dispatchEvent(new Event('change'))")
+    start = time.monotonic()
+    while True:
+        drawn = browser.execute_script("""
+            const c = window.__tfe.charts.find(c => c.title === 'loss');
+            return c.u ? {last: c.u.data[0][c.u.data[0].length - 1], note: c.note.textContent,
+                          x: window.__tfe.state.x} : null;""")
+        if drawn and drawn["x"] == "samples_seen" and drawn["last"] > 3000:
+            break
+        assert time.monotonic() - start < 20, drawn
+        time.sleep(0.05)
+    assert drawn["last"] == 2990 * 64                       # lr_0.01's batch of 64 at the x tag's last step
+    # steps after the x tag's last (2991-2999) and the run without samples_seen have no x: dropped, and counted
+    assert "without samples_seen dropped" in drawn["note"]
 
 
 def test_a_chart_of_2000_runs_is_drawn_as_their_density_and_hovering_names_a_run_through_the_pixel(browser, served):

@@ -421,7 +421,7 @@ function makePlot(chart) {
   chart.shownBands = chart.bandView ? visibleBands(chart) : [];
   chart.card.classList.toggle("hidden", !chart.shown.length || !tagVisible(chart.title) && !chart.shown.some(s => tagVisible(s.tag)));
   if (!chart.shown.length) return;
-  if (chart.shown.some(s => s.pending)) { TFE.whenPending(chart); return; }   // served: asked for (served.js)
+  if (TFE.pendingFor && TFE.pendingFor(chart)) { TFE.whenPending(chart); return; }   // served: asked for (served.js)
   const lost = X_BUILTIN.includes(STATE.x) ? 0 : chart.bandView ? chart.shownBands.reduce((n, b) => n + (b.dropped || 0), 0)
     : chart.shown.reduce((n, s) => n + xsOf(s, STATE.x).dropped, 0);
   chart.note.textContent = lost ? lost + " point" + (lost === 1 ? "" : "s") + " without " + STATE.x + " dropped" : "";

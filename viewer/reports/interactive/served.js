@@ -10,6 +10,17 @@ const SERVED = TFE.served = {requests: 0, polls: 0, loaded: new Set(), lastChang
 let observer = null;
 const waiting = new Set();   // charts with pending series, observed until they scroll into view
 
+/** The series of a run's x-axis tag (the x selector on a tag), by run index; empty on the step and time axes. */
+function xTagSeries(chart) {
+  if (X_BUILTIN.includes(STATE.x)) return [];
+  return chart.shown.map(s => XSRC.get(s.run + "\n" + STATE.x)).filter(x => x && x.fetch);
+}
+
+/** What makePlot asks: does ``chart`` wait for data, its own series' or those of the x axis' tag? */
+TFE.pendingFor = function (chart) {
+  return chart.shown.some(s => s.pending) || xTagSeries(chart).some(s => s.pending);
+};
+
 /** Called by makePlot for a chart whose series have not arrived: observe it; ask once it is in view. A chart
  * of more runs than ``API.density_above`` is drawn as a density instead (loadDensity). */
 TFE.whenPending = function (chart) {
@@ -59,7 +70,7 @@ function load(chart) {
 
 /** Ask for the series of ``chart`` that are pending (one request per tag: every run's series of it), then draw it. */
 async function loadChart(chart) {
-  const wanted = chart.series.map(i => SERIES[i]).filter(s => s.pending && !s.asking);
+  const wanted = chart.series.map(i => SERIES[i]).concat(xTagSeries(chart)).filter(s => s.pending && !s.asking);
   const width = Math.max(240, chart.plot.clientWidth || 400);
   const byTag = new Map();
   for (const s of wanted) {
@@ -76,6 +87,7 @@ async function loadChart(chart) {
     for (const s of wanted) s.asking = false;
   }
   chart.note.textContent = "";
+  for (const i of chart.series) { SERIES[i].xs = {}; SERIES[i].weight = null; }   // x and smoothing on the new data
   makePlot(chart);
 }
 
