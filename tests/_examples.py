@@ -93,3 +93,19 @@ def run_example_programs(out_dir: str, programs, backends=("tensorflow", "core")
             stdout, stderr = proc.communicate(timeout=600)
             results[key] = subprocess.CompletedProcess(proc.args, proc.returncode, stdout, stderr)
     return results
+
+
+def example_graphs(out_dir: str, programs=PROGRAMS, backends=("tensorflow", "core")) -> dict:
+    """``{(program path, backend): serialized GraphDef}``: the graph each program trains under each backend
+    (tests/_example_graph.py, one subprocess at a time, one BLAS / TF thread each)."""
+    graphs = {}
+    for path in programs:
+        for backend in backends:
+            out = os.path.join(out_dir, "%s.%s.pb" % (program_name(path), backend))
+            env = dict(os.environ, EXAMPLE_OUT=out_dir, OPENBLAS_NUM_THREADS="1", TF_NUM_INTRAOP_THREADS="1")
+            proc = subprocess.run([sys.executable, os.path.join(REPO_ROOT, "tests", "_example_graph.py"), path, out,
+                                   backend], env=env, cwd=out_dir, capture_output=True, text=True, timeout=300)
+            assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-4000:]
+            with open(out, "rb") as f:
+                graphs[(path, backend)] = f.read()
+    return graphs

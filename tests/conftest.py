@@ -62,6 +62,12 @@ def _example_runs_job(tmp_path_factory):
     return job
 
 
+def _example_graphs_job(tmp_path_factory):
+    import _examples
+    out = str(tmp_path_factory.mktemp("example_graphs"))
+    return lambda: _examples.example_graphs(out)
+
+
 def _project_example_runs_job(tmp_path_factory):
     import _examples
     out = str(tmp_path_factory.mktemp("project_examples"))
@@ -86,7 +92,7 @@ def _demo_cli_job(tmp_path_factory):
     return job
 
 
-SLOW_JOBS = {"peer_logdir": _peer_runs_job, "example_runs": _example_runs_job,
+SLOW_JOBS = {"peer_logdir": _peer_runs_job, "example_runs": _example_runs_job, "example_graphs": _example_graphs_job,
              "project_example_runs": _project_example_runs_job, "peer_suite_reports": _peer_suites_job,
              "demo_cli_run": _demo_cli_job}
 
@@ -120,6 +126,13 @@ def example_runs(tmp_path_factory):
     runs = _slow("example_runs", tmp_path_factory)
     yield runs
     runs.stop()
+
+
+@pytest.fixture(scope="session")
+def example_graphs(tmp_path_factory):
+    """``{(program path, backend): serialized GraphDef}`` of the shared example programs under real TF1 and under
+    tfevents.core (tests/_examples.py)."""
+    return _slow("example_graphs", tmp_path_factory)
 
 
 @pytest.fixture(scope="session")

@@ -2,15 +2,11 @@
 core as tf``): exit code 0 and ``EXAMPLE OK <name>`` as the last line of its output; and the graph it trains is the
 one TF1 builds, node for node (tests/_graph_compare.py)."""
 import importlib.util
-import os
-import subprocess
-import sys
 
 import pytest
 
 from _examples import PROGRAMS as EXAMPLES, SHARED_ABSENT, program_name
 from _graph_compare import assert_only_known_differences
-from conftest import REPO
 
 # these use tf.train (optimizers, Saver, summary_iterator), which lives in core/train
 NEEDS_TRAIN = {"adam_graph", "mlp_clip_by_value", "global_norm_clipping"}
@@ -40,17 +36,6 @@ def test_example_runs(path, example_runs):
     assert output and output[-1] == "EXAMPLE OK " + name, proc.stdout[-3000:]
 
 
-def _graph_of(path, backend, out_dir):
-    """The GraphDef ``path`` trains under ``backend`` (tests/_example_graph.py, in a subprocess of its own)."""
-    out = os.path.join(str(out_dir), "%s.%s.pb" % (program_name(path), backend))
-    env = dict(os.environ, EXAMPLE_OUT=str(out_dir), OPENBLAS_NUM_THREADS="1", TF_NUM_INTRAOP_THREADS="1")
-    proc = subprocess.run([sys.executable, os.path.join(REPO, "tests", "_example_graph.py"), path, out, backend],
-                          env=env, cwd=str(out_dir), capture_output=True, text=True, timeout=300)
-    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-4000:]
-    with open(out, "rb") as f:
-        return f.read()
-
-
 # every difference that remains, per program: {node name: reason}; the test fails on a difference not listed here
 # and on a listed one that no longer occurs (none remain: the three programs build TF1's graphs node for node)
 KNOWN: dict = {}
@@ -58,7 +43,7 @@ KNOWN: dict = {}
 
 @pytest.mark.parametrize("path", [pytest.param(p, id=program_name(p)) for p in EXAMPLES] if EXAMPLES else
                          [pytest.param(None, id="shared-examples", marks=pytest.mark.skip(reason=str(SHARED_ABSENT)))])
-def test_example_graph_is_tf1s_node_for_node(tf1, path, tmp_path):
+def test_example_graph_is_tf1s_node_for_node(tf1, path, example_graphs):
     name = program_name(path)
-    want, got = (tf1.GraphDef.FromString(_graph_of(path, backend, tmp_path)) for backend in ("tensorflow", "core"))
+    want, got = (tf1.GraphDef.FromString(example_graphs[(path, backend)]) for backend in ("tensorflow", "core"))
     assert_only_known_differences(name, want, got, KNOWN.get(name, {}))
