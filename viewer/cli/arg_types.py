@@ -39,3 +39,23 @@ def smoothing_spec(text: str):
         return parse_smoothing(text)
     except ValueError as err:
         raise argparse.ArgumentTypeError(str(err)) from None
+
+
+def smoothing_weight(text: str) -> float:
+    """``--smoothing W``: TensorBoard's EMA weight, a number in [0, 1]."""
+    try:
+        w = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError("not a number: %r" % text) from None
+    if not 0.0 <= w <= 1.0:
+        raise argparse.ArgumentTypeError("smoothing must be in [0, 1], got %s" % text)
+    return w
+
+
+def add_smoothing_options(parser: argparse.ArgumentParser, smoothing_help: str, smooth_help: str = "") -> None:
+    """``--smoothing W`` (TensorBoard's EMA weight, default 0.6) or ``--smooth KIND:PARAM`` (any smoothing), not
+    both; ``smooth_help`` is added to ``SMOOTH_HELP``."""
+    group = parser.add_mutually_exclusive_group()
+    group.add_argument("--smoothing", type=smoothing_weight, default=0.6, help=smoothing_help)
+    group.add_argument("--smooth", metavar="KIND:PARAM", type=smoothing_spec, default=None,
+                       help=SMOOTH_HELP + smooth_help)

@@ -10,7 +10,7 @@ from .. import logdir_data
 from ..plain_text import printable
 from ..plots import matplotlib_figures
 from ..reports.rerender_on_change import watch
-from .arg_types import SMOOTH_HELP, smoothing_spec
+from .arg_types import add_smoothing_options
 
 FORMATS = ("png", "svg", "pdf")
 
@@ -21,10 +21,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("-o", "--output", required=True, help="output file: .png, .svg or .pdf")
     parser.add_argument("--tags", metavar="REGEX", help="only tags matching this regex (re.search)")
     parser.add_argument("--runs", metavar="REGEX", help="only runs matching this regex (re.search)")
-    smoothing = parser.add_mutually_exclusive_group()
-    smoothing.add_argument("--smoothing", type=_weight, default=0.6,
-                           help="TensorBoard's smoothing weight in [0, 1] (default 0.6; 0 = raw)")
-    smoothing.add_argument("--smooth", metavar="KIND:PARAM", type=smoothing_spec, default=None, help=SMOOTH_HELP)
+    add_smoothing_options(parser, "TensorBoard's smoothing weight in [0, 1] (default 0.6; 0 = raw)")
     parser.add_argument("--x", metavar="AXIS", default="step",
                         help="x axis: step, relative (time since each run's first point), wall (time), or any scalar "
                              "tag of the runs, e.g. samples_seen (its value at each point's step, interpolated "
@@ -49,16 +46,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="keep running; re-draw whenever event files change (Ctrl-C stops)")
     parser.add_argument("--interval", type=float, default=2.0, help="--watch polling interval in seconds")
     parser.add_argument("--dpi", type=int, default=100, help="resolution of PNG output (default 100)")
-
-
-def _weight(text: str) -> float:
-    try:
-        w = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError("not a number: %r" % text) from None
-    if not 0.0 <= w <= 1.0:
-        raise argparse.ArgumentTypeError("smoothing must be in [0, 1], got %s" % text)
-    return w
 
 
 def run(args) -> int:

@@ -9,8 +9,7 @@ import argparse
 import sys
 
 from .. import logdir_data
-from .arg_types import SMOOTH_HELP, smoothing_spec
-from .cmd_plot import _weight
+from .arg_types import add_smoothing_options
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -21,11 +20,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="no JavaScript: every chart a PNG image (as before the interactive report)")
     parser.add_argument("--tags", metavar="REGEX", help="only tags matching this regex (re.search)")
     parser.add_argument("--runs", metavar="REGEX", help="only runs matching this regex (re.search)")
-    smoothing = parser.add_mutually_exclusive_group()
-    smoothing.add_argument("--smoothing", type=_weight, default=0.6,
-                           help="scalar smoothing weight in [0, 1] (the interactive report's starting value)")
-    smoothing.add_argument("--smooth", metavar="KIND:PARAM", type=smoothing_spec, default=None,
-                           help=SMOOTH_HELP + "; the interactive report starts on that kind")
+    add_smoothing_options(parser, "scalar smoothing weight in [0, 1] (the interactive report's starting value)",
+                          "; the interactive report starts on that kind")
     parser.add_argument("--x", metavar="AXIS", default="step",
                         help="scalar x axis: step, relative, wall, or any scalar tag of the runs (e.g. samples_seen: "
                              "its value at each point's step, interpolated between the steps it was logged at; "

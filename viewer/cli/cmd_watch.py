@@ -9,8 +9,7 @@ import re
 import sys
 
 from .. import logdir_data
-from .arg_types import SMOOTH_HELP, positive_float, positive_int, smoothing_spec
-from .cmd_plot import _weight
+from .arg_types import add_smoothing_options, positive_float, positive_int
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -19,10 +18,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="seconds between reload passes (default 2; each reads only what was appended)")
     parser.add_argument("--tags", metavar="REGEX", help="the tag filter to start with (re.search)")
     parser.add_argument("--runs", metavar="REGEX", help="runs shown at start (the others can be toggled on)")
-    smoothing = parser.add_mutually_exclusive_group()
-    smoothing.add_argument("--smoothing", type=_weight, default=0.6, help="smoothing weight in [0, 1] to start with")
-    smoothing.add_argument("--smooth", metavar="KIND:PARAM", type=smoothing_spec, default=None,
-                           help=SMOOTH_HELP + " (s / S step its weight, or double / halve its window or sigma)")
+    add_smoothing_options(parser, "smoothing weight in [0, 1] to start with",
+                          " (s / S step its weight, or double / halve its window or sigma)")
     parser.add_argument("--x", metavar="AXIS", default="step",
                         help="x axis to start with: step, relative, or any scalar tag of the runs (e.g. samples_seen: "
                              "its value at each point's step, interpolated between its kept points; points outside "
