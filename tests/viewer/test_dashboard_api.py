@@ -163,6 +163,20 @@ def test_a_reduced_series_keeps_each_columns_first_last_min_and_max(served):
     assert {137, 2_500, 2_501, 7_777} <= set(got["step"])
 
 
+def test_a_step_range_is_cut_before_the_reduction(served):
+    values = spiky_values()
+    base = served["plain"].base + "api/v1/scalars?"
+    got = get_json(base + query(run="spiky", tag="signal", start=2_400, end=2_600))
+    assert got["step"] == list(range(2_400, 2_601))                 # in full inside the range
+    np.testing.assert_array_equal(np.float32(got["value"]), values[2_400:2_601])
+    reduced = get_json(base + query(run="spiky", tag="signal", start=2_000, end=3_999, points=20))
+    steps = np.arange(2_000, 4_000)
+    assert reduced["step"] == steps[m4_reference(steps, values[2_000:4_000], 20)].tolist()
+    assert get_json(base + query(run="spiky", tag="signal", end=4))["step"] == [0, 1, 2, 3, 4]
+    status, _, body = get(base + query(run="spiky", tag="signal", start="x"))
+    assert status == 400 and json.loads(body)["parameter"] == "start"
+
+
 def test_scalars_of_tag_is_each_runs_reduced_series_in_one_answer(served):
     base = served["plain"].base
     got = get_json(base + "api/v1/scalars_of_tag?" + query(tag="loss", points=40, runs="^sweep/"))

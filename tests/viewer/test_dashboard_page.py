@@ -114,6 +114,19 @@ def test_appended_steps_are_drawn_within_two_reload_intervals_without_a_reload(b
     assert "last change" in browser.find_element("id", "served-status").text
 
 
+def test_zooming_in_asks_for_the_range_in_full(browser, served):
+    load(browser, served["plain"].base)
+    state = _wait(browser, lambda s: s.get("loss", {}).get("drawn"), 20, "the loss chart drawn")
+    before = [k for k in state["loss"]["series"]["sweep/lr_0.1"] if 1000 <= k <= 1100]
+    assert len(before) < 101                                  # reduced to the chart's width: not every step
+    browser.execute_script("window.__tfe.charts.find(c => c.title === 'loss').u.setScale('x', {min: 1000, max: 1100})")
+    state = _wait(browser, lambda s: [k for k in s["loss"]["series"]["sweep/lr_0.1"] if 1000 <= k <= 1100]
+                  == list(range(1000, 1101)), 10, "the zoomed range in full")
+    drawn = browser.execute_script("const u = window.__tfe.charts.find(c => c.title === 'loss').u;"
+                                   "return Array.from(u.data[0]).filter(x => x >= 1000 && x <= 1100)")
+    assert drawn == list(range(1000, 1101))                   # and drawn so
+
+
 def test_a_tag_as_the_x_axis_asks_for_that_tags_series_too(browser, served):
     """The x selector on a tag (issue 36) in the served page: the runs' samples_seen series are asked for (their own
     chart need not have been in view) and the loss chart is drawn on them."""

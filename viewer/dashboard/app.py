@@ -12,9 +12,10 @@ since they hold slashes):
 - ``GET /api/v1/tags?run=R``: ``{"run", "tags": [{"tag", "plugin", "data_class", "last_step", "last_wall_time",
   "points"}]}``; ``data_class`` is ``"scalar"``, ``"tensor"``, ``"blob_sequence"`` or ``"unknown"``.
 - ``GET /api/v1/scalars?run=R&tag=T[&points=N]``: ``{"run", "tag", "step": [...], "wall_time": [...],
-  "value": [...]}``, the kept points oldest first; with ``points=N`` only those that N pixel columns draw
-  (``reduce.m4_indices``).
-- ``GET /api/v1/scalars_of_tag?tag=T[&points=N][&runs=REGEX]``: ``{"tag", "series": [{"run", "step", "wall_time",
+  "value": [...]}``, the kept points oldest first; with ``start=S`` / ``end=E`` only those of steps S to E
+  (inclusive), with ``points=N`` only those that N pixel columns draw (``reduce.m4_indices``; after the cut, so a
+  zoomed-in chart asks for its range in full resolution).
+- ``GET /api/v1/scalars_of_tag?tag=T[&points=N][&runs=REGEX][&start=S][&end=E]``: ``{"tag", "series": [{"run", "step", "wall_time",
   "value"}]}``, the series ``T`` of every run that has it and whose name ``re.search``-matches ``REGEX``, runs by
   name, each as ``/api/v1/scalars`` answers it (one request for a chart of many runs; the dashboard's).
 - ``GET /api/v1/density?tag=T&width=W&height=H[&runs=REGEX][&logy=1]``: the density (``density.density``) of the
@@ -36,7 +37,7 @@ import base64
 import json
 import math
 import re
-from typing import Dict, List, Optional
+from typing import Dict, List, Optional, Tuple
 
 import numpy as np
 from starlette.applications import Starlette
@@ -104,6 +105,18 @@ def _points_parameter(request: Request) -> Optional[int]:
     return points
 
 
+def _step_range(request: Request) -> Tuple[Optional[int], Optional[int]]:
+    """``start`` and ``end``: the steps a series is cut to (inclusive; either may be left out)."""
+    bounds = []
+    for name in ("start", "end"):
+        text = request.query_params.get(name)
+        try:
+            bounds.append(None if text is None else int(text))
+        except ValueError:
+            raise BadRequest(400, name, "%s must be an integer step, got %r" % (name, text)) from None
+    return bounds[0], bounds[1]
+
+
 def _known_run(live: LiveLogdir, run: str) -> str:
     if run not in live.run_names():
         raise BadRequest(404, "run", "no such run: %r" % run)
@@ -140,10 +153,20 @@ def tags(live: LiveLogdir, run: str) -> Dict[str, object]:
                                   "points": i.count} for i in infos]}
 
 
-def _series(live: LiveLogdir, run: str, tag: str, points: Optional[int]) -> Dict[str, object]:
-    """``{"step", "wall_time", "value"}`` of a scalar series, reduced to ``points`` pixel columns when given."""
+def _series(live: LiveLogdir, run: str, tag: str, points: Optional[int],
+            steps: Tuple[Optional[int], Optional[int]] = (None, None)) -> Dict[str, object]:
+    """``{"step", "wall_time", "value"}`` of a scalar series, cut to the steps ``steps`` (inclusive bounds, None:
+    open), then reduced to ``points`` pixel columns when given."""
     series = live.points(run, tag)
     step, wall_time, value = series.step, series.wall_time, series.value
+    start, end = steps
+    if start is not None or end is not None:
+        keep = np.ones(len(step), dtype=bool)
+        if start is not None:
+            keep &= step >= start
+        if end is not None:
+            keep &= step <= end
+        step, wall_time, value = step[keep], wall_time[keep], value[keep]
     if points is not None:
         keep = m4_indices(step, value, points)
         step, wall_time, value = step[keep], wall_time[keep], value[keep]
@@ -151,11 +174,12 @@ def _series(live: LiveLogdir, run: str, tag: str, points: Optional[int]) -> Dict
             "value": _json_list(np.asarray(value, dtype=np.float64))}
 
 
-def scalars(live: LiveLogdir, run: str, tag: str, points: Optional[int]) -> Dict[str, object]:
+def scalars(live: LiveLogdir, run: str, tag: str, points: Optional[int],
+            steps: Tuple[Optional[int], Optional[int]] = (None, None)) -> Dict[str, object]:
     _known_run(live, run)
     if not live.tags(runs=[run], tags=[tag], data_class=SCALAR):
         raise BadRequest(404, "tag", "run %r has no scalar series %r" % (run, tag))
-    return {"run": run, "tag": tag, **_series(live, run, tag, points)}
+    return {"run": run, "tag": tag, **_series(live, run, tag, points, steps)}
 
 
 def _runs_pattern(request: Request) -> "re.Pattern":
@@ -174,8 +198,8 @@ def _runs_with(live: LiveLogdir, tag: str, chosen: "re.Pattern") -> List[str]:
 
 
 def scalars_of_tag(live: LiveLogdir, request: Request) -> Dict[str, object]:
-    tag, points = _required(request, "tag"), _points_parameter(request)
-    return {"tag": tag, "series": [{"run": run, **_series(live, run, tag, points)}
+    tag, points, steps = _required(request, "tag"), _points_parameter(request), _step_range(request)
+    return {"tag": tag, "series": [{"run": run, **_series(live, run, tag, points, steps)}
                                    for run in _runs_with(live, tag, _runs_pattern(request))]}
 
 
@@ -238,7 +262,7 @@ def build_app(live: LiveLogdir, path_prefix: str = "/", *, title: Optional[str] 
         Route("/api/v1/runs", answer(lambda r: runs(live))),
         Route("/api/v1/tags", answer(lambda r: tags(live, _required(r, "run")))),
         Route("/api/v1/scalars", answer(lambda r: scalars(live, _required(r, "run"), _required(r, "tag"),
-                                                          _points_parameter(r)))),
+                                                          _points_parameter(r), _step_range(r)))),
         Route("/api/v1/scalars_of_tag", answer(lambda r: scalars_of_tag(live, r))),
         Route("/api/v1/density", answer(lambda r: density_of(live, r))),
     ]

@@ -475,6 +475,7 @@ function rezoom(chart, u) {
   chart.range = range;
   chart.rezooming = true;
   try { u.setData(chartData(chart, range), false); u.setScale("x", {min: lo, max: hi}); } finally { chart.rezooming = false; }
+  if (range && TFE.onZoom) TFE.onZoom(chart, range);   // served: the range asked for in full (served.js)
 }
 
 function refreshData(chart) {

@@ -107,6 +107,46 @@ async function loadTag(tag, runs, width) {
   for (const s of runs.values()) s.pending = false;   // a run without the tag any more: drawn as it was
 }
 
+/** Zoomed in on the step axis: ask for the zoomed steps in full (``start``/``end``, reduced to the chart's width
+ * only within them) and merge them into the series, so the range is drawn at full resolution. */
+TFE.onZoom = function (chart, range) {
+  if (STATE.x !== "step") return;
+  clearTimeout(chart.zoomTimer);
+  chart.zoomTimer = setTimeout(() => zoomIn(chart, range), 150);   // once the drag or the wheel settles
+};
+
+async function zoomIn(chart, range) {
+  const start = Math.floor(range[0]), end = Math.ceil(range[1]), width = Math.max(240, chart.plot.clientWidth || 400);
+  const shown = chart.shown.filter(s => s.fetch && !s.pending);
+  const tags = Array.from(new Set(shown.map(s => s.tag)));
+  try {
+    for (const tag of tags) {
+      const got = await getJson("scalars_of_tag", {tag, points: width, start, end});
+      for (const answer of got.series) {
+        const s = shown.find(x => x.tag === tag && x.fetch.run === answer.run);
+        if (s) merge(s, answer);
+      }
+    }
+  } catch (err) {
+    chart.note.textContent = "could not load the zoomed range: " + err.message;
+    return;
+  }
+  SERVED.zooms = (SERVED.zooms || 0) + 1;
+  refreshData(chart);
+}
+
+/** ``s`` with the points of ``answer`` added (by step; the answer's point wins where both have a step). */
+function merge(s, answer) {
+  const byStep = new Map();
+  for (let i = 0; i < s.step.length; i++) byStep.set(s.step[i], [s.wall[i], s.value[i]]);
+  answer.step.forEach((step, i) => byStep.set(step, [number(answer.wall_time[i]), number(answer.value[i])]));
+  const steps = Array.from(byStep.keys()).sort((a, b) => a - b);
+  s.step = Float64Array.from(steps);
+  s.wall = Float64Array.from(steps, k => byStep.get(k)[0]);
+  s.value = Float64Array.from(steps, k => byStep.get(k)[1]);
+  s.smoothed = null; s.weight = null; s.xs = {};
+}
+
 // --- many runs: a density (DenseLines), computed on the server (GET api/v1/density) ----------------------------
 
 const DENSITY_HEIGHT = 260;
