@@ -122,8 +122,9 @@ async function zoomIn(chart, range) {
   try {
     for (const tag of tags) {
       const got = await getJson("scalars_of_tag", {tag, points: width, start, end});
+      const byRun = new Map(shown.filter(x => x.tag === tag).map(x => [x.fetch.run, x]));
       for (const answer of got.series) {
-        const s = shown.find(x => x.tag === tag && x.fetch.run === answer.run);
+        const s = byRun.get(answer.run);
         if (s) merge(s, answer);
       }
     }
@@ -208,6 +209,12 @@ async function loadDensity(chart) {
   chart.densityData = got;
 }
 
+let CHART_OF = null;   // series -> the chart that draws it (the charts partition the series)
+function chartOf(s) {
+  if (!CHART_OF) CHART_OF = new Map(TFE.charts.flatMap(chart => chart.series.map(i => [SERIES[i], chart])));
+  return CHART_OF.get(s);
+}
+
 /** Every interval: what changed since the page asked (each series' point count and last step); the loaded
  * series that changed are asked for again, the others are marked pending (asked for when drawn). */
 async function poll() {
@@ -231,7 +238,7 @@ async function poll() {
       if (info.points === s.fetch.points && info.last_step === s.fetch.last_step) continue;
       s.fetch.points = info.points; s.fetch.last_step = info.last_step;
       s.pending = true;
-      for (const chart of TFE.charts) if (chart.series.some(i => SERIES[i] === s)) stale.add(chart);
+      stale.add(chartOf(s));
     }
   }
   SERVED.lastChange = newest;
