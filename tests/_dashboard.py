@@ -78,3 +78,30 @@ def get_json(url: str, **kw):
 
 def query(**params) -> str:
     return urllib.parse.urlencode(params)
+
+
+class ServeProcess(ApiProcess):
+    """``tfevents serve LOGDIR ARGS`` (the dashboard on a free port, TensorBoard's UI on ``port``): ``url`` is the
+    dashboard's printed URL (with its token, if any), ``tensorboard`` TensorBoard's UI's, ``provider`` the gRPC
+    data provider's address."""
+
+    def __init__(self, logdir: str, port: int, *args: str):
+        self._log = tempfile.TemporaryFile()
+        self.proc = subprocess.Popen([sys.executable, "-m", "tfevents.viewer.cli", "serve", logdir, "--port", str(port),
+                                      "--dashboard-port", "0", "--reload-interval", str(RELOAD_INTERVAL)] + list(args),
+                                     stdout=subprocess.PIPE, stderr=self._log, start_new_session=True)
+        self.url = self.tensorboard = self.provider = None
+
+    def wait_ready(self) -> "ServeProcess":
+        line = self.proc.stdout.readline().decode()
+        # tfevents dashboard: URL (TensorBoard's UI: URL; data provider HOST:PORT; Ctrl-C stops)
+        if not line.startswith("tfevents dashboard: "):
+            stop_process_group(self.proc)
+            raise RuntimeError("tfevents serve did not start: %r\n%s" % (line, self.log()))
+        words = line.replace(";", " ").split()
+        self.url, self.tensorboard, self.provider = words[2], words[5], words[8]
+        return self
+
+    @property
+    def base(self) -> str:
+        return self.url.split("?")[0]

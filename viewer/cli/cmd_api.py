@@ -10,13 +10,11 @@ from __future__ import annotations
 import argparse
 import logging
 import os
-import re
 import sys
 
+from ..dashboard.access import root_url
 from .arg_types import positive_float
-
-TOKEN_ENV = "TFEVENTS_API_TOKEN"   # the token, kept out of the process list
-TOKEN_CHARACTERS = re.compile(r"[A-Za-z0-9._~-]+")   # safe as they are in a URL, a header and a cookie
+from .server_options import access_problem, add_access_options, choose_token
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -24,16 +22,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--host", default="127.0.0.1",
                         help="address to bind (default 127.0.0.1; any other needs a token or --no-token)")
     parser.add_argument("--port", type=int, default=6007, help="HTTP port (default 6007; 0: any free)")
-    token = parser.add_mutually_exclusive_group()
-    token.add_argument("--token", default=os.environ.get(TOKEN_ENV) or None,
-                       help="the token every request must carry (default: $%s; beyond localhost: generated); "
-                            "letters, digits and ._~- only" % TOKEN_ENV)
-    token.add_argument("--no-token", action="store_true",
-                       help="serve a non-loopback --host without a token (anyone who reaches it reads the logdir)")
-    parser.add_argument("--path-prefix", default="/", metavar="/PREFIX/",
-                        help="serve everything under this path (behind a reverse proxy), e.g. /tfevents/")
-    parser.add_argument("--certfile", help="TLS certificate (PEM): serve https")
-    parser.add_argument("--keyfile", help="TLS private key (PEM) of --certfile")
+    add_access_options(parser)
     parser.add_argument("--reload-interval", type=positive_float, default=5.0,
                         help="seconds between reload passes (default 5)")
     parser.add_argument("--samples-per-plugin", metavar="PLUGIN=N,...",
@@ -48,17 +37,14 @@ def _fail(message: str, status: int = 2) -> int:
 
 def run(args) -> int:
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, format="tfevents api: %(message)s")
-    if args.keyfile and not args.certfile:
-        return _fail("--keyfile needs --certfile")
-    if args.token is not None and not TOKEN_CHARACTERS.fullmatch(args.token):
-        return _fail("--token: give letters, digits and ._~- only (at least one)")
+    problem = access_problem(args)
+    if problem:
+        return _fail(problem)
     remote = "://" in args.logdir
     if not remote and not os.path.isdir(args.logdir):
         return _fail("no such directory: %s" % args.logdir)
     try:
         from ..dashboard import server  # lazy: Starlette and uvicorn, the `dashboard` extra
-        from ..dashboard.app import normalize_prefix  # lazy: same
-        from ..dashboard.auth import is_loopback, new_token  # lazy: same
     except ModuleNotFoundError as err:
         if err.name not in ("starlette", "uvicorn"):
             raise
@@ -69,12 +55,7 @@ def run(args) -> int:
     except ValueError as err:
         return _fail("--samples-per-plugin: %s" % err)
 
-    token = args.token
-    if token is None and not args.no_token and not is_loopback(args.host):
-        token = new_token()
-    if token is None and not is_loopback(args.host):
-        print("tfevents api: WARNING: serving %s without a token: anyone who reaches this address reads the logdir"
-              % args.host, file=sys.stderr, flush=True)
+    token = choose_token(args, "tfevents api")
     try:
         sock = server.bind(args.host, args.port)
     except OSError as err:
@@ -89,11 +70,7 @@ def run(args) -> int:
     reloader = server.Reloader(live, args.reload_interval)
     reloader.reload_once()
     reloader.start()
-    host = args.host.strip("[]")
-    shown = {"0.0.0.0": "127.0.0.1", "": "127.0.0.1", "::": "::1"}.get(host, host)   # bound to all: this machine
-    shown = "[%s]" % shown if ":" in shown else shown
-    root = "%s://%s:%d%s/" % ("https" if args.certfile else "http", shown, sock.getsockname()[1],
-                              normalize_prefix(args.path_prefix))
+    root = root_url(args.host, sock.getsockname()[1], args.path_prefix, bool(args.certfile))
     with_token = "?token=" + token if token else ""
     print("tfevents API: %sapi/v1/runs%s (the dashboard: %s%s; Ctrl-C stops)" % (root, with_token, root, with_token),
           flush=True)

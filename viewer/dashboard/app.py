@@ -26,6 +26,8 @@ since they hold slashes):
   in ``runs`` of the run of greatest weight at each pixel, -1 where none passes), both ``H`` rows of ``W`` pixels,
   the top row first.
 
+``tfevents serve`` adds ``/tensorboard/``: TensorBoard's UI, forwarded to its web server (``proxy.py``).
+
 Non-finite numbers: NaN is ``null``, +inf and -inf are the strings ``"Infinity"`` and ``"-Infinity"``. Names are
 data: JSON strings with ``<``, ``>`` and ``&`` escaped as ``\\u003c``, ``\\u003e``, ``\\u0026``. Errors:
 ``{"error": message, "parameter": name}`` with 400 (a missing or malformed parameter) or 404 (no such run, tag or
@@ -34,9 +36,9 @@ scalar series).
 from __future__ import annotations
 
 import base64
-import json
 import math
 import re
+import threading
 from typing import Dict, List, Optional, Tuple
 
 import numpy as np
@@ -49,34 +51,15 @@ from tfevents.summaries.live.loader import BLOB_SEQUENCE, SCALAR, TENSOR, LiveLo
 
 from .density import MAX_PIXELS, MAX_SIDE, data_range, density
 from .page import dashboard_html
+from .proxy import MOUNT, tensorboard_routes
 from .reduce import m4_indices
+from .responses import json_list, json_number, json_response
 
-__all__ = ["build_app", "json_response", "json_number", "normalize_prefix", "MAX_POINTS"]
+__all__ = ["build_app", "normalize_prefix", "MAX_POINTS"]
 
 MAX_POINTS = 100_000   # the most pixel columns ``points=`` may ask for
+FIRST_PASS_WAIT = 600  # seconds the page waits for the first pass over the logdir before showing what is in
 DATA_CLASS_NAMES = {SCALAR: "scalar", TENSOR: "tensor", BLOB_SEQUENCE: "blob_sequence"}
-
-
-def json_number(x: float):
-    """``x`` as JSON can hold it: itself when finite, None for NaN, "Infinity" / "-Infinity" for ±inf."""
-    if math.isfinite(x):
-        return x
-    return None if math.isnan(x) else ("Infinity" if x > 0 else "-Infinity")
-
-
-def _json_list(column: np.ndarray) -> list:
-    values = column.tolist()
-    if column.dtype.kind == "f" and not np.isfinite(column).all():
-        values = [json_number(v) for v in values]
-    return values
-
-
-def json_response(content, status: int = 200) -> Response:
-    """``content`` as strict JSON (no NaN literals), ``<>&`` escaped so no name can read as markup."""
-    text = json.dumps(content, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
-    text = text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
-    return Response(text.encode("utf-8"), status, media_type="application/json",
-                    headers={"X-Content-Type-Options": "nosniff", "Cache-Control": "no-store"})
 
 
 class BadRequest(Exception):
@@ -170,8 +153,8 @@ def _series(live: LiveLogdir, run: str, tag: str, points: Optional[int],
     if points is not None:
         keep = m4_indices(step, value, points)
         step, wall_time, value = step[keep], wall_time[keep], value[keep]
-    return {"step": step.tolist(), "wall_time": _json_list(wall_time),
-            "value": _json_list(np.asarray(value, dtype=np.float64))}
+    return {"step": step.tolist(), "wall_time": json_list(wall_time),
+            "value": json_list(np.asarray(value, dtype=np.float64))}
 
 
 def scalars(live: LiveLogdir, run: str, tag: str, points: Optional[int],
@@ -236,15 +219,21 @@ def normalize_prefix(prefix: str) -> str:
 
 
 def build_app(live: LiveLogdir, path_prefix: str = "/", *, title: Optional[str] = None,
-              reload_interval: float = 5.0) -> Starlette:
+              reload_interval: float = 5.0, loaded: Optional[threading.Event] = None,
+              tensorboard: Optional[Tuple[str, int]] = None) -> Starlette:
     """The dashboard's page (``/``, ``page.py``) and the API's routes over ``live``, under ``path_prefix`` (``/x/``
     serves ``/x/`` and ``/x/api/v1/...``); ``title``: the page's (default the logdir's path); ``reload_interval``:
-    how often the page asks what changed."""
+    how often the page asks what changed; ``loaded``: set once the first pass is in (the page waits for it, at most
+    ``FIRST_PASS_WAIT`` seconds); ``tensorboard``: the ``(host, port)`` of TensorBoard's web server, forwarded at
+    ``/tensorboard/`` (``proxy.py``) and linked from the page."""
     prefix = normalize_prefix(path_prefix)
 
-    def page(request: Request) -> Response:
+    def page(request: Request) -> Response:   # sync: on Starlette's thread pool, so waiting blocks no other request
+        if loaded is not None:
+            loaded.wait(FIRST_PASS_WAIT)
         text = dashboard_html(live, title=title or live.path, api_base=prefix + "/api/v1/",
-                              reload_interval=reload_interval)
+                              reload_interval=reload_interval,
+                              tensorboard=prefix + MOUNT + "/" if tensorboard else None)
         return Response(text.encode("utf-8"), media_type="text/html; charset=utf-8",
                         headers={"X-Content-Type-Options": "nosniff", "Cache-Control": "no-store",
                                  "Referrer-Policy": "no-referrer"})
@@ -266,6 +255,8 @@ def build_app(live: LiveLogdir, path_prefix: str = "/", *, title: Optional[str] 
         Route("/api/v1/scalars_of_tag", answer(lambda r: scalars_of_tag(live, r))),
         Route("/api/v1/density", answer(lambda r: density_of(live, r))),
     ]
+    if tensorboard is not None:
+        routes += tensorboard_routes(*tensorboard)
     app = Starlette(routes=[Mount(prefix, routes=routes)] if prefix else routes)
 
     async def not_found(request: Request, exc) -> Response:

@@ -14,8 +14,6 @@ to 127.0.0.1 (DNS rebinding) sends its own name as the Host, and gets 403.
 from __future__ import annotations
 
 import hmac
-import ipaddress
-import secrets
 import urllib.parse
 from typing import Optional
 
@@ -23,25 +21,10 @@ from starlette.datastructures import MutableHeaders
 from starlette.requests import HTTPConnection
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from .app import json_response
+from .access import is_loopback
+from .responses import json_response
 
-__all__ = ["TokenGate", "LoopbackHostGate", "new_token", "cookie_name", "is_loopback"]
-
-
-def is_loopback(host: str) -> bool:
-    """Whether ``host`` names only this machine: ``localhost``, 127.0.0.0/8 or ::1 (brackets allowed)."""
-    host = host.strip("[]")
-    if host.lower() == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
-
-
-def new_token() -> str:
-    """A fresh token: 32 random bytes as hex (``secrets``)."""
-    return secrets.token_hex(32)
+__all__ = ["TokenGate", "LoopbackHostGate", "cookie_name"]
 
 
 def cookie_name(port: int) -> str:

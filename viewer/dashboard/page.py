@@ -11,7 +11,7 @@ other kinds are not in the dashboard yet (the report file has them). Read only t
 from __future__ import annotations
 
 import datetime
-from typing import Any, Dict, List
+from typing import Any, Dict, List, Optional
 
 import numpy as np
 
@@ -31,9 +31,11 @@ SERVED_SCRIPT = "served.js"   # reports/interactive/served.js: the page's reques
 DENSITY_ABOVE = 300           # a chart of more runs than this is drawn as their density (GET api/v1/density)
 
 
-def live_document(live: LiveLogdir, *, title: str, api_base: str, reload_interval: float) -> tuple:
+def live_document(live: LiveLogdir, *, title: str, api_base: str, reload_interval: float,
+                  tensorboard: Optional[str] = None) -> tuple:
     """``(document, blob)`` of the page for ``live`` as it is now: the report's document shape, series arrays
-    empty (``fetch`` names what to ask the API for), ``api`` the API's base path and the reload interval."""
+    empty (``fetch`` names what to ask the API for), ``api`` the API's base path, the reload interval and the path
+    of TensorBoard's UI (``tensorboard``; None: not served)."""
     blob = Blob()
     empty = {"step": blob.add(np.zeros(0, np.int32)), "wall": blob.add(np.zeros(0, np.float64)),
              "value": blob.add(np.zeros(0, np.float32))}
@@ -61,7 +63,8 @@ def live_document(live: LiveLogdir, *, title: str, api_base: str, reload_interva
         "options": {"smoothing": DEFAULT_SMOOTHING, "x": "step", "logy": False, "logx": False, "smooth": None,
                     "aggregate": None, "view": "runs", "center": CENTERS[0], "band": BANDS[0]},
         "rendered": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC"),
-        "api": {"base": api_base, "interval": reload_interval, "density_above": DENSITY_ABOVE},
+        "api": {"base": api_base, "interval": reload_interval, "density_above": DENSITY_ABOVE,
+                "tensorboard": tensorboard},
     }
     return doc, blob
 
@@ -79,8 +82,10 @@ def _hparams(live: LiveLogdir, run_names: List[str]) -> Dict[str, Any]:
     return {"hparams": sorted(names), "metrics": [], "rows": rows}
 
 
-def dashboard_html(live: LiveLogdir, *, title: str, api_base: str, reload_interval: float) -> str:
+def dashboard_html(live: LiveLogdir, *, title: str, api_base: str, reload_interval: float,
+                   tensorboard: Optional[str] = None) -> str:
     """The page's HTML: the report's page with ``served.js``, allowed to ask this server (CSP ``connect-src
     'self'``) and nothing else."""
-    doc, blob = live_document(live, title=title, api_base=api_base, reload_interval=reload_interval)
+    doc, blob = live_document(live, title=title, api_base=api_base, reload_interval=reload_interval,
+                              tensorboard=tensorboard)
     return page_html(doc, blob, extra_scripts=(SERVED_SCRIPT,), connect="'self'")

@@ -6,14 +6,15 @@ import logging
 import socket
 import threading
 import time
-from typing import Optional
+from typing import Optional, Tuple
 
 import uvicorn
 
 from tfevents.summaries.live.loader import LiveLogdir
 
 from .app import build_app, normalize_prefix
-from .auth import LoopbackHostGate, TokenGate, cookie_name, is_loopback
+from .access import is_loopback
+from .auth import LoopbackHostGate, TokenGate, cookie_name
 
 __all__ = ["Reloader", "bind", "api_server"]
 
@@ -58,13 +59,15 @@ def bind(host: str, port: int) -> socket.socket:
 
 
 def api_server(live: LiveLogdir, sock: socket.socket, *, token: Optional[str], path_prefix: str = "/",
-               certfile: Optional[str] = None, keyfile: Optional[str] = None,
-               reload_interval: float = 5.0) -> uvicorn.Server:
+               certfile: Optional[str] = None, keyfile: Optional[str] = None, reload_interval: float = 5.0,
+               loaded: Optional[threading.Event] = None,
+               tensorboard: Optional[Tuple[str, int]] = None) -> uvicorn.Server:
     """The uvicorn server of the API over ``live`` for ``sock``, its TLS certificate already loaded (OSError or
     ``ssl.SSLError`` here when it cannot be); ``.run(sockets=[sock])`` serves until SIGINT or SIGTERM (uvicorn's
-    handlers). Every request needs ``token`` unless it is None; on a loopback address, a loopback name as its Host
-    too (``auth.py``)."""
-    app = build_app(live, path_prefix, reload_interval=reload_interval)
+    handlers; on another thread than the main one, until ``.should_exit`` is set). Every request needs ``token``
+    unless it is None; on a loopback address, a loopback name as its Host too (``auth.py``). ``loaded`` and
+    ``tensorboard``: as ``build_app``'s."""
+    app = build_app(live, path_prefix, reload_interval=reload_interval, loaded=loaded, tensorboard=tensorboard)
     if token is not None:
         app = TokenGate(app, token, cookie_name(sock.getsockname()[1]),
                         cookie_path=normalize_prefix(path_prefix) + "/", secure=certfile is not None)

@@ -256,6 +256,9 @@ function status(problem) {
     if (!header) return null;
     const p = el("p", {id: "served-status"});
     header.append(p);
+    if (API.tensorboard) {   // tfevents serve: TensorBoard's own UI, forwarded by this server
+      header.append(el("p", {id: "tensorboard-link"}, el("a", {href: API.tensorboard}, "TensorBoard's UI")));
+    }
     return p;
   })();
   if (!node) return;
