@@ -89,6 +89,7 @@ async function loadChart(chart) {
   chart.note.textContent = "";
   for (const i of chart.series) { SERIES[i].xs = {}; SERIES[i].weight = null; }   // x and smoothing on the new data
   makePlot(chart);
+  requestAnimationFrame(firstScreen);
 }
 
 /** One request for the series of ``tag`` (GET api/v1/scalars_of_tag), filling those of ``runs`` (name -> series). */
@@ -207,6 +208,19 @@ async function loadDensity(chart) {
   chart.density = chart.densityNode = node;
   chart.densityShown = key;
   chart.densityData = got;
+  requestAnimationFrame(firstScreen);
+}
+
+/** The first screen, for benchmarks/dashboard.py: once every chart in the viewport at load has drawn its first data
+ * (lines, or the density of its runs), ``TFE.firstScreenAt = performance.now()`` (ms since navigation start; once). */
+let firstScreenCharts = null;   // the charts in the viewport at load (taken when the charts are built)
+function firstScreen() {
+  if (TFE.firstScreenAt !== undefined) return;
+  if (!firstScreenCharts) firstScreenCharts = TFE.charts.filter(c => {
+    const box = c.card ? c.card.getBoundingClientRect() : null;
+    return box && box.width > 0 && box.bottom > 0 && box.top < window.innerHeight;
+  });
+  if (firstScreenCharts.every(c => (c.u && c.draws > 0) || c.density)) TFE.firstScreenAt = performance.now();
 }
 
 let CHART_OF = null;   // series -> the chart that draws it (the charts partition the series)
@@ -271,6 +285,7 @@ function status(problem) {
 
 function startPolling() {
   if (!TFE.charts.length && !TFE.ready) { setTimeout(startPolling, 100); return; }
+  firstScreen();
   status();
   poll();
   if (API.interval > 0) setInterval(poll, API.interval * 1000);
