@@ -6,6 +6,8 @@
 - ``reservoir.py``: a bounded series (the Rust server's preemption of re-logged steps, a step-hash uniform sample,
   the last point always kept);
 - ``packing.py``: compact columns (int16/int32 step and wall-time offsets, float32 values) and compact histograms.
+- ``snapshot.py``: ``snapshot(live)``: a reader ``Logdir`` of what a ``LiveLogdir`` keeps now, made by the offline
+  reader's own merge step.
 
 The offline reader (``summaries/reader``) reads a logdir once, whole; this package builds on its scanner.
 """
