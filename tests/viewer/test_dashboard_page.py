@@ -17,7 +17,11 @@ from tfevents.viewer.dashboard.page import DENSITY_ABOVE
 from tfevents.summaries import SummaryWriter, load_logdir
 from tfevents.summaries.live.loader import LiveLogdir
 from tfevents.viewer.dashboard.page import live_document
-from tfevents.viewer.reports.interactive.collect import collect
+from _report_page import DTYPES, page_document
+from tfevents.summaries.live.loader import parse_samples_per_plugin
+from tfevents.viewer.cli import main
+from tfevents.viewer.dashboard.page import dashboard_html
+from tfevents.viewer.reports.interactive.collect import MEDIA_AND_OTHER_SECTIONS, collect
 
 pytest.importorskip("starlette")
 pytest.importorskip("uvicorn")
@@ -233,3 +237,45 @@ def test_the_served_document_has_the_reports_shape(tmp_path):
     assert [(s["run"], s["tag"]) for s in served["scalars"]["series"]] == \
         [(s["run"], s["tag"]) for s in report["scalars"]["series"]]
     assert all(s["step"][2] == 0 and s["fetch"]["points"] == 5 for s in served["scalars"]["series"])
+
+
+def _resolved(value, array):
+    """``value`` with every embedded-array reference (``[dtype, offset, length]``) replaced by its values."""
+    if isinstance(value, list):
+        if (len(value) == 3 and isinstance(value[0], str) and value[0] in DTYPES
+                and all(isinstance(v, int) for v in value[1:])):
+            return array(value).tolist()
+        return [_resolved(v, array) for v in value]
+    if isinstance(value, dict):
+        return {k: _resolved(v, array) for k, v in value.items()}
+    return value
+
+
+def test_the_other_kinds_and_the_hparams_table_are_the_reports(tmp_path):
+    """Histograms and distributions, images, audio, text, PR curves and the HParams table with its metrics: the
+    served page's sections (from the live loader's snapshot) equal the report file's (from load_logdir)."""
+    rng = np.random.default_rng(5)
+    for run, lr in (("a", 0.1), ("b", 0.01)):
+        with SummaryWriter(str(tmp_path / "logs" / run)) as w:
+            for step in range(3):
+                w.add_scalar("loss", 1.0 / (1 + lr * step), step)
+                w.add_histogram("weights", rng.normal(size=50), step)
+                w.add_image("sample", rng.random((3, 8, 8)), step)
+                w.add_audio("clip", np.sin(np.arange(800) * lr).astype(np.float32), step, sample_rate=8000)
+                w.add_text("notes", "**step** %d of <b>%s</b>" % (step, run), step)
+                w.add_pr_curve("pr", rng.integers(0, 2, 40), rng.random(40), step)
+            w.add_hparams({"lr": lr, "opt": "adam"}, {"loss": 1.0 / (1 + lr * 2)}, global_step=2)
+    logdir = str(tmp_path / "logs")
+    live = LiveLogdir(logdir, parse_samples_per_plugin("scalars=all,histograms=all,images=all,audio=all,"
+                                                       "text=all,pr_curves=all"))
+    live.reload()
+    served, served_array = page_document(dashboard_html(live, title="t", api_base="/api/v1/", reload_interval=1.0))
+    out = str(tmp_path / "report.html")
+    assert main(["report", logdir, "-o", out]) == 0
+    with open(out, encoding="utf-8") as f:
+        report, report_array = page_document(f.read())
+    assert [r["name"] for r in served["runs"]] == [r["name"] for r in report["runs"]]
+    for section in MEDIA_AND_OTHER_SECTIONS + ("hparams",):
+        assert _resolved(served[section], served_array) == _resolved(report[section], report_array), section
+    assert all(served[s] for s in ("histograms", "distributions", "images", "audio", "text", "pr_curves"))
+    assert served["hparams"]["metrics"] == ["loss"] and len(served["hparams"]["rows"]) == 2

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import argparse
+import re
 
 
 def positive_int(text: str) -> int:
@@ -24,6 +25,15 @@ def positive_float(text: str) -> float:
     if not value > 0:
         raise argparse.ArgumentTypeError("must be positive, got %r" % text)
     return value
+
+
+def regex(text: str) -> str:
+    """A Python regular expression (kept as its text)."""
+    try:
+        re.compile(text)
+    except re.error as err:
+        raise argparse.ArgumentTypeError("not a regular expression: %s (%r)" % (err, text)) from None
+    return text
 
 
 SMOOTH_HELP = ("a smoothing other than TensorBoard's EMA, KIND:PARAM: twema:W (W&B's time-weighted EMA, weight in "

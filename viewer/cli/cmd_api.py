@@ -14,7 +14,7 @@ import sys
 
 from ..dashboard.access import root_url
 from .arg_types import positive_float
-from .server_options import access_problem, add_access_options, choose_token
+from .server_options import access_problem, add_access_options, add_page_options, choose_token
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -23,6 +23,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="address to bind (default 127.0.0.1; any other needs a token or --no-token)")
     parser.add_argument("--port", type=int, default=6007, help="HTTP port (default 6007; 0: any free)")
     add_access_options(parser)
+    add_page_options(parser)
     parser.add_argument("--reload-interval", type=positive_float, default=5.0,
                         help="seconds between reload passes (default 5)")
     parser.add_argument("--samples-per-plugin", metavar="PLUGIN=N,...",
@@ -63,7 +64,7 @@ def run(args) -> int:
     live = LiveLogdir(args.logdir if remote else os.path.abspath(args.logdir), samples)
     try:
         api = server.api_server(live, sock, token=token, path_prefix=args.path_prefix, certfile=args.certfile,
-                                keyfile=args.keyfile, reload_interval=args.reload_interval)
+                                keyfile=args.keyfile, reload_interval=args.reload_interval, aggregate=args.aggregate)
     except (OSError, ValueError) as err:   # ssl.SSLError is an OSError
         sock.close()
         return _fail("TLS: %s" % err, 1)

@@ -26,7 +26,7 @@ import threading
 from typing import Optional
 
 from ..dashboard.access import is_loopback, root_url
-from .server_options import access_problem, add_access_options, choose_token
+from .server_options import access_problem, add_access_options, add_page_options, choose_token
 
 DASHBOARD_PORT = 6007        # the dashboard's default port; taken: the next free of DASHBOARD_PORT_TRIES
 DASHBOARD_PORT_TRIES = 10
@@ -44,6 +44,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--no-dashboard", action="store_true",
                         help="serve TensorBoard's UI only (no tfevents dashboard)")
     add_access_options(parser)
+    add_page_options(parser)
     parser.add_argument("--grpc-port", type=int, default=0, help="the data provider's port (default: any free)")
     parser.add_argument("--reload-interval", type=float, default=5.0,
                         help="seconds between reload passes (default 5; 0 loads once)")
@@ -159,7 +160,8 @@ class Dashboard:
         forward = wildcard.get(self.tensorboard_host.strip("[]"), self.tensorboard_host.strip("[]"))
         self.server = api_server(live, self.sock, token=self.token, path_prefix=args.path_prefix,
                                  certfile=args.certfile, keyfile=args.keyfile, reload_interval=args.reload_interval,
-                                 loaded=loaded, tensorboard=None if args.provider_only else (forward, args.port))
+                                 loaded=loaded, tensorboard=None if args.provider_only else (forward, args.port),
+                                 aggregate=args.aggregate)
         # off the main thread, uvicorn installs no signal handlers: serve's own end it (stop)
         self.thread = threading.Thread(target=self.server.run, kwargs={"sockets": [self.sock]},
                                        name="tfevents-dashboard", daemon=True)

@@ -1,6 +1,6 @@
 """The options of a server that may be reached beyond localhost, declared once for ``tfevents serve`` and
 ``tfevents api``: its token (``--token``, ``$TFEVENTS_API_TOKEN``, generated; ``--no-token``), ``--path-prefix`` and
-TLS (``--certfile``/``--keyfile``). A non-loopback ``--host`` needs a token: generated (``secrets``) and printed in
+TLS (``--certfile``/``--keyfile``); and what the dashboard's page shows (``--aggregate``). A non-loopback ``--host`` needs a token: generated (``secrets``) and printed in
 the URL as Jupyter does, unless given; ``--no-token`` serves without one, with a warning. Stdlib only."""
 from __future__ import annotations
 
@@ -10,8 +10,9 @@ import sys
 from typing import Optional
 
 from ..dashboard.access import TOKEN_CHARACTERS, is_loopback, new_token
+from .arg_types import regex
 
-__all__ = ["TOKEN_ENV", "add_access_options", "access_problem", "choose_token"]
+__all__ = ["TOKEN_ENV", "add_access_options", "add_page_options", "access_problem", "choose_token"]
 
 TOKEN_ENV = "TFEVENTS_API_TOKEN"   # the token, kept out of the process list
 
@@ -27,6 +28,12 @@ def add_access_options(parser: argparse.ArgumentParser) -> None:
                         help="serve everything under this path (behind a reverse proxy), e.g. /tfevents/")
     parser.add_argument("--certfile", help="TLS certificate (PEM): serve https")
     parser.add_argument("--keyfile", help="TLS private key (PEM) of --certfile")
+
+
+def add_page_options(parser: argparse.ArgumentParser) -> None:
+    """What the dashboard's page shows, as ``tfevents report``'s options of the same names."""
+    parser.add_argument("--aggregate", type=regex, metavar="REGEX",
+                        help="group runs by this regex (as tfevents report --aggregate): each group's band")
 
 
 def access_problem(args) -> Optional[str]:

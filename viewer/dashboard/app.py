@@ -15,11 +15,12 @@ since they hold slashes):
   "value": [...]}``, the kept points oldest first; with ``start=S`` / ``end=E`` only those of steps S to E
   (inclusive), with ``points=N`` only those that N pixel columns draw (``reduce.m4_indices``; after the cut, so a
   zoomed-in chart asks for its range in full resolution).
-- ``GET /api/v1/scalars_of_tag?tag=T[&points=N][&runs=REGEX][&start=S][&end=E]``: ``{"tag", "series": [{"run", "step", "wall_time",
-  "value"}]}``, the series ``T`` of every run that has it and whose name ``re.search``-matches ``REGEX``, runs by
+- ``GET /api/v1/scalars_of_tag?tag=T[&points=N][&runs=REGEX][&run=R...][&start=S][&end=E]``: ``{"tag", "series":
+  [{"run", "step", "wall_time", "value"}]}``, the series ``T`` of every run that has it, whose name
+  ``re.search``-matches ``REGEX`` and, when ``run=`` is given (repeatable: exact names), is one of those; runs by
   name, each as ``/api/v1/scalars`` answers it (one request for a chart of many runs; the dashboard's).
-- ``GET /api/v1/density?tag=T&width=W&height=H[&runs=REGEX][&logy=1]``: the density (``density.density``) of the
-  scalar series ``T`` of every run that has it and whose name ``re.search``-matches ``REGEX``, on a ``W`` × ``H``
+- ``GET /api/v1/density?tag=T&width=W&height=H[&runs=REGEX][&run=R...][&logy=1]``: the density
+  (``density.density``) of the scalar series ``T`` of the runs chosen as for ``scalars_of_tag``, on a ``W`` × ``H``
   raster (1 to 4096 each, at most 2**22 pixels): ``{"tag", "width", "height", "logy", "x_range": [x0, x1],
   "y_range": [y0, y1], "runs": [names], "density": base64, "owner": base64}``, runs by name; the ranges are the
   data's (``density.data_range``), ``density`` is float32 little-endian, ``owner`` int32 little-endian (the index
@@ -172,18 +173,24 @@ def _runs_pattern(request: Request) -> "re.Pattern":
         raise BadRequest(400, "runs", "runs is not a regular expression: %s" % err)
 
 
-def _runs_with(live: LiveLogdir, tag: str, chosen: "re.Pattern") -> List[str]:
-    """The runs (by name) matching ``chosen`` that have the scalar series ``tag``; 404 when none."""
-    names = sorted(i.run for i in live.tags(tags=[tag], data_class=SCALAR) if chosen.search(i.run))
+def _chosen_runs(live: LiveLogdir, tag: str, request: Request) -> List[str]:
+    """The runs (by name) that have the scalar series ``tag``, chosen by the request: those named by ``run=``
+    (repeatable, exact names) if any, and whose name ``re.search``-matches ``runs=`` (default: every run); 404 when
+    none."""
+    named = set(request.query_params.getlist("run"))
+    chosen = _runs_pattern(request)
+    names = sorted(i.run for i in live.tags(tags=[tag], data_class=SCALAR)
+                   if (not named or i.run in named) and chosen.search(i.run))
     if not names:
-        raise BadRequest(404, "tag", "no run matching %r has a scalar series %r" % (chosen.pattern, tag))
+        raise BadRequest(404, "tag", "no run chosen (runs=%r, %d run= names) has a scalar series %r"
+                         % (chosen.pattern, len(named), tag))
     return names
 
 
 def scalars_of_tag(live: LiveLogdir, request: Request) -> Dict[str, object]:
     tag, points, steps = _required(request, "tag"), _points_parameter(request), _step_range(request)
     return {"tag": tag, "series": [{"run": run, **_series(live, run, tag, points, steps)}
-                                   for run in _runs_with(live, tag, _runs_pattern(request))]}
+                                   for run in _chosen_runs(live, tag, request)]}
 
 
 def _side(request: Request, name: str) -> int:
@@ -203,7 +210,7 @@ def density_of(live: LiveLogdir, request: Request) -> Dict[str, object]:
         raise BadRequest(400, "height", "width x height must be at most %d pixels, got %d" % (MAX_PIXELS,
                                                                                              width * height))
     logy = request.query_params.get("logy", "0") not in ("0", "", "false")
-    names = _runs_with(live, tag, _runs_pattern(request))
+    names = _chosen_runs(live, tag, request)
     series = [(p.step, p.value) for p in (live.points(run, tag) for run in names)]
     x_range, y_range = data_range(series, logy)
     d = density(series, x_range, y_range, width, height, logy)
@@ -220,12 +227,13 @@ def normalize_prefix(prefix: str) -> str:
 
 def build_app(live: LiveLogdir, path_prefix: str = "/", *, title: Optional[str] = None,
               reload_interval: float = 5.0, loaded: Optional[threading.Event] = None,
-              tensorboard: Optional[Tuple[str, int]] = None) -> Starlette:
+              tensorboard: Optional[Tuple[str, int]] = None, aggregate: Optional[str] = None) -> Starlette:
     """The dashboard's page (``/``, ``page.py``) and the API's routes over ``live``, under ``path_prefix`` (``/x/``
     serves ``/x/`` and ``/x/api/v1/...``); ``title``: the page's (default the logdir's path); ``reload_interval``:
     how often the page asks what changed; ``loaded``: set once the first pass is in (the page waits for it, at most
     ``FIRST_PASS_WAIT`` seconds); ``tensorboard``: the ``(host, port)`` of TensorBoard's web server, forwarded at
-    ``/tensorboard/`` (``proxy.py``) and linked from the page."""
+    ``/tensorboard/`` (``proxy.py``) and linked from the page; ``aggregate``: the regex grouping runs into the page's
+    bands (as ``tfevents report --aggregate``)."""
     prefix = normalize_prefix(path_prefix)
 
     def page(request: Request) -> Response:   # sync: on Starlette's thread pool, so waiting blocks no other request
@@ -233,7 +241,7 @@ def build_app(live: LiveLogdir, path_prefix: str = "/", *, title: Optional[str] 
             loaded.wait(FIRST_PASS_WAIT)
         text = dashboard_html(live, title=title or live.path, api_base=prefix + "/api/v1/",
                               reload_interval=reload_interval,
-                              tensorboard=prefix + MOUNT + "/" if tensorboard else None)
+                              tensorboard=prefix + MOUNT + "/" if tensorboard else None, aggregate=aggregate)
         return Response(text.encode("utf-8"), media_type="text/html; charset=utf-8",
                         headers={"X-Content-Type-Options": "nosniff", "Cache-Control": "no-store",
                                  "Referrer-Policy": "no-referrer"})

@@ -5,8 +5,15 @@ The embedded document is the report's (``collect.py``'s shape) with the runs, th
 scalar charts and series, but every series' arrays empty: each series carries ``fetch`` (its run and tag, its
 ``points`` and ``last_step`` as listed now), and the page's ``served.js`` asks ``GET api/v1/scalars_of_tag`` for the
 series of a chart when the chart scrolls into view (one request per tag), reduced to the chart's pixel width
-(``points=``), then polls ``GET api/v1/runs`` every reload interval and asks again for the series that changed. The
-other kinds are not in the dashboard yet (the report file has them). Read only through the loader's read API.
+(``points=``), then polls ``GET api/v1/runs`` every reload interval and asks again for the series that changed.
+
+The other kinds (histograms and distributions, images, audio, text, PR curves, graphs, embeddings, meshes) and the
+HParams table's experiments come from a snapshot of what the loader keeps (``summaries/live/snapshot.py``: its
+records as the offline reader makes them), made into the report's sections by the report's own code
+(``collect.other_sections``), embedded as the page loads (a reload shows what came since). The HParams table's
+metrics (last, min and max with their steps) are the loader's, of every value logged. With ``aggregate`` (a regex,
+as ``tfevents report --aggregate``) the groups' bands are the report's too, over a snapshot of the scalars. Read
+only through the loader's read API.
 """
 from __future__ import annotations
 
@@ -16,11 +23,13 @@ from typing import Any, Dict, List, Optional
 import numpy as np
 
 from tfevents.summaries.live.loader import SCALAR, LiveLogdir
+from tfevents.summaries.live.snapshot import DEFAULT_KINDS, snapshot
 
 from ..colors import run_colors
 from ..plots.bands import BANDS, CENTERS
+from ..plots.hparams import metric_runs
 from ..plots.scalars import chart_groups
-from ..reports.interactive.collect import MEDIA_AND_OTHER_SECTIONS
+from ..reports.interactive.collect import aggregate_entries, other_sections
 from ..reports.interactive.encode import Blob, finite_or_none
 from ..reports.interactive.page import page_html
 from ..smoothing import DEFAULT_SMOOTHING
@@ -32,10 +41,10 @@ DENSITY_ABOVE = 300           # a chart of more runs than this is drawn as their
 
 
 def live_document(live: LiveLogdir, *, title: str, api_base: str, reload_interval: float,
-                  tensorboard: Optional[str] = None) -> tuple:
+                  tensorboard: Optional[str] = None, aggregate: Optional[str] = None) -> tuple:
     """``(document, blob)`` of the page for ``live`` as it is now: the report's document shape, series arrays
     empty (``fetch`` names what to ask the API for), ``api`` the API's base path, the reload interval and the path
-    of TensorBoard's UI (``tensorboard``; None: not served)."""
+    of TensorBoard's UI (``tensorboard``; None: not served); ``aggregate``: the regex grouping runs into bands."""
     blob = Blob()
     empty = {"step": blob.add(np.zeros(0, np.int32)), "wall": blob.add(np.zeros(0, np.float64)),
              "value": blob.add(np.zeros(0, np.float32))}
@@ -51,17 +60,27 @@ def live_document(live: LiveLogdir, *, title: str, api_base: str, reload_interva
         series.append({"run": index[info.run], "tag": info.tag, **empty,
                        "fetch": {"run": info.run, "tag": info.tag, "points": info.count,
                                  "last_step": info.last_step}})
-    charts = [{"title": title_, "series": [i for t in members for i in by_tag[t]], "bands": []}
+    aggregates = aggregate_entries(snapshot(live, ("scalars",)), None, None, aggregate, index, blob) \
+        if aggregate else []
+    bands_of: Dict[str, List[int]] = {}
+    for i, entry in enumerate(aggregates):
+        bands_of.setdefault(entry["tag"], []).append(i)
+    charts = [{"title": title_, "series": [i for t in members for i in by_tag[t]],
+               "bands": [i for t in members for i in bands_of.get(t, ())]}
               for title_, members in chart_groups(by_tag).items()]
+    others = snapshot(live, DEFAULT_KINDS)
+    problems = [str(p) for p in getattr(live, "problems", None) or ()]
     doc: Dict[str, Any] = {
         "runs": [{"name": run, "color": colors[run]} for run in run_names],
-        "scalars": {"series": series, "charts": charts, "aggregates": [], "x_tags": sorted(by_tag), "x_only": []},
-        **{section: [] for section in MEDIA_AND_OTHER_SECTIONS},   # not in the dashboard yet
-        "hparams": _hparams(live, run_names),
-        "problems": [str(p) for p in getattr(live, "problems", None) or ()],
+        "scalars": {"series": series, "charts": charts, "aggregates": aggregates, "x_tags": sorted(by_tag),
+                    "x_only": []},
+        **other_sections(others, index, blob, problems),
+        "hparams": _hparams(live, run_names, dict(others.hparams or {})),
+        "problems": problems,
         "title": title,
         "options": {"smoothing": DEFAULT_SMOOTHING, "x": "step", "logy": False, "logx": False, "smooth": None,
-                    "aggregate": None, "view": "runs", "center": CENTERS[0], "band": BANDS[0]},
+                    "aggregate": aggregate, "view": "bands" if aggregates else "runs", "center": CENTERS[0],
+                    "band": BANDS[0]},
         "rendered": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC"),
         "api": {"base": api_base, "interval": reload_interval, "density_above": DENSITY_ABOVE,
                 "tensorboard": tensorboard},
@@ -69,23 +88,39 @@ def live_document(live: LiveLogdir, *, title: str, api_base: str, reload_interva
     return doc, blob
 
 
-def _hparams(live: LiveLogdir, run_names: List[str]) -> Dict[str, Any]:
-    """The HParams table of the runs that logged hyperparameters (no metrics columns yet)."""
-    rows, names = [], set()
+def _hparams(live: LiveLogdir, run_names: List[str], records: Dict[str, Any]) -> Dict[str, Any]:
+    """The HParams table (the report's shape): a row per run that logged hyperparameters or names metrics (its
+    ``records``: the snapshot's, by run), its values, and per metric the last value and the best ones with their
+    steps, of the run's series of the metric or of the first run below it that has one (``metric_runs``, as the
+    report), as the loader keeps them (min and max of every value logged)."""
+    infos = {(i.run, i.tag): i for i in live.tags(data_class=SCALAR)}
+    names: List[str] = []
+    metrics: List[str] = []
+    rows = []
     for run in run_names:
         values = live.hparams(run)
-        if values:
-            names.update(values)
-            rows.append({"run": run, "hparams": {k: finite_or_none(v) if isinstance(v, float) else v
-                                                 for k, v in values.items()},
-                         "metrics": {}, "best": {}})
-    return {"hparams": sorted(names), "metrics": [], "rows": rows}
+        tags = list(getattr(records.get(run), "metrics", None) or [])
+        if not values and not tags:
+            continue
+        names += [k for k in values if k not in names]
+        metrics += [t for t in tags if t not in metrics]
+        row: Dict[str, Any] = {"run": run, "hparams": {k: finite_or_none(v) if isinstance(v, float) else v
+                                                       for k, v in values.items()}, "metrics": {}, "best": {}}
+        for tag in tags:
+            info = next((infos[(r, tag)] for r in metric_runs(infos, run, tag) if (r, tag) in infos), None)
+            row["metrics"][tag] = None if info is None else finite_or_none(info.last)
+            if info is not None:
+                row["best"][tag] = {"last_value_step": info.last_step, "min": finite_or_none(info.min),
+                                    "min_step": info.min_step, "max": finite_or_none(info.max),
+                                    "max_step": info.max_step}
+        rows.append(row)
+    return {"hparams": names, "metrics": metrics, "rows": rows}
 
 
 def dashboard_html(live: LiveLogdir, *, title: str, api_base: str, reload_interval: float,
-                   tensorboard: Optional[str] = None) -> str:
+                   tensorboard: Optional[str] = None, aggregate: Optional[str] = None) -> str:
     """The page's HTML: the report's page with ``served.js``, allowed to ask this server (CSP ``connect-src
     'self'``) and nothing else."""
     doc, blob = live_document(live, title=title, api_base=api_base, reload_interval=reload_interval,
-                              tensorboard=tensorboard)
+                              tensorboard=tensorboard, aggregate=aggregate)
     return page_html(doc, blob, extra_scripts=(SERVED_SCRIPT,), connect="'self'")

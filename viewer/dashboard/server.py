@@ -61,13 +61,14 @@ def bind(host: str, port: int) -> socket.socket:
 def api_server(live: LiveLogdir, sock: socket.socket, *, token: Optional[str], path_prefix: str = "/",
                certfile: Optional[str] = None, keyfile: Optional[str] = None, reload_interval: float = 5.0,
                loaded: Optional[threading.Event] = None,
-               tensorboard: Optional[Tuple[str, int]] = None) -> uvicorn.Server:
+               tensorboard: Optional[Tuple[str, int]] = None, aggregate: Optional[str] = None) -> uvicorn.Server:
     """The uvicorn server of the API over ``live`` for ``sock``, its TLS certificate already loaded (OSError or
     ``ssl.SSLError`` here when it cannot be); ``.run(sockets=[sock])`` serves until SIGINT or SIGTERM (uvicorn's
     handlers; on another thread than the main one, until ``.should_exit`` is set). Every request needs ``token``
-    unless it is None; on a loopback address, a loopback name as its Host too (``auth.py``). ``loaded`` and
-    ``tensorboard``: as ``build_app``'s."""
-    app = build_app(live, path_prefix, reload_interval=reload_interval, loaded=loaded, tensorboard=tensorboard)
+    unless it is None; on a loopback address, a loopback name as its Host too (``auth.py``). ``loaded``,
+    ``tensorboard`` and ``aggregate``: as ``build_app``'s."""
+    app = build_app(live, path_prefix, reload_interval=reload_interval, loaded=loaded, tensorboard=tensorboard,
+                    aggregate=aggregate)
     if token is not None:
         app = TokenGate(app, token, cookie_name(sock.getsockname()[1]),
                         cookie_path=normalize_prefix(path_prefix) + "/", secure=certfile is not None)

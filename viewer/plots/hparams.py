@@ -6,7 +6,7 @@ table can rank runs by a metric's best value instead."""
 from __future__ import annotations
 
 import math
-from typing import Any, Mapping, Optional
+from typing import Any, Iterable, List, Mapping, Optional, Tuple
 
 import numpy as np
 
@@ -40,10 +40,16 @@ def hparams_table(source: Any, runs: Optional[str] = None) -> tuple[list[str], l
     return names, metrics, rows
 
 
+def metric_runs(keys: Iterable[Tuple[str, str]], run: str, tag: str) -> List[str]:
+    """The runs whose series ``tag`` may stand for ``run``'s HParams metric ``tag``, in the order they are tried:
+    ``run``, then the runs below it that have ``tag`` (e.g. ``run/validation``, as TensorBoard's session groups),
+    by name; ``keys``: the ``(run, tag)`` of every scalar series."""
+    return [run] + sorted(r for r, t in keys if t == tag and _below(r, run))
+
+
 def metric_series(scalars: Mapping, run: str, tag: str) -> Optional[Any]:
     """The series of ``tag`` in ``run`` (or in the first run below it that has it), None if none has a point."""
-    candidates = [run] + sorted(r for r, t in scalars if t == tag and _below(r, run))
-    for r in candidates:
+    for r in metric_runs(scalars, run, tag):
         s = scalars.get((r, tag))
         if s is not None and len(s.value):
             return s

@@ -63,22 +63,38 @@ def collect(logdir: Any, *, tags: Optional[str] = None, runs: Optional[str] = No
     doc: Dict[str, Any] = {
         "runs": [{"name": r, "color": colors.get(r) or run_colors([r])[r]} for r in run_names],
         "scalars": _scalars(scalars, index, blob, group,
-                            _aggregates(logdir, tags, runs, aggregate, index, blob, x) if aggregate else []),
-        "distributions": [], "histograms": [],
+                            aggregate_entries(logdir, tags, runs, aggregate, index, blob, x) if aggregate else []),
+        **other_sections(logdir, index, blob, problems, tags=tags, runs=runs, image_steps=image_steps,
+                         max_images=max_images),
+        "hparams": _hparams(logdir, runs),
+        "problems": problems,
+    }
+    doc["scalars"].update(_x_axes(logdir, scalars, runs, x, index, blob))
+    return doc, blob
+
+
+def other_sections(logdir: Any, index: Dict[str, int], blob: Blob, problems: List[str], *,
+                   tags: Optional[str] = None, runs: Optional[str] = None,
+                   image_steps: Optional[Sequence[int]] = None, max_images: int = MAX_MEDIA_STEPS) -> Dict[str, Any]:
+    """The document's sections of every kind but scalars and hparams (:data:`MEDIA_AND_OTHER_SECTIONS`) of a loaded
+    Logdir (the report's, or the served dashboard's snapshot of its live logdir), of the ``tags`` and ``runs`` chosen
+    (regexes), runs named by their place in the page's run list (``index``; every run of the Logdir must be in it);
+    a graph's problems are added to ``problems``."""
+    def pick(attr: str) -> dict:
+        return logdir_data.select(dict(getattr(logdir, attr, None) or {}), tags, runs)
+
+    sections = {
         "images": _media(pick("images"), index, image_steps, max_images, image=True),
         "videos": _media(pick("videos"), index, image_steps, max_images, image=False),
         "audio": _audio(pick("audio"), index, max_images),
         "text": _text(pick("text"), index),
         "pr_curves": _pr_curves(pick("pr_curves"), index, blob),
-        "hparams": _hparams(logdir, runs),
         "graphs": _graphs(pick("graphs"), index, problems),
         "embeddings": _embeddings(pick("embeddings"), index, blob),
         "meshes": _meshes(pick("meshes"), index),
-        "problems": problems,
     }
-    doc["distributions"], doc["histograms"] = _histograms(pick("histograms"), index, blob)
-    doc["scalars"].update(_x_axes(logdir, scalars, runs, x, index, blob))
-    return doc, blob
+    sections["distributions"], sections["histograms"] = _histograms(pick("histograms"), index, blob)
+    return sections
 
 
 def _x_axes(logdir: Any, chosen: dict, runs: Optional[str], x: str, index: dict, blob: Blob) -> dict:
@@ -99,7 +115,7 @@ def _x_axes(logdir: Any, chosen: dict, runs: Optional[str], x: str, index: dict,
 
 
 def _scalars(chosen: dict, index: dict, blob: Blob, group: Optional[str], aggregates: list) -> dict:
-    """Series (every point, for hover and CSV), ``aggregates`` (:func:`_aggregates`) and charts: one per tag, or per
+    """Series (every point, for hover and CSV), ``aggregates`` (:func:`aggregate_entries`) and charts: one per tag, or per
     ``group`` regex value, each naming its series and its aggregates by index."""
     series, by_tag = [], {}
     for (run, tag), s in chosen.items():
@@ -117,7 +133,7 @@ def _scalars(chosen: dict, index: dict, blob: Blob, group: Optional[str], aggreg
     return {"series": series, "charts": charts, "aggregates": aggregates}
 
 
-def _aggregates(logdir: Any, tags: Optional[str], runs: Optional[str], by: str, index: dict, blob: Blob,
+def aggregate_entries(logdir: Any, tags: Optional[str], runs: Optional[str], by: str, index: dict, blob: Blob,
                 x: str = "step") -> list:
     """Each (group, tag) of ``aggregate_columns(logdir, by)`` (the runs of a group aligned and reduced per step):
     its group, tag, colour, member runs (indices into the page's runs), alignment, and arrays of the steps and of

@@ -47,7 +47,10 @@ TFE.whenPending = function (chart) {
 
 function apiUrl(route, params) {
   const url = new URL(API.base + route, window.location.href);
-  for (const [k, v] of Object.entries(params || {})) url.searchParams.set(k, v);
+  for (const [k, v] of Object.entries(params || {})) {
+    if (Array.isArray(v)) for (const item of v) url.searchParams.append(k, item);   // a repeated parameter
+    else url.searchParams.set(k, v);
+  }
   return url;
 }
 
@@ -68,9 +71,9 @@ function load(chart) {
   else loadChart(chart);
 }
 
-/** Ask for the series of ``chart`` that are pending (one request per tag: every run's series of it), then draw it. */
+/** Ask for the series of ``chart`` that are shown and pending (one request per tag), then draw it. */
 async function loadChart(chart) {
-  const wanted = chart.series.map(i => SERIES[i]).concat(xTagSeries(chart)).filter(s => s.pending && !s.asking);
+  const wanted = chart.shown.concat(xTagSeries(chart)).filter(s => s.pending && !s.asking);
   const width = Math.max(240, chart.plot.clientWidth || 400);
   const byTag = new Map();
   for (const s of wanted) {
@@ -92,9 +95,15 @@ async function loadChart(chart) {
   requestAnimationFrame(firstScreen);
 }
 
-/** One request for the series of ``tag`` (GET api/v1/scalars_of_tag), filling those of ``runs`` (name -> series). */
+const NAMED_RUNS_MAX_CHARS = 8000;   // run= names in one URL at most (the server's request line stays small)
+
+/** One request for the series of ``tag`` (GET api/v1/scalars_of_tag), filling those of ``runs`` (name -> series):
+ * only theirs, named (``run=``), unless that is every run of the tag or too long a URL. */
 async function loadTag(tag, runs, width) {
-  const got = await getJson("scalars_of_tag", {tag, points: width});
+  const names = Array.from(runs.keys()), params = {tag, points: width};
+  const ofTag = SERIES.filter(s => s.tag === tag && s.fetch).length;
+  if (names.length < ofTag && names.reduce((n, name) => n + name.length + 5, 0) <= NAMED_RUNS_MAX_CHARS) params.run = names;
+  const got = await getJson("scalars_of_tag", params);
   for (const answer of got.series) {
     const s = runs.get(answer.run);
     if (!s) continue;
