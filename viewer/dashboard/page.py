@@ -71,7 +71,7 @@ def live_document(live: LiveLogdir, *, title: str, api_base: str, reload_interva
     others = snapshot(live, DEFAULT_KINDS)
     problems = [str(p) for p in getattr(live, "problems", None) or ()]
     doc: Dict[str, Any] = {
-        "runs": [{"name": run, "color": colors[run]} for run in run_names],
+        "runs": _run_entries(live, run_names, colors),
         "scalars": {"series": series, "charts": charts, "aggregates": aggregates, "x_tags": sorted(by_tag),
                     "x_only": []},
         **other_sections(others, index, blob, problems),
@@ -86,6 +86,28 @@ def live_document(live: LiveLogdir, *, title: str, api_base: str, reload_interva
                 "tensorboard": tensorboard},
     }
     return doc, blob
+
+
+def _run_entries(live: LiveLogdir, run_names: List[str], colors: Dict[str, str]) -> List[Dict[str, Any]]:
+    """Each run's name and colour, its ``hparams`` (when it logged any) and ``stats``: per scalar tag ``[last, min,
+    max]`` as the loader keeps them (null when none or not finite; the sidebar's run list sorts by them)."""
+    def number(v: Any) -> Optional[float]:
+        return float(v) if v is not None and np.isfinite(v) else None
+
+    stats: Dict[str, Dict[str, list]] = {}
+    for info in live.tags(data_class=SCALAR):
+        stats.setdefault(info.run, {})[info.tag] = [number(info.last), number(info.min), number(info.max)]
+    entries = []
+    for run in run_names:
+        entry: Dict[str, Any] = {"name": run, "color": colors[run]}
+        hp = live.hparams(run)
+        if hp:
+            entry["hparams"] = {k: v if isinstance(v, (bool, str)) else number(v)
+                                if isinstance(v, (int, float, np.number)) else str(v) for k, v in hp.items()}
+        if run in stats:
+            entry["stats"] = stats[run]
+        entries.append(entry)
+    return entries
 
 
 def _hparams(live: LiveLogdir, run_names: List[str], records: Dict[str, Any]) -> Dict[str, Any]:

@@ -61,7 +61,7 @@ def collect(logdir: Any, *, tags: Optional[str] = None, runs: Optional[str] = No
     index = {r: i for i, r in enumerate(run_names)}
     problems = [str(p) for p in getattr(logdir, "problems", None) or ()]
     doc: Dict[str, Any] = {
-        "runs": [{"name": r, "color": colors.get(r) or run_colors([r])[r]} for r in run_names],
+        "runs": _run_entries(run_names, colors, scalars, pick("hparams")),
         "scalars": _scalars(scalars, index, blob, group,
                             aggregate_entries(logdir, tags, runs, aggregate, index, blob, x) if aggregate else []),
         **other_sections(logdir, index, blob, problems, tags=tags, runs=runs, image_steps=image_steps,
@@ -71,6 +71,32 @@ def collect(logdir: Any, *, tags: Optional[str] = None, runs: Optional[str] = No
     }
     doc["scalars"].update(_x_axes(logdir, scalars, runs, x, index, blob))
     return doc, blob
+
+
+def _run_entries(run_names: List[str], colors: dict, scalars: dict, hparams: dict) -> List[Dict[str, Any]]:
+    """Each run's name and colour, its ``hparams`` (when it logged any) and ``stats``: per scalar tag ``[last, min,
+    max]`` over every kept point, NaN left out, null when none or not finite (the sidebar's run list sorts by them)."""
+    def number(v: Any) -> Optional[float]:
+        return float(v) if v is not None and np.isfinite(v) else None
+
+    stats: Dict[str, Dict[str, list]] = {}
+    for (run, tag), s in scalars.items():
+        v = np.asarray(s.value, np.float64)
+        if len(v):
+            kept = v[~np.isnan(v)]
+            stats.setdefault(run, {})[tag] = [number(v[-1]), *((number(kept.min()), number(kept.max()))
+                                                               if len(kept) else (None, None))]
+    entries = []
+    for r in run_names:
+        entry: Dict[str, Any] = {"name": r, "color": colors.get(r) or run_colors([r])[r]}
+        hp = dict(getattr(hparams.get(r), "hparams", None) or {})
+        if hp:
+            entry["hparams"] = {k: v if isinstance(v, (bool, str)) else number(v)
+                                if isinstance(v, (int, float, np.number)) else str(v) for k, v in hp.items()}
+        if r in stats:
+            entry["stats"] = stats[r]
+        entries.append(entry)
+    return entries
 
 
 def other_sections(logdir: Any, index: Dict[str, int], blob: Blob, problems: List[str], *,

@@ -2,7 +2,8 @@
 // arrays), builds the sidebar (tag filter, smoothing, x axis, log y, outliers, runs) and the sections, and
 // keeps the controls' state across reloads (sessionStorage). Every user string is inserted as text
 // (textContent), never as HTML; the only HTML inserted is text summaries already cleaned by safe_html.py.
-// scalars.js, charts.js and panels.js follow this file in the same script.
+// runlist.js (the sidebar's run list), smoothing.js, scalars.js, charts.js and panels.js follow this file in the
+// same script.
 
 const ARRAYS = {f64: Float64Array, f32: Float32Array, i32: Int32Array, u8: Uint8Array};
 const TFE = window.__tfe = {sections: [], charts: [], ready: false};
@@ -123,14 +124,19 @@ function saveState() {
   try { sessionStorage.setItem(STORE_KEY, JSON.stringify(STATE)); } catch (e) { /* storage disabled */ }
 }
 
+const REGEX_CACHE = new Map();   // the filters' texts compiled once (runVisible asks per series)
 function compileRegex(text) {
   if (!text) return {re: null, ok: true};
-  try { return {re: new RegExp(text), ok: true}; } catch (e) { return {re: null, ok: false}; }
+  if (!REGEX_CACHE.has(text)) {
+    if (REGEX_CACHE.size > 50) REGEX_CACHE.clear();
+    try { REGEX_CACHE.set(text, {re: new RegExp(text), ok: true}); } catch (e) { REGEX_CACHE.set(text, {re: null, ok: false}); }
+  }
+  return REGEX_CACHE.get(text);
 }
 
-/** Is run ``i`` shown: not unticked and matching the run regex. */
+/** Is run ``i`` shown: not unticked (runlist.js hiddenRuns) and matching the run regex. */
 function runVisible(i) {
-  if (STATE.hidden.includes(runName(i))) return false;
+  if (hiddenRuns().has(runName(i))) return false;
   const {re} = compileRegex(STATE.runFilter);
   return !re || re.test(runName(i));
 }
@@ -201,25 +207,6 @@ function sidebar() {
   for (const radio of xRadios) radio.querySelector("input").addEventListener("change", () => { xTag.value = ""; });
   const check = (key, id, label) => el("label", null, el("input", {type: "checkbox", id, checked: STATE[key],
     onchange: e => { STATE[key] = e.target.checked; changed(key); }}), label);
-  const runBoxes = DATA.runs.map((r, i) => el("label", {class: "run", dataset: {runRow: i}, title: r.name},
-    el("input", {type: "checkbox", class: "run-toggle", value: r.name, checked: !STATE.hidden.includes(r.name),
-      onchange: e => { setHidden(r.name, !e.target.checked); changed("runs"); }}),
-    el("i", {class: "swatch", style: {background: r.color}}), el("span", null, r.name)));
-  const runInput = el("input", {type: "search", id: "run-filter", placeholder: "Filter runs (regex)", value: STATE.runFilter,
-    oninput: e => { STATE.runFilter = e.target.value; runInput.classList.toggle("invalid", !compileRegex(e.target.value).ok);
-                    filterRunRows(); changed("runs"); }});
-  const all = el("input", {type: "checkbox", id: "all-runs", checked: STATE.hidden.length === 0,
-    onchange: e => {
-      for (const box of document.querySelectorAll(".run-toggle")) {
-        if (box.closest(".run").classList.contains("hidden")) continue;
-        box.checked = e.target.checked; setHidden(box.value, !e.target.checked);
-      }
-      changed("runs");
-    }});
-  function filterRunRows() {
-    const {re} = compileRegex(STATE.runFilter);
-    for (const row of runBoxes) row.classList.toggle("hidden", !!re && !re.test(runName(+row.dataset.runRow)));
-  }
   const side = el("aside", {class: "sidebar"}, aggregateControl(),
     el("div", {class: "control"}, tagInput),
     el("div", {class: "control"}, el("div", {class: "label"}, "Smoothing"), smoothKind, el("div", {class: "row"}, smoothRange, smoothNumber)),
@@ -227,9 +214,7 @@ function sidebar() {
     el("div", {class: "control"}, check("logy", "log-y", "Log-scale y axis")),
     el("div", {class: "control"}, check("logx", "log-x", "Log-scale x axis")),
     el("div", {class: "control"}, check("outliers", "ignore-outliers", "Ignore outliers in chart scaling")),
-    el("div", {class: "control runs"}, el("div", {class: "label"}, "Runs"), runInput,
-       el("label", {class: "run all"}, all, el("span", null, "all")), el("div", {class: "run-list"}, runBoxes)));
-  filterRunRows();
+    runList());   // runlist.js: filter, sort and the virtualized list
   return side;
 }
 
@@ -247,12 +232,6 @@ function aggregateControl() {
     el("div", {class: "radios"}, radio("bands", "Bands"), radio("runs", "Individual runs")),
     el("div", {class: "row"}, choose("center", "band-center", {mean: "mean", median: "median"}),
        choose("band", "band-kind", {std: "± std", minmax: "min – max", none: "no band"})));
-}
-
-function setHidden(name, hidden) {
-  const at = STATE.hidden.indexOf(name);
-  if (hidden && at < 0) STATE.hidden.push(name);
-  if (!hidden && at >= 0) STATE.hidden.splice(at, 1);
 }
 
 /** A section of the page: ``build(body)`` fills it; ``update(what)`` reacts to control changes. */
