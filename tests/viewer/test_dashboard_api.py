@@ -191,6 +191,25 @@ def test_scalars_of_tag_is_each_runs_reduced_series_in_one_answer(served):
     assert status == 404 and json.loads(body)["parameter"] == "tag"
     status, _, body = get(base + "api/v1/scalars_of_tag?" + query(tag="loss", runs="("))
     assert status == 400 and json.loads(body)["parameter"] == "runs"
+    named = get_json(base + "api/v1/scalars_of_tag?" + urllib.parse.urlencode(
+        [("tag", "loss"), ("run", "sweep/lr_0.1"), ("run", "growing"), ("run", "no such run")]))
+    assert [s["run"] for s in named["series"]] == ["growing", "sweep/lr_0.1"]   # run=: exactly those named
+    both = get_json(base + "api/v1/scalars_of_tag?" + urllib.parse.urlencode(
+        [("tag", "loss"), ("run", "sweep/lr_0.1"), ("run", "growing"), ("runs", "^sweep/")]))
+    assert [s["run"] for s in both["series"]] == ["sweep/lr_0.1"]              # and runs= as well
+
+
+def test_runs_since_lists_only_the_series_with_newer_points(served):
+    base = served["plain"].base
+    every = get_json(base + "api/v1/runs")["runs"]
+    walls = sorted(info["last_wall_time"] for run in every for info in run["scalars"].values())
+    cut = walls[len(walls) // 2]
+    newer = get_json(base + "api/v1/runs?" + query(since=repr(cut)))["runs"]
+    expected = {(run["run"], tag) for run in every for tag, info in run["scalars"].items()
+                if info["last_wall_time"] >= cut}
+    assert {(run["run"], tag) for run in newer for tag in run["scalars"]} == expected
+    assert all(run["scalars"] for run in newer)
+    assert get(base + "api/v1/runs?since=soon")[0] == 400
 
 
 @pytest.mark.parametrize("params, status, parameter", [

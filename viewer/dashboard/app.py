@@ -8,7 +8,8 @@ since they hold slashes):
 - ``GET /api/v1/runs``: ``{"runs": [{"run", "start_time", "hparams": {name: value}, "scalars": {tag: {"last",
   "last_step", "last_wall_time", "min", "min_step", "max", "max_step", "points"}}}]}``, runs sorted by name;
   ``min``/``max`` are of every value logged (NaN left out; null with their steps when there is none),
-  ``points`` the points kept.
+  ``points`` the points kept. With ``since=WALL`` (seconds since the epoch) only the runs with a series whose last
+  point's wall time is at least ``WALL``, with only those series (what changed, for a page that polls).
 - ``GET /api/v1/tags?run=R``: ``{"run", "tags": [{"tag", "plugin", "data_class", "last_step", "last_wall_time",
   "points"}]}``; ``data_class`` is ``"scalar"``, ``"tensor"``, ``"blob_sequence"`` or ``"unknown"``.
 - ``GET /api/v1/scalars?run=R&tag=T[&points=N]``: ``{"run", "tag", "step": [...], "wall_time": [...],
@@ -118,15 +119,32 @@ def _scalar_summary(info: TagInfo) -> Dict[str, object]:
             "points": info.count}
 
 
-def runs(live: LiveLogdir) -> Dict[str, object]:
+def runs(live: LiveLogdir, since: Optional[float] = None) -> Dict[str, object]:
+    """Every run, or with ``since`` only the runs with a scalar series whose last point's wall time is at least
+    ``since``, and of those only such series (what a page that polls asks: what changed)."""
     scalars: Dict[str, Dict[str, object]] = {}
     for info in live.tags(data_class=SCALAR):
-        scalars.setdefault(info.run, {})[info.tag] = _scalar_summary(info)
+        if since is None or info.max_wall_time >= since:
+            scalars.setdefault(info.run, {})[info.tag] = _scalar_summary(info)
+    names = live.run_names() if since is None else sorted(scalars)
     return {"runs": [{"run": name, "start_time": live.start_time(name),
                       "hparams": {k: json_number(v) if isinstance(v, float) else v
                                   for k, v in live.hparams(name).items()},
                       "scalars": scalars.get(name, {})}
-                     for name in live.run_names()]}
+                     for name in names]}
+
+
+def _since(request: Request) -> Optional[float]:
+    text = request.query_params.get("since")
+    if text is None:
+        return None
+    try:
+        since = float(text)
+    except ValueError:
+        since = math.nan
+    if not math.isfinite(since):
+        raise BadRequest(400, "since", "since must be a wall time in seconds, got %r" % text)
+    return since
 
 
 def tags(live: LiveLogdir, run: str) -> Dict[str, object]:
@@ -256,7 +274,7 @@ def build_app(live: LiveLogdir, path_prefix: str = "/", *, title: Optional[str] 
 
     routes = [
         Route("/", page),
-        Route("/api/v1/runs", answer(lambda r: runs(live))),
+        Route("/api/v1/runs", answer(lambda r: runs(live, _since(r)))),
         Route("/api/v1/tags", answer(lambda r: tags(live, _required(r, "run")))),
         Route("/api/v1/scalars", answer(lambda r: scalars(live, _required(r, "run"), _required(r, "tag"),
                                                           _points_parameter(r), _step_range(r)))),

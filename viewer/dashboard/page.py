@@ -2,8 +2,8 @@
 ``LiveLogdir``, its data asked for on demand instead of embedded.
 
 The embedded document is the report's (``collect.py``'s shape) with the runs, their colours and hparams, and the
-scalar charts and series, but every series' arrays empty: each series carries ``fetch`` (its run and tag, its
-``points`` and ``last_step`` as listed now), and the page's ``served.js`` asks ``GET api/v1/scalars_of_tag`` for the
+scalar charts and series, but no series' arrays: each series carries ``fetch``, ``[points, last_step]`` as listed
+now (a few bytes a series: 50,000 of them make a page of a few MB), and the page's ``served.js`` asks ``GET api/v1/scalars_of_tag`` for the
 series of a chart when the chart scrolls into view (one request per tag), reduced to the chart's pixel width
 (``points=``), then polls ``GET api/v1/runs`` every reload interval and asks again for the series that changed.
 
@@ -18,9 +18,9 @@ only through the loader's read API.
 from __future__ import annotations
 
 import datetime
+import math
 from typing import Any, Dict, List, Optional
 
-import numpy as np
 
 from tfevents.summaries.live.loader import SCALAR, LiveLogdir
 from tfevents.summaries.live.snapshot import DEFAULT_KINDS, snapshot
@@ -30,7 +30,7 @@ from ..plots.bands import BANDS, CENTERS
 from ..plots.hparams import metric_runs
 from ..plots.scalars import chart_groups
 from ..reports.interactive.collect import aggregate_entries, other_sections
-from ..reports.interactive.encode import Blob, finite_or_none
+from ..reports.interactive.encode import Blob, finite_or_none, run_entry, short_number
 from ..reports.interactive.page import page_html
 from ..smoothing import DEFAULT_SMOOTHING
 
@@ -42,24 +42,23 @@ DENSITY_ABOVE = 300           # a chart of more runs than this is drawn as their
 
 def live_document(live: LiveLogdir, *, title: str, api_base: str, reload_interval: float,
                   tensorboard: Optional[str] = None, aggregate: Optional[str] = None) -> tuple:
-    """``(document, blob)`` of the page for ``live`` as it is now: the report's document shape, series arrays
-    empty (``fetch`` names what to ask the API for), ``api`` the API's base path, the reload interval and the path
+    """``(document, blob)`` of the page for ``live`` as it is now: the report's document shape, series without
+    arrays (``fetch``: ``[points, last_step]``, for the page to ask the API for them), ``api`` the API's base path, the reload interval and the path
     of TensorBoard's UI (``tensorboard``; None: not served); ``aggregate``: the regex grouping runs into bands."""
     blob = Blob()
-    empty = {"step": blob.add(np.zeros(0, np.int32)), "wall": blob.add(np.zeros(0, np.float64)),
-             "value": blob.add(np.zeros(0, np.float32))}
     run_names = live.run_names()
     colors = run_colors(run_names)
     index = {run: i for i, run in enumerate(run_names)}
     series: List[Dict[str, Any]] = []
     by_tag: Dict[str, List[int]] = {}
+    newest = None   # the newest point's wall time and run: the page's "last change" until it polls
     for info in sorted(live.tags(data_class=SCALAR), key=lambda i: (i.run, i.tag)):   # the report's order
         if info.run not in index:
             continue
+        if math.isfinite(info.max_wall_time) and (newest is None or info.max_wall_time > newest["wall"]):
+            newest = {"wall": info.max_wall_time, "run": info.run}
         by_tag.setdefault(info.tag, []).append(len(series))
-        series.append({"run": index[info.run], "tag": info.tag, **empty,
-                       "fetch": {"run": info.run, "tag": info.tag, "points": info.count,
-                                 "last_step": info.last_step}})
+        series.append({"run": index[info.run], "tag": info.tag, "fetch": [info.count, info.last_step]})
     aggregates = aggregate_entries(snapshot(live, ("scalars",)), None, None, aggregate, index, blob) \
         if aggregate else []
     bands_of: Dict[str, List[int]] = {}
@@ -83,7 +82,7 @@ def live_document(live: LiveLogdir, *, title: str, api_base: str, reload_interva
                     "band": BANDS[0]},
         "rendered": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC"),
         "api": {"base": api_base, "interval": reload_interval, "density_above": DENSITY_ABOVE,
-                "tensorboard": tensorboard},
+                "tensorboard": tensorboard, "newest": newest},
     }
     return doc, blob
 
@@ -91,23 +90,11 @@ def live_document(live: LiveLogdir, *, title: str, api_base: str, reload_interva
 def _run_entries(live: LiveLogdir, run_names: List[str], colors: Dict[str, str]) -> List[Dict[str, Any]]:
     """Each run's name and colour, its ``hparams`` (when it logged any) and ``stats``: per scalar tag ``[last, min,
     max]`` as the loader keeps them (null when none or not finite; the sidebar's run list sorts by them)."""
-    def number(v: Any) -> Optional[float]:
-        return float(v) if v is not None and np.isfinite(v) else None
-
     stats: Dict[str, Dict[str, list]] = {}
     for info in live.tags(data_class=SCALAR):
-        stats.setdefault(info.run, {})[info.tag] = [number(info.last), number(info.min), number(info.max)]
-    entries = []
-    for run in run_names:
-        entry: Dict[str, Any] = {"name": run, "color": colors[run]}
-        hp = live.hparams(run)
-        if hp:
-            entry["hparams"] = {k: v if isinstance(v, (bool, str)) else number(v)
-                                if isinstance(v, (int, float, np.number)) else str(v) for k, v in hp.items()}
-        if run in stats:
-            entry["stats"] = stats[run]
-        entries.append(entry)
-    return entries
+        stats.setdefault(info.run, {})[info.tag] = [short_number(info.last), short_number(info.min),
+                                                    short_number(info.max)]
+    return [run_entry(run, colors[run], live.hparams(run), stats.get(run)) for run in run_names]
 
 
 def _hparams(live: LiveLogdir, run_names: List[str], records: Dict[str, Any]) -> Dict[str, Any]:

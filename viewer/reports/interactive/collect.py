@@ -21,7 +21,7 @@ from ...plots.media import data_uri, image_mime, pick_steps
 from ...plots.projections import pca_2d, plot_mesh
 from ...plots.scalars import X_AXES, chart_groups
 from ..safe_html import text_to_safe_html
-from .encode import Blob, finite_or_none
+from .encode import Blob, finite_or_none, run_entry, short_number
 
 MAX_MEDIA_STEPS = 10    # TensorBoard keeps 10 images / audio clips per series (its reservoir size)
 MAX_TEXT_STEPS = 10
@@ -76,27 +76,16 @@ def collect(logdir: Any, *, tags: Optional[str] = None, runs: Optional[str] = No
 def _run_entries(run_names: List[str], colors: dict, scalars: dict, hparams: dict) -> List[Dict[str, Any]]:
     """Each run's name and colour, its ``hparams`` (when it logged any) and ``stats``: per scalar tag ``[last, min,
     max]`` over every kept point, NaN left out, null when none or not finite (the sidebar's run list sorts by them)."""
-    def number(v: Any) -> Optional[float]:
-        return float(v) if v is not None and np.isfinite(v) else None
-
     stats: Dict[str, Dict[str, list]] = {}
     for (run, tag), s in scalars.items():
         v = np.asarray(s.value, np.float64)
         if len(v):
             kept = v[~np.isnan(v)]
-            stats.setdefault(run, {})[tag] = [number(v[-1]), *((number(kept.min()), number(kept.max()))
-                                                               if len(kept) else (None, None))]
-    entries = []
-    for r in run_names:
-        entry: Dict[str, Any] = {"name": r, "color": colors.get(r) or run_colors([r])[r]}
-        hp = dict(getattr(hparams.get(r), "hparams", None) or {})
-        if hp:
-            entry["hparams"] = {k: v if isinstance(v, (bool, str)) else number(v)
-                                if isinstance(v, (int, float, np.number)) else str(v) for k, v in hp.items()}
-        if r in stats:
-            entry["stats"] = stats[r]
-        entries.append(entry)
-    return entries
+            stats.setdefault(run, {})[tag] = [short_number(v[-1]), *((short_number(kept.min()),
+                                                                      short_number(kept.max()))
+                                                                     if len(kept) else (None, None))]
+    return [run_entry(r, colors.get(r) or run_colors([r])[r], dict(getattr(hparams.get(r), "hparams", None) or {}),
+                      stats.get(r)) for r in run_names]
 
 
 def other_sections(logdir: Any, index: Dict[str, int], blob: Blob, problems: List[str], *,

@@ -7,10 +7,11 @@ from __future__ import annotations
 import base64
 import json
 import zlib
-from typing import Any, List
+from typing import Any, Dict, List, Mapping, Optional
 
 import numpy as np
 
+_FLOAT32_MAX = float(np.finfo(np.float32).max)
 COMPRESS_ABOVE = 64 * 1024   # smaller buffers are not worth an asynchronous inflate in the page
 
 # numpy dtype -> the page's TypedArray name (report.js ``ARRAYS``)
@@ -104,3 +105,30 @@ def finite_or_none(value: Any) -> Any:
     if f in (float("inf"), float("-inf")):
         return "Infinity" if f > 0 else "-Infinity"
     return f
+
+
+def short_number(value: Any) -> Optional[float]:
+    """A finite number in the fewest JSON digits that read back as the same float32 when it is one (what event files
+    store: ``0.1f`` as ``0.1``, not ``0.10000000149011612``), else as itself; None for None, NaN or an infinity."""
+    if value is None:
+        return None
+    f = float(value)
+    if not np.isfinite(f):
+        return None
+    if abs(f) > _FLOAT32_MAX:
+        return f
+    single = np.float32(f)
+    return float(str(single)) if float(single) == f else f
+
+
+def run_entry(name: str, color: str, hparams: Mapping[str, Any], stats: Optional[Dict[str, list]]) -> Dict[str, Any]:
+    """A run of the page's list (report and served dashboard alike): its name and colour, its ``hparams`` when it
+    logged any, and ``stats``: per scalar tag ``[last, min, max]`` (:func:`short_number`s), which the run list sorts
+    by."""
+    entry: Dict[str, Any] = {"name": name, "color": color}
+    if hparams:
+        entry["hparams"] = {k: v if isinstance(v, (bool, str)) else short_number(v)
+                            if isinstance(v, (int, float, np.number)) else str(v) for k, v in hparams.items()}
+    if stats:
+        entry["stats"] = stats
+    return entry

@@ -169,7 +169,7 @@ function runList() {
         stats[tag] = [num(info.last), num(info.min), num(info.max)];
         if (!r.stats || !(tag in r.stats)) columns = true;
       }
-      r.stats = stats;
+      r.stats = Object.assign({}, r.stats, stats);   // a poll lists only the series that changed
     }
     if (columns) fillSortOptions();
     if (STATE.runSort !== "name") refresh();

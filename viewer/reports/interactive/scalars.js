@@ -489,10 +489,15 @@ function refreshData(chart) {
   if (!chart.bandView) chart.u.series.forEach((s, k) => { if (k > 0 && k % 2 === 1) chart.u.setSeries(k, {show: !smoothingIsRaw()}); });
 }
 
+const NO_POINTS = {step: new Int32Array(0), wall: new Float64Array(0), value: new Float32Array(0)};
+
 function buildScalars(body) {
-  SERIES = SC.series.map(s => ({run: s.run, tag: s.tag, step: arr(s.step), wall: arr(s.wall),
-                                value: arr(s.value), smoothed: null, weight: null, xs: {},
-                                fetch: s.fetch, pending: !!s.fetch}));   // fetch: the served page's, see served.js
+  // the served page's series come without arrays, with fetch = [points, last_step] (served.js asks for them)
+  SERIES = SC.series.map(s => ({run: s.run, tag: s.tag, step: s.step ? arr(s.step) : NO_POINTS.step,
+                                wall: s.wall ? arr(s.wall) : NO_POINTS.wall, value: s.value ? arr(s.value) : NO_POINTS.value,
+                                smoothed: null, weight: null, xs: {}, pending: !!s.fetch,
+                                fetch: s.fetch && {run: DATA.runs[s.run].name, tag: s.tag, points: s.fetch[0],
+                                                   last_step: s.fetch[1]}}));
   XSRC = new Map(SERIES.map(s => [s.run + "\n" + s.tag, s]));
   for (const s of SC.x_only || []) XSRC.set(s.run + "\n" + s.tag, {step: arr(s.step), value: arr(s.value)});
   BANDS = SC.aggregates.map(a => Object.assign({}, a, {step: arr(a.step), mean: arr(a.mean), std: arr(a.std), min: arr(a.min),

@@ -6,7 +6,8 @@
 // did; the header says when the logdir last changed and whether new runs or tags wait for a reload.
 
 const API = DATA.api;
-const SERVED = TFE.served = {requests: 0, polls: 0, loaded: new Set(), lastChange: null, newSeries: 0};
+const SERVED = TFE.served = {requests: 0, polls: 0, loaded: new Set(), lastChange: null, newSeries: 0,
+                             unknown: new Set()};
 let observer = null;
 const waiting = new Set();   // charts with pending series, observed until they scroll into view
 
@@ -238,26 +239,32 @@ function chartOf(s) {
   return CHART_OF.get(s);
 }
 
-/** Every interval: what changed since the page asked (each series' point count and last step); the loaded
- * series that changed are asked for again, the others are marked pending (asked for when drawn). */
+const SINCE_MARGIN = 60;   // seconds: a poll asks for the series whose last point is newer than the newest seen,
+                           // less this and an interval (writers whose clocks lag more are seen at a reload)
+
+/** Every interval: what changed since the page asked (GET api/v1/runs?since=: the series with a newer last point,
+ * with their point count and last step); the loaded series that changed are asked for again, the others are
+ * marked pending (asked for when drawn). */
 async function poll() {
   let listed;
   try {
-    listed = await getJson("runs");
+    const since = SERVED.lastChange ? {since: SERVED.lastChange.wall - API.interval - SINCE_MARGIN} : {};
+    listed = await getJson("runs", since);
   } catch (err) {
     status("the server did not answer (" + err.message + ")");
     return;
   }
   SERVED.polls++;
+  if (TFE.updateRunStats) TFE.updateRunStats(listed);
   const bySeries = new Map(SERIES.map(s => [s.fetch.run + "\n" + s.fetch.tag, s]));
   const stale = new Set();
-  let newest = SERVED.lastChange, fresh = 0;
+  let newest = SERVED.lastChange;
   for (const run of listed.runs) {
     for (const [tag, info] of Object.entries(run.scalars)) {
       const wall = number(info.last_wall_time);
       if (isFinite(wall) && (newest === null || wall > newest.wall)) newest = {wall, run: run.run};
-      const s = bySeries.get(run.run + "\n" + tag);
-      if (!s) { fresh++; continue; }
+      const key = run.run + "\n" + tag, s = bySeries.get(key);
+      if (!s) { SERVED.unknown.add(key); continue; }   // new since the page loaded: shown after a reload
       if (info.points === s.fetch.points && info.last_step === s.fetch.last_step) continue;
       s.fetch.points = info.points; s.fetch.last_step = info.last_step;
       s.pending = true;
@@ -265,7 +272,7 @@ async function poll() {
     }
   }
   SERVED.lastChange = newest;
-  SERVED.newSeries = fresh;
+  SERVED.newSeries = SERVED.unknown.size;
   for (const chart of stale) {
     if (chart.u) loadChart(chart);   // drawn: redraw with the new points
     else if (chart.densityShown) loadDensity(chart);
@@ -292,11 +299,14 @@ function status(problem) {
   node.textContent = parts.join(" \u00b7 ");
 }
 
+/** The page was built with the data as of its load (``API.newest``: the newest point then): the first poll waits an
+ * interval, so the first screen's requests have the server to themselves. */
 function startPolling() {
   if (!TFE.charts.length && !TFE.ready) { setTimeout(startPolling, 100); return; }
   firstScreen();
+  if (API.newest) SERVED.lastChange = API.newest;
   status();
-  poll();
   if (API.interval > 0) setInterval(poll, API.interval * 1000);
+  else poll();
 }
 startPolling();
