@@ -3,6 +3,7 @@ process on 127.0.0.1 and a free port, read with urllib: its answers against the 
 against a numpy reference, hostile names, the token, the path prefix, TLS, and a run that grows while served."""
 from __future__ import annotations
 
+import base64
 import json
 import math
 import os
@@ -197,6 +198,21 @@ def test_scalars_of_tag_is_each_runs_reduced_series_in_one_answer(served):
     both = get_json(base + "api/v1/scalars_of_tag?" + urllib.parse.urlencode(
         [("tag", "loss"), ("run", "sweep/lr_0.1"), ("run", "growing"), ("runs", "^sweep/")]))
     assert [s["run"] for s in both["series"]] == ["sweep/lr_0.1"]              # and runs= as well
+
+
+def test_base64_columns_are_the_json_columns(served):
+    base = served["plain"].base
+    for route, params in (("scalars", {"run": "spiky", "tag": "signal", "points": 100}),
+                          ("scalars_of_tag", {"tag": "loss", "points": 50})):
+        plain = get_json(base + "api/v1/%s?" % route + query(**params))
+        packed = get_json(base + "api/v1/%s?" % route + query(encoding="base64", **params))
+        for a, b in zip(plain.get("series", [plain]), packed.get("series", [packed])):
+            assert a.get("run") == b.get("run")
+            for column, dtype in (("step", "<f8"), ("wall_time", "<f8"), ("value", "<f4")):
+                got = np.frombuffer(base64.b64decode(b[column]), dtype)
+                want = np.array([as_float(v) for v in a[column]], dtype=np.float64)
+                np.testing.assert_array_equal(got.astype(np.float64), want.astype(dtype).astype(np.float64))
+    assert get(base + "api/v1/scalars?" + query(run="spiky", tag="signal", encoding="xml"))[0] == 400
 
 
 def test_runs_since_lists_only_the_series_with_newer_points(served):

@@ -62,6 +62,13 @@ async function getJson(route, params) {
   return answer.json();
 }
 
+/** A series' columns as the API sends them with ``encoding=base64`` (app.py _series): float64 steps and wall
+ * times, float32 values, as typed arrays (no number parsing: a chart of many runs arrives in milliseconds). */
+function columns(answer) {
+  const view = (text, Type) => { const bytes = decodeBase64(text); return new Type(bytes.buffer, 0, bytes.length / Type.BYTES_PER_ELEMENT); };
+  return {step: view(answer.step, Float64Array), wall: view(answer.wall_time, Float64Array), value: view(answer.value, Float32Array)};
+}
+
 /** JSON's null, "Infinity" and "-Infinity" (app.py json_number) as numbers. */
 function number(v) {
   return v === null ? NaN : v === "Infinity" ? Infinity : v === "-Infinity" ? -Infinity : v;
@@ -101,16 +108,14 @@ const NAMED_RUNS_MAX_CHARS = 8000;   // run= names in one URL at most (the serve
 /** One request for the series of ``tag`` (GET api/v1/scalars_of_tag), filling those of ``runs`` (name -> series):
  * only theirs, named (``run=``), unless that is every run of the tag or too long a URL. */
 async function loadTag(tag, runs, width) {
-  const names = Array.from(runs.keys()), params = {tag, points: width};
+  const names = Array.from(runs.keys()), params = {tag, points: width, encoding: "base64"};
   const ofTag = SERIES.filter(s => s.tag === tag && s.fetch).length;
   if (names.length < ofTag && names.reduce((n, name) => n + name.length + 5, 0) <= NAMED_RUNS_MAX_CHARS) params.run = names;
   const got = await getJson("scalars_of_tag", params);
   for (const answer of got.series) {
     const s = runs.get(answer.run);
     if (!s) continue;
-    s.step = Float64Array.from(answer.step);
-    s.wall = Float64Array.from(answer.wall_time, number);
-    s.value = Float64Array.from(answer.value, number);
+    Object.assign(s, columns(answer));
     s.smoothed = null; s.weight = null; s.xs = {};
     s.pending = false;
     SERVED.loaded.add(s);
@@ -132,7 +137,7 @@ async function zoomIn(chart, range) {
   const tags = Array.from(new Set(shown.map(s => s.tag)));
   try {
     for (const tag of tags) {
-      const got = await getJson("scalars_of_tag", {tag, points: width, start, end});
+      const got = await getJson("scalars_of_tag", {tag, points: width, start, end, encoding: "base64"});
       const byRun = new Map(shown.filter(x => x.tag === tag).map(x => [x.fetch.run, x]));
       for (const answer of got.series) {
         const s = byRun.get(answer.run);
@@ -151,7 +156,8 @@ async function zoomIn(chart, range) {
 function merge(s, answer) {
   const byStep = new Map();
   for (let i = 0; i < s.step.length; i++) byStep.set(s.step[i], [s.wall[i], s.value[i]]);
-  answer.step.forEach((step, i) => byStep.set(step, [number(answer.wall_time[i]), number(answer.value[i])]));
+  const got = columns(answer);
+  got.step.forEach((step, i) => byStep.set(step, [got.wall[i], got.value[i]]));
   const steps = Array.from(byStep.keys()).sort((a, b) => a - b);
   s.step = Float64Array.from(steps);
   s.wall = Float64Array.from(steps, k => byStep.get(k)[0]);
