@@ -30,6 +30,9 @@ from .server_options import access_problem, add_access_options, add_page_options
 
 DASHBOARD_PORT = 6007        # the dashboard's default port; taken: the next free of DASHBOARD_PORT_TRIES
 DASHBOARD_PORT_TRIES = 10
+# TensorBoard's web server starts (~3 s of CPU) while the provider loads the logdir, which both UIs wait for: it
+# yields the CPU to the load
+TENSORBOARD_NICE = 10
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -134,7 +137,8 @@ def run(args) -> int:
                                           host=tensorboard_host, port=args.port, logdir=None if remote else logdir,
                                           samples_per_plugin=args.samples_per_plugin,
                                           reload_interval=args.reload_interval,
-                                          with_tensorflow=args.tensorflow or web.needs_tensorflow(logdir))
+                                          with_tensorflow=args.tensorflow or web.needs_tensorflow(logdir),
+                                          nice=TENSORBOARD_NICE)
         # (bad --samples-per-plugin is reported by _serve, after TensorBoard started: it is stopped again then)
         return _serve(args, logdir, grpc_host, reserved, child, stop,
                       Dashboard(dashboard_socket, token, tensorboard_host) if dashboard else None)

@@ -48,13 +48,15 @@ def bracket(host: str) -> str:
     return "[%s]" % host if ":" in host and not host.startswith("[") else host
 
 
-def tensorboard_command(with_tensorflow: bool = False, lifeline: Optional[int] = None) -> List[str]:
+def tensorboard_command(with_tensorflow: bool = False, lifeline: Optional[int] = None, nice: int = 0) -> List[str]:
     """The command that starts TensorBoard (with TensorFlow imported, or on its stub); with ``lifeline`` (the read
     end of a pipe only this process writes to, passed to the child) it ends with this process
-    (:func:`end_with_parent`)."""
+    (:func:`end_with_parent`); ``nice``: added to its scheduling niceness first (``os.nice``)."""
     script = _WITH_TENSORFLOW if with_tensorflow else _WITHOUT_TENSORFLOW
     if lifeline is not None:
         script = _ENDING_WITH_PARENT % (os.getpid(), lifeline) + script
+    if nice:
+        script = "import os; os.nice(%d); " % int(nice) + script
     return [sys.executable, "-c", script]
 
 
@@ -122,13 +124,14 @@ def reserve_port(host: str, port: int = 0) -> socket.socket:
 
 def start_tensorboard(provider_address: str, *, host: str, port: int, logdir: Optional[str],
                       samples_per_plugin: Optional[str], reload_interval: float,
-                      extra: Optional[List[str]] = None, with_tensorflow: bool = False) -> subprocess.Popen:
+                      extra: Optional[List[str]] = None, with_tensorflow: bool = False,
+                      nice: int = 0) -> subprocess.Popen:
     """TensorBoard's web server on our provider, in a new process group, ending with this process however it ends
     (:func:`end_with_parent`; call it from the main thread). ``logdir`` (local logdirs) is passed too, for plugins
     that read files themselves (the Projector). The lifeline's write end is the Popen's ``lifeline``, closed by
-    :func:`stop_process_group`."""
+    :func:`stop_process_group`. ``nice``: as :func:`tensorboard_command`'s."""
     read_end, write_end = os.pipe()   # not inheritable: only the read end goes to the child (pass_fds)
-    cmd = tensorboard_command(with_tensorflow, lifeline=read_end) + [
+    cmd = tensorboard_command(with_tensorflow, lifeline=read_end, nice=nice) + [
         "--grpc_data_provider", provider_address, "--host", host, "--port", str(port),
         "--reload_interval", str(reload_interval)]
     if logdir:

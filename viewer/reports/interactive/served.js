@@ -32,6 +32,7 @@ TFE.whenPending = function (chart) {
   if (dense && chart.densityShown === densityKey(chart)) { chart.plot.append(chart.densityNode); chart.density = chart.densityNode; return; }
   if (!window.IntersectionObserver) { load(chart); return; }
   if (!observer) observer = new IntersectionObserver(entries => {
+    entries.sort((a, b) => a.boundingClientRect.top - b.boundingClientRect.top);   // the top of the page first
     for (const entry of entries) {
       if (!entry.isIntersecting) continue;
       const chart = entry.target.__chart;
@@ -74,9 +75,20 @@ function number(v) {
   return v === null ? NaN : v === "Infinity" ? Infinity : v === "-Infinity" ? -Infinity : v;
 }
 
+const DENSITY_AT_ONCE = 2;   // densities asked at once: each is a second or more of the server's CPU at 10,000 runs,
+const densityQueue = [];     // and a third at once only slows the first two (the charts in view come first)
+let densityAsking = 0;
+
 function load(chart) {
-  if (chart.shown.length > API.density_above) loadDensity(chart);
+  if (chart.shown.length > API.density_above) { densityQueue.push(chart); nextDensity(); }
   else loadChart(chart);
+}
+
+function nextDensity() {
+  while (densityAsking < DENSITY_AT_ONCE && densityQueue.length) {
+    densityAsking++;
+    loadDensity(densityQueue.shift()).finally(() => { densityAsking--; nextDensity(); });
+  }
 }
 
 /** Ask for the series of ``chart`` that are shown and pending (one request per tag), then draw it. */
