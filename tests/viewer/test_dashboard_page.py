@@ -279,3 +279,60 @@ def test_the_other_kinds_and_the_hparams_table_are_the_reports(tmp_path):
         assert _resolved(served[section], served_array) == _resolved(report[section], report_array), section
     assert all(served[s] for s in ("histograms", "distributions", "images", "audio", "text", "pr_curves"))
     assert served["hparams"]["metrics"] == ["loss"] and len(served["hparams"]["rows"]) == 2
+
+
+ON_TOP = """
+const c = window.__tfe.charts.find(c => c.title === 'many/signal'), top = c.onTopCanvas;
+const px = top.getContext('2d').getImageData(0, 0, top.width, top.height).data;
+let drawn = 0;
+for (let i = 3; i < px.length; i += 4) if (px[i] > 0) drawn++;
+return {lines: c.linesOnTop || [], drawn};
+"""
+
+
+def test_on_a_density_the_hovered_pinned_and_best_runs_are_drawn_on_top(browser, served):
+    base = served["plain"].base
+    load(browser, base)
+    browser.execute_script("window.__tfe.charts.find(c => c.title === 'many/signal').card.scrollIntoView()")
+    start = time.monotonic()
+    while not browser.execute_script("const c = window.__tfe.charts.find(c => c.title === 'many/signal');"
+                                     "return !!(c && c.densityData && c.onTopCanvas)"):
+        assert time.monotonic() - start < 20, "no density drawn"
+        time.sleep(0.05)
+    assert browser.execute_script(ON_TOP)["lines"] == []
+    hovered = browser.execute_script("""
+        const c = window.__tfe.charts.find(c => c.title === 'many/signal'), got = c.densityData;
+        const bytes = Uint8Array.from(atob(got.owner), ch => ch.charCodeAt(0)), owner = new Int32Array(bytes.buffer);
+        const w = got.width, owned = j => owner[j] >= 0;   // a pixel amid owned ones: mouse positions are whole CSS px
+        const i = owner.findIndex((k, j) => j % w > 1 && j % w < w - 1 && j > w && j < owner.length - w &&
+            [-w - 1, -w, -w + 1, -1, 0, 1, w - 1, w, w + 1].every(d => owned(j + d)));
+        const x = i % w, y = Math.floor(i / w);
+        const canvas = c.plot.querySelector('canvas.density'), box = canvas.getBoundingClientRect();
+        const at = {clientX: box.left + (x + 0.5) * box.width / w, clientY: box.top + (y + 0.5) * box.height / got.height};
+        canvas.dispatchEvent(new MouseEvent('mousemove', at));
+        canvas.dispatchEvent(new MouseEvent('click', at));
+        return c.tooltip.querySelector('.density-run').textContent;""")
+
+    def on_top(predicate, what):
+        start = time.monotonic()
+        while True:
+            state = browser.execute_script(ON_TOP)
+            if predicate(state):
+                return state
+            assert time.monotonic() - start < 10, "%s: %r %r" % (what, state, console_messages(browser))
+            time.sleep(0.05)
+
+    state = on_top(lambda s: s["lines"] == [hovered], "the hovered run drawn on top")
+    assert state["drawn"] > 20                                  # its line's pixels on the overlay
+    browser.execute_script("window.__tfe.charts.find(c => c.title === 'many/signal').plot"
+                           ".querySelector('canvas.density').dispatchEvent(new MouseEvent('mouseleave'))")
+    on_top(lambda s: s["lines"] == [hovered], "the clicked run stays pinned")
+    runs = get_json(base + "api/v1/runs")["runs"]
+    lows = sorted((r["scalars"]["many/signal"]["min"], r["run"]) for r in runs if "many/signal" in r["scalars"])
+    best = [name for _, name in lows[:5]]
+    browser.execute_script("""const s = document.getElementById('run-sort'); s.value = 'min:many/signal';
+                              s.dispatchEvent(new Event('change'));""")
+    state = on_top(lambda s: set(s["lines"]) == {hovered, *best}, "the five lowest minima drawn on top")
+    assert state["drawn"] > 100
+    browser.execute_script("""const s = document.getElementById('run-sort'); s.value = 'name';
+                              s.dispatchEvent(new Event('change'));""")

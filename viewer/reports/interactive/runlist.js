@@ -80,9 +80,9 @@ function runList() {
     oninput: e => { STATE.runFilter = e.target.value; filter.classList.toggle("invalid", !compileRegex(e.target.value).ok);
                     refresh(); changed("runs"); }});
   const sort = el("select", {id: "run-sort", title: "Sort the run list by", style: {flex: "1", minWidth: "0"},
-    onchange: e => { STATE.runSort = e.target.value; saveState(); refresh(); }});
+    onchange: e => { STATE.runSort = e.target.value; saveState(); refresh(); if (TFE.redrawOnTop) TFE.redrawOnTop(); }});
   const dir = el("button", {type: "button", id: "run-sort-dir",
-    onclick: () => { STATE.runSortDesc = !STATE.runSortDesc; saveState(); refresh(); }});
+    onclick: () => { STATE.runSortDesc = !STATE.runSortDesc; saveState(); refresh(); if (TFE.redrawOnTop) TFE.redrawOnTop(); }});
   const all = el("input", {type: "checkbox", id: "all-runs", checked: STATE.hidden.length === 0,
     onchange: e => {
       const set = new Set(STATE.hidden);

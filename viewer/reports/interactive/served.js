@@ -194,6 +194,7 @@ async function loadDensity(chart) {
   if (STATE.runFilter && compileRegex(STATE.runFilter).ok) params.runs = STATE.runFilter;
   if (STATE.logy) params.logy = 1;
   chart.note.textContent = "loading the density of " + chart.shown.length + " runs\u2026";
+  chart.onTopDraws = chart.onTopDraws || 0;
   let got;
   try {
     got = await getJson("density", params);
@@ -203,6 +204,7 @@ async function loadDensity(chart) {
   }
   const counts = new Float32Array(decodeBase64(got.density).buffer), owner = new Int32Array(decodeBase64(got.owner).buffer);
   const canvas = el("canvas", {class: "density", width: got.width, height: got.height});
+  const onTop = el("canvas", {class: "density-on-top", width: got.width, height: got.height});
   const image = canvas.getContext("2d").createImageData(got.width, got.height);
   let most = 0;
   for (const c of counts) if (c > most) most = c;
@@ -216,12 +218,25 @@ async function loadDensity(chart) {
     "step " + fmtNumber(got.x_range[0], 6) + " \u2013 " + fmtNumber(got.x_range[1], 6) + " \u00b7 value " +
     fmtNumber(got.y_range[0]) + " \u2013 " + fmtNumber(got.y_range[1]) + (got.logy ? " (log)" : "") + " \u00b7 " +
     got.runs.length + " runs as a density: the darker, the more runs");
-  const node = el("div", {class: "density-view", dataset: {runs: got.runs.length}}, canvas, axis);
+  const node = el("div", {class: "density-view", dataset: {runs: got.runs.length}}, canvas, onTop, axis);
+  canvas.addEventListener("click", e => {   // pins (or unpins) the run there: drawn on top as a line
+    const k = ownerAt(e);
+    if (k < 0) return;
+    const name = got.runs[k];
+    if (chart.pinned.has(name)) chart.pinned.delete(name); else chart.pinned.add(name);
+    drawOnTop(chart);
+  });
+  const ownerAt = e => {
+    const box = canvas.getBoundingClientRect();
+    const px = Math.floor((e.clientX - box.left) * got.width / box.width), py = Math.floor((e.clientY - box.top) * got.height / box.height);
+    return px >= 0 && py >= 0 && px < got.width && py < got.height ? owner[py * got.width + px] : -1;
+  };
   canvas.addEventListener("mousemove", e => {
     const box = canvas.getBoundingClientRect();
     const px = Math.floor((e.clientX - box.left) * got.width / box.width), py = Math.floor((e.clientY - box.top) * got.height / box.height);
     const k = px >= 0 && py >= 0 && px < got.width && py < got.height ? owner[py * got.width + px] : -1;
     if (k < 0) { chart.tooltip.classList.add("hidden"); return; }
+    if (chart.hovered !== got.runs[k]) { chart.hovered = got.runs[k]; drawOnTop(chart); }
     chart.tooltip.textContent = "";
     chart.tooltip.append(el("div", {class: "density-run"}, got.runs[k]),
                          el("div", null, fmtNumber(counts[py * got.width + px], 3) + " runs through this pixel"));
@@ -229,14 +244,88 @@ async function loadDensity(chart) {
     chart.tooltip.style.left = Math.min(px + 12, got.width - 160) + "px";
     chart.tooltip.style.top = (py + 30) + "px";
   });
-  canvas.addEventListener("mouseleave", () => chart.tooltip.classList.add("hidden"));
+  canvas.addEventListener("mouseleave", () => { chart.tooltip.classList.add("hidden"); chart.hovered = null; drawOnTop(chart); });
   chart.note.textContent = "";
   if (chart.density) chart.density.remove();
   chart.plot.append(node);
   chart.density = chart.densityNode = node;
   chart.densityShown = key;
   chart.densityData = got;
+  chart.onTopCanvas = onTop;
+  chart.pinned = chart.pinned || new Set();
+  drawOnTop(chart);
   requestAnimationFrame(firstScreen);
+}
+
+// --- on top of a density: the hovered run, the pinned ones, the best ones and the groups' bands, as lines -------
+
+const BEST_ON_TOP = 5;   // with the run list sorted by a value of the chart's tag: its first runs, drawn on top
+const ON_TOP_CACHE = new Map();   // "run\ntag\nwidth" -> its series (asked once: GET api/v1/scalars)
+
+/** The runs drawn on top of ``chart``'s density: the hovered one, the pinned ones (a click on the density pins
+ * the run there) and, when the run list is sorted by the last, min or max of this chart's tag, its first
+ * ``BEST_ON_TOP`` runs. */
+function runsOnTop(chart) {
+  const tag = chart.shown[0].tag, names = new Set(chart.pinned);
+  if (chart.hovered) names.add(chart.hovered);
+  const sorted = /^(last|min|max):/.exec(STATE.runSort || "");
+  if (sorted && STATE.runSort.slice(sorted[0].length) === tag && TFE.runList) {
+    const shown = new Set(chart.shown.map(s => s.fetch.run));
+    for (const name of TFE.runList.order().filter(n => shown.has(n)).slice(0, BEST_ON_TOP)) names.add(name);
+  }
+  return Array.from(names);
+}
+
+/** The run list's order changed (its sort): redraw what is on top of the densities. */
+TFE.redrawOnTop = () => { for (const chart of TFE.charts) if (chart.densityData) drawOnTop(chart); };
+
+async function seriesOnTop(run, tag, width) {
+  const key = run + "\n" + tag + "\n" + width;
+  if (!ON_TOP_CACHE.has(key)) {
+    ON_TOP_CACHE.set(key, getJson("scalars", {run, tag, points: width, encoding: "base64"}).then(columns));
+  }
+  return ON_TOP_CACHE.get(key);
+}
+
+/** Draw the lines on top of ``chart``'s density (``runsOnTop`` in their run colours, each group's mean with
+ * --aggregate in the group's colour), in the density's own coordinates (its x and y ranges, log y alike). */
+async function drawOnTop(chart) {
+  const got = chart.densityData, canvas = chart.onTopCanvas;
+  if (!got || !canvas) return;
+  const draw = ++chart.onTopDraws, tag = chart.shown[0].tag, names = runsOnTop(chart);
+  let lines;
+  try {
+    lines = await Promise.all(names.map(async name => ({name, color: runColor(DATA.runs.findIndex(r => r.name === name)),
+                                                        ...(await seriesOnTop(name, tag, got.width))})));
+  } catch (err) {
+    chart.note.textContent = "could not load a run to draw on top: " + err.message;
+    return;
+  }
+  if (draw !== chart.onTopDraws) return;   // a newer draw started meanwhile
+  for (const i of chart.bands || []) {
+    const b = BANDS[i];
+    if (b.axis === "step" && (!b.runs.length || b.runs.some(runVisible))) lines.push({name: b.group, color: b.color, step: b.step, value: b.mean, band: true});
+  }
+  const [x0, x1] = got.x_range, [y0, y1] = got.logy ? got.y_range.map(Math.log10) : got.y_range;
+  const px = x => (x - x0) / (x1 - x0) * got.width;
+  const py = v => (y1 - (got.logy ? Math.log10(v) : v)) / (y1 - y0) * got.height;
+  const ctx = canvas.getContext("2d");
+  ctx.clearRect(0, 0, canvas.width, canvas.height);
+  for (const line of lines) {
+    ctx.beginPath();
+    ctx.strokeStyle = line.color;
+    ctx.lineWidth = line.name === chart.hovered ? 2.5 : 1.5;
+    ctx.setLineDash(line.band ? [6, 3] : []);
+    let drawing = false;
+    for (let i = 0; i < line.step.length; i++) {
+      const y = py(line.value[i]);
+      if (!isFinite(y)) { drawing = false; continue; }
+      if (drawing) ctx.lineTo(px(line.step[i]), y); else ctx.moveTo(px(line.step[i]), y);
+      drawing = true;
+    }
+    ctx.stroke();
+  }
+  chart.linesOnTop = lines.map(l => l.name);
 }
 
 /** The first screen, for benchmarks/dashboard.py: once every chart in the viewport at load has drawn its first data
