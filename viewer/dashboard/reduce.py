@@ -38,12 +38,15 @@ def m4_indices(step: np.ndarray, value: np.ndarray, columns: int) -> np.ndarray:
     value = np.asarray(value, dtype=np.float64)
     if step.size == 0:
         return np.zeros(0, dtype=np.int64)
-    by_step = np.argsort(step, kind="stable")
-    column = pixel_columns(step[by_step], columns)
-    v = value[by_step]
-    nan = np.isnan(v)
+    in_order = bool((step[1:] >= step[:-1]).all())   # as a series is kept: no sort then
+    by_step = np.arange(step.size) if in_order else np.argsort(step, kind="stable")
+    column = pixel_columns(step if in_order else step[by_step], columns)
     starts = np.flatnonzero(np.r_[True, column[1:] != column[:-1]])   # where each column begins, in step order
     ends = np.r_[starts[1:], column.size] - 1
+    if (ends - starts).max() < 2:   # no column of more than 2 points: its first and last are all of them
+        return by_step
+    v = value[by_step]
+    nan = np.isnan(v)
     # within each column (primary key), the non-NaN values first, ascending / descending; lexsort is stable
     least = np.lexsort((v, nan, column))[starts]
     greatest = np.lexsort((-v, nan, column))[starts]
