@@ -51,6 +51,7 @@ import psutil
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "tests"))
+from _browser import start_browser, stop_browser  # noqa: E402
 from _serve_logdir import make_logdir  # noqa: E402
 from serve import free_port, script  # noqa: E402
 
@@ -162,8 +163,22 @@ class Server:
             self.proc.wait()
 
 
+def with_peak_rss(result: dict, server, settle_s: float) -> dict:
+    """``result`` with the server's peak RSS (and its parts), once its RSS has stopped growing (``settle_s`` at
+    most)."""
+    server.rss.settle(time.monotonic() + settle_s)
+    server.rss.sample()
+    result["rss"], result["rss_parts"] = server.rss.peak, server.rss.parts
+    return result
+
+
+def stop_all(server, driver) -> None:
+    if server:
+        server.stop()
+    stop_browser(driver)
+
+
 def browser(cap: float):
-    from _browser import start_browser
     driver = start_browser(*WINDOW)
     driver.set_page_load_timeout(cap)
     driver.set_script_timeout(cap)
@@ -246,15 +261,9 @@ def measure_ours(kind: str, logdir: str, runs: int, cap: float, log) -> dict:
         result["filter"] = driver.execute_async_script(FILTER_REDRAW, FILTER, want, 1e3 * cap)
         errors = [m for m in driver.get_log("browser") if m["level"] == "SEVERE"]
         result["console_errors"] = errors[:3]
-        server.rss.settle(time.monotonic() + cap)
-        server.rss.sample()
-        result["rss"], result["rss_parts"] = server.rss.peak, server.rss.parts
-        return result
+        return with_peak_rss(result, server, cap)
     finally:
-        if server:
-            server.stop()
-        from _browser import stop_browser
-        stop_browser(driver)
+        stop_all(server, driver)
 
 
 # --- TensorBoard --------------------------------------------------------------------------------------------
@@ -314,15 +323,9 @@ def measure_tensorboard(logdir: str, runs: int, cap: float, log) -> dict:
                 break
             time.sleep(TB_POLL)
         result.update(state=state, toggled_s=toggled)
-        server.rss.settle(time.monotonic() + 60)
-        server.rss.sample()
-        result["rss"], result["rss_parts"] = server.rss.peak, server.rss.parts
-        return result
+        return with_peak_rss(result, server, 60)
     finally:
-        if server:
-            server.stop()
-        from _browser import stop_browser
-        stop_browser(driver)
+        stop_all(server, driver)
 
 
 # --- the report file ----------------------------------------------------------------------------------------
@@ -350,7 +353,6 @@ def measure_report(logdir: str, out: str, cap: float, log) -> dict:
     except Exception as err:
         state = {"error": str(err).splitlines()[0]}
     finally:
-        from _browser import stop_browser
         stop_browser(driver)
     if not state:
         return {"write_s": write, "bytes": size, "skipped": "Chromium did not draw it within the cap"}

@@ -147,3 +147,23 @@ class TensorBoardServer:
             time.sleep(0.5)
         pytest.fail("tensorboard (exit code %r) did not serve %s (last answer %r); its log:\n%s"
                     % (self.proc.poll(), what, last, self.log()))
+
+
+# TensorBoard's Scalars charts are SVG paths inside shadow roots: the drawn lines, found by walking them
+_LINES_DRAWN = """
+const walk = (root, out) => { for (const el of root.querySelectorAll('*')) {
+    if (el.shadowRoot) walk(el.shadowRoot, out);
+    if (el.tagName.toLowerCase() === 'path' && /line/.test(el.getAttribute('class') || '')
+        && (el.getAttribute('d') || '').length > 40) out.push(el); } return out; };
+return walk(document, []).length;"""
+
+
+def wait_for_tensorboard_lines(driver, at_least: int, timeout: float = 60.0) -> int:
+    """How many scalar lines TensorBoard's page in ``driver`` draws, looked for every 0.5 s until at least
+    ``at_least`` or ``timeout`` seconds."""
+    deadline, count = time.monotonic() + timeout, 0
+    while time.monotonic() < deadline and count < at_least:
+        count = driver.execute_script(_LINES_DRAWN)
+        if count < at_least:
+            time.sleep(0.5)
+    return count

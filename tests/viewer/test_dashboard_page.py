@@ -153,15 +153,21 @@ def test_a_tag_as_the_x_axis_asks_for_that_tags_series_too(browser, served):
     assert "without samples_seen dropped" in drawn["note"]
 
 
-def test_a_chart_of_2000_runs_is_drawn_as_their_density_and_hovering_names_a_run_through_the_pixel(browser, served):
-    base = served["plain"].base
+def _show_the_density_of_many(browser, base: str) -> None:
+    """Load the page and scroll to the chart of 2,000 runs; wait until its density (and the canvas on top) is
+    drawn."""
     load(browser, base)
     browser.execute_script("window.__tfe.charts.find(c => c.title === 'many/signal').card.scrollIntoView()")
     start = time.monotonic()
     while not browser.execute_script("const c = window.__tfe.charts.find(c => c.title === 'many/signal');"
-                                     "return !!(c && c.densityData)"):
+                                     "return !!(c && c.densityData && c.onTopCanvas)"):
         assert time.monotonic() - start < 20, "no density drawn"
         time.sleep(0.05)
+
+
+def test_a_chart_of_2000_runs_is_drawn_as_their_density_and_hovering_names_a_run_through_the_pixel(browser, served):
+    base = served["plain"].base
+    _show_the_density_of_many(browser, base)
     drawn = browser.execute_script("""
         const c = window.__tfe.charts.find(c => c.title === 'many/signal'), canvas = c.plot.querySelector('canvas');
         return {runs: c.shown.length, lines: !!c.u, width: canvas.width, height: canvas.height,
@@ -292,13 +298,7 @@ return {lines: c.linesOnTop || [], drawn};
 
 def test_on_a_density_the_hovered_pinned_and_best_runs_are_drawn_on_top(browser, served):
     base = served["plain"].base
-    load(browser, base)
-    browser.execute_script("window.__tfe.charts.find(c => c.title === 'many/signal').card.scrollIntoView()")
-    start = time.monotonic()
-    while not browser.execute_script("const c = window.__tfe.charts.find(c => c.title === 'many/signal');"
-                                     "return !!(c && c.densityData && c.onTopCanvas)"):
-        assert time.monotonic() - start < 20, "no density drawn"
-        time.sleep(0.05)
+    _show_the_density_of_many(browser, base)
     assert browser.execute_script(ON_TOP)["lines"] == []
     hovered = browser.execute_script("""
         const c = window.__tfe.charts.find(c => c.title === 'many/signal'), got = c.densityData;

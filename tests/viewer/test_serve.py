@@ -24,7 +24,7 @@ import pytest
 
 from _browser import browser, browser_session, load, required_browser  # noqa: F401 (fixtures)
 from _serve import ProviderProcess
-from _tensorboard import TensorBoardServer
+from _tensorboard import TensorBoardServer, wait_for_tensorboard_lines
 from tfevents.viewer.serve import web
 
 LONG = {"scalars": 1100, "histograms": 110, "images": 13, "text": 105}
@@ -329,16 +329,7 @@ def test_the_scalars_dashboard_draws_charts_in_chromium(served, tmp_path, reques
     _, servers, _ = served
     driver.set_window_size(1280, 1600)       # the window the screenshot check was written for
     load(driver, servers["ours"].url + "#scalars")
-    deadline = time.monotonic() + 60
-    count = 0
-    while time.monotonic() < deadline and count < 2:   # drawn lines, looked for through shadow roots
-        count = driver.execute_script("""
-            const walk = (root, out) => { for (const el of root.querySelectorAll('*')) {
-                if (el.shadowRoot) walk(el.shadowRoot, out);
-                if (el.tagName.toLowerCase() === 'path' && /line/.test(el.getAttribute('class') || '')
-                    && (el.getAttribute('d') || '').length > 40) out.push(el); } return out; };
-            return walk(document, []).length;""")
-        time.sleep(0.5)
+    count = wait_for_tensorboard_lines(driver, 2)
     shot = driver.get_screenshot_as_png()
     (tmp_path / "scalars.png").write_bytes(shot)
     assert count > 0, "no scalar chart on the page"

@@ -13,7 +13,7 @@ import pytest
 
 from _browser import browser, browser_session, load  # noqa: F401 (fixtures)
 from _dashboard import ServeProcess, get, get_json, query
-from _tensorboard import free_port
+from _tensorboard import free_port, wait_for_tensorboard_lines
 from tfevents.summaries import SummaryWriter, load_logdir
 
 pytest.importorskip("starlette")
@@ -114,15 +114,7 @@ def test_tensorboard_and_the_provider_listen_on_loopback_only(beyond):
 
 def test_tensorboards_ui_through_the_dashboard_draws_its_scalars_in_chromium(browser, beyond):
     load(browser, beyond.tensorboard + "#scalars")
-    deadline, count = time.monotonic() + 60, 0
-    while time.monotonic() < deadline and count < 2:   # drawn lines, looked for through shadow roots
-        count = browser.execute_script("""
-            const walk = (root, out) => { for (const el of root.querySelectorAll('*')) {
-                if (el.shadowRoot) walk(el.shadowRoot, out);
-                if (el.tagName.toLowerCase() === 'path' && /line/.test(el.getAttribute('class') || '')
-                    && (el.getAttribute('d') || '').length > 40) out.push(el); } return out; };
-            return walk(document, []).length;""")
-        time.sleep(0.5)
+    count = wait_for_tensorboard_lines(browser, 2)
     assert count >= 2, "TensorBoard's scalars chart did not draw both runs through the dashboard"
 
 
