@@ -126,7 +126,9 @@ def run(args) -> int:
                                           title="tfevents demo: %s" % config.logdir, **seeds)
         print("report: %s" % report)
     print("graph dumps: %s" % ", ".join(f for r in results for f in r.graph_files))
-    print("to look at the runs in TensorBoard:\n    %s serve %s\nor\n    %s --logdir %s\nthen open "
-          "http://localhost:6006" % (_console_command("tfevents", "tfevents.viewer.cli"), config.logdir,
-                                     _console_command("tensorboard", "tensorboard.main"), config.logdir))
+    print("to look at the runs live, in tfevents' dashboard (http://localhost:6007) and TensorBoard's UI "
+          "(http://localhost:6006):\n    %s serve %s\n"
+          "or in TensorBoard alone (http://localhost:6006):\n    %s --logdir %s"
+          % (_console_command("tfevents", "tfevents.viewer.cli"), config.logdir,
+             _console_command("tensorboard", "tensorboard.main"), config.logdir))
     return 0
