@@ -2,7 +2,10 @@
 
 - ``loader.py``: ``LiveLogdir``: each reload pass reads only the bytes appended since the last one (a partial last
   record waits for the next pass; a replaced or shrunk file is read again; a corrupt record is reported once with
-  file and offset), folds values into series whose data class the tag's first value fixes (as the Rust data server);
+  file and offset), and the read API the servers use (``tags``, ``points``, ``blob``, ``hparams``);
+- ``run.py``: ``LiveRun``: a run's file cursors and series, and how one scan of a file is folded into them;
+- ``values.py``: how a kept value is served: the tag's first value fixes its data class and metadata (as the Rust
+  data server's ``data_compat``), blob sequences, histograms compacted and served as [k, 3] tensors;
 - ``reservoir.py``: a bounded series (the Rust server's preemption of re-logged steps, a step-hash uniform sample,
   the last point always kept);
 - ``packing.py``: compact columns (int16/int32 step and wall-time offsets, float32 values) and compact histograms.

@@ -9,7 +9,7 @@ second time by hand, :func:`snapshot` puts them back through the reader's own no
 written:
 
 - a tensor series' values as ``(offset, step, wall_time, "tensor", TensorProto)`` with the series' metadata (a
-  histogram as the [k, 3] tensor ``loader.tensor_bytes`` rebuilds, a TF2 histogram, text, PR curve, mesh part,
+  histogram as the [k, 3] tensor ``values.tensor_bytes`` rebuilds, a TF2 histogram, text, PR curve, mesh part,
   HParams value or other tensor as it was logged);
 - a blob sequence's blobs as the DT_STRING tensor TF2's summaries write: images (and GIF videos) ``[width,
   height, encoded...]``, audio ``[k, 2]`` of (clip, label) with the labels empty (the loader keeps the clips only),
@@ -36,8 +36,8 @@ from ..reader.decode import FileRows
 from ..reader.kinds import KINDS, KIND_NAMES, check_kinds
 from ..reader.load import Logdir
 from ..reader.merge import merge_run
-from .loader import (_GRAPH_STRING_PLUGINS, _NULL_TENSOR, BLOB_SEQUENCE, RUN_GRAPH_TAG, SCALAR, TENSOR, LiveLogdir,
-                     tensor_bytes)
+from .loader import BLOB_SEQUENCE, SCALAR, TENSOR, LiveLogdir
+from .values import GRAPH_STRING_PLUGINS, NULL_TENSOR, RUN_GRAPH_TAG, tensor_bytes
 
 __all__ = ["snapshot", "SNAPSHOT_KINDS", "DEFAULT_KINDS"]
 
@@ -51,7 +51,7 @@ are)."""
 
 
 def _blob_tensor(blobs: List[bytes], plugin: str) -> tensor_pb2.TensorProto:
-    """A blob sequence's value as the DT_STRING tensor it is served from (the inverse of ``loader.blob_sequence``):
+    """A blob sequence's value as the DT_STRING tensor it is served from (the inverse of ``values.blob_sequence``):
     ``[k, 2]`` (clip, empty label) for audio, 0-d for a graph plugin's one string, else 1-D."""
     t = tensor_pb2.TensorProto(dtype=types_pb2.DT_STRING)
     if plugin == KINDS["audio"].plugin:
@@ -61,7 +61,7 @@ def _blob_tensor(blobs: List[bytes], plugin: str) -> tensor_pb2.TensorProto:
         t.tensor_shape.dim.add(size=2)
     else:
         t.string_val.extend(blobs)
-        if not (plugin in _GRAPH_STRING_PLUGINS and len(blobs) == 1):
+        if not (plugin in GRAPH_STRING_PLUGINS and len(blobs) == 1):
             t.tensor_shape.dim.add(size=len(blobs))
     return t
 
@@ -140,7 +140,7 @@ def _file_rows(path: str, series: List[tuple]) -> FileRows:
         entries = []
         for o, s, w, value in zip(offsets.tolist(), step_list, wall_list, values):
             if info.data_class == TENSOR:
-                if value is None or value == _NULL_TENSOR:
+                if value is None or value == NULL_TENSOR:
                     continue   # a value with no value field (its metadata is what counts): the reader skips it
                 tensor = tensor_pb2.TensorProto.FromString(value)
             else:

@@ -9,7 +9,9 @@ from tfevents.proto import event_pb2, summary_pb2, tensor_pb2, tensor_shape_pb2,
 from tfevents.summaries import SummaryWriter, record
 from tfevents.summaries.live import loader
 from tfevents.summaries.iterator import summary_iterator
-from tfevents.summaries.live.loader import SCALAR, TENSOR, LiveLogdir, LiveRun, tensor_bytes
+from tfevents.summaries.live.loader import SCALAR, TENSOR, LiveLogdir
+from tfevents.summaries.live.run import LiveRun
+from tfevents.summaries.live.values import tensor_bytes
 from tfevents.summaries.live.packing import (CompactHistogram, _edge_table, pack_columns, unpack_columns,
                                             widen_ints)
 from tfevents.summaries.live.reservoir import Reservoir, fill_at_same_steps, sample_indices

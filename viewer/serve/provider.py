@@ -17,7 +17,8 @@ import numpy as np
 from tensorboard.data.proto import data_provider_pb2 as pb
 from tensorboard.data.proto import data_provider_pb2_grpc as pb_grpc
 
-from tfevents.summaries.live.loader import BLOB_SEQUENCE, SCALAR, TENSOR, LiveLogdir, Points, TagInfo, tensor_bytes
+from tfevents.summaries.live.loader import BLOB_SEQUENCE, SCALAR, TENSOR, LiveLogdir, Points, TagInfo
+from tfevents.summaries.live.values import tensor_bytes
 
 __all__ = ["DataProvider", "blob_key", "parse_blob_key"]
 
