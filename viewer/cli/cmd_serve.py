@@ -21,11 +21,12 @@ import importlib.util
 import logging
 import os
 import signal
+import socket
 import sys
 import threading
 from typing import Optional
 
-from ..dashboard.access import is_loopback, root_url
+from ..dashboard.access import is_loopback, reachable_host, root_url
 from .server_options import access_problem, add_access_options, add_page_options, choose_token
 
 DASHBOARD_PORT = 6007        # the dashboard's default port; taken: the next free of DASHBOARD_PORT_TRIES
@@ -71,7 +72,6 @@ def _missing_extra() -> Optional[str]:
 
 def _bind_dashboard(host: str, port: Optional[int]):
     """The dashboard's listening socket: on ``port``, or (None) on ``DASHBOARD_PORT`` or the next free one."""
-    import socket  # lazy: only with the dashboard
     family = socket.AF_INET6 if ":" in host.strip("[]") else socket.AF_INET
     tries = [port] if port is not None else range(DASHBOARD_PORT, DASHBOARD_PORT + DASHBOARD_PORT_TRIES)
     for i, candidate in enumerate(tries):
@@ -160,8 +160,7 @@ class Dashboard:
 
     def start(self, args, live, loaded: threading.Event) -> "Dashboard":
         from ..dashboard.server import api_server  # lazy: Starlette and uvicorn, the dashboard extra
-        wildcard = {"0.0.0.0": "127.0.0.1", "": "127.0.0.1", "::": "::1"}
-        forward = wildcard.get(self.tensorboard_host.strip("[]"), self.tensorboard_host.strip("[]"))
+        forward = reachable_host(self.tensorboard_host)
         self.server = api_server(live, self.sock, token=self.token, path_prefix=args.path_prefix,
                                  certfile=args.certfile, keyfile=args.keyfile, reload_interval=args.reload_interval,
                                  loaded=loaded, tensorboard=None if args.provider_only else (forward, args.port),

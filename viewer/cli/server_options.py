@@ -1,7 +1,8 @@
 """The options of a server that may be reached beyond localhost, declared once for ``tfevents serve`` and
 ``tfevents api``: its token (``--token``, ``$TFEVENTS_API_TOKEN``, generated; ``--no-token``), ``--path-prefix`` and
-TLS (``--certfile``/``--keyfile``); and what the dashboard's page shows (``--aggregate``). A non-loopback ``--host`` needs a token: generated (``secrets``) and printed in
-the URL as Jupyter does, unless given; ``--no-token`` serves without one, with a warning. Stdlib only."""
+TLS (``--certfile``/``--keyfile``); and what the dashboard's page shows (``--aggregate``). A non-loopback ``--host``
+needs a token: generated (``secrets``) and printed in the URL as Jupyter does, unless given; ``--no-token`` serves
+without one, with a warning. Stdlib only."""
 from __future__ import annotations
 
 import argparse

@@ -7,7 +7,7 @@ import ipaddress
 import re
 import secrets
 
-__all__ = ["is_loopback", "new_token", "TOKEN_CHARACTERS", "root_url"]
+__all__ = ["is_loopback", "new_token", "TOKEN_CHARACTERS", "reachable_host", "root_url"]
 
 TOKEN_CHARACTERS = re.compile(r"[A-Za-z0-9._~-]+")   # safe as they are in a URL, a header and a cookie
 
@@ -28,11 +28,17 @@ def new_token() -> str:
     return secrets.token_hex(32)
 
 
+def reachable_host(host: str) -> str:
+    """The address to reach a server bound to ``host`` from this machine: itself, or the loopback address of a
+    wildcard (``0.0.0.0``, ``::``, empty); without brackets."""
+    host = host.strip("[]")
+    return {"0.0.0.0": "127.0.0.1", "": "127.0.0.1", "::": "::1"}.get(host, host)
+
+
 def root_url(host: str, port: int, path_prefix: str, tls: bool) -> str:
     """The URL of a server's root on ``host:port`` (bound to every address: shown as this machine's loopback)
     below ``path_prefix``, ending in '/'."""
-    host = host.strip("[]")
-    shown = {"0.0.0.0": "127.0.0.1", "": "127.0.0.1", "::": "::1"}.get(host, host)
+    shown = reachable_host(host)
     shown = "[%s]" % shown if ":" in shown else shown
     prefix = "/" + path_prefix.strip("/") if path_prefix.strip("/") else ""
     return "%s://%s:%d%s/" % ("https" if tls else "http", shown, port, prefix)

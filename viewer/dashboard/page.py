@@ -3,9 +3,10 @@
 
 The embedded document is the report's (``collect.py``'s shape) with the runs, their colours and hparams, and the
 scalar charts and series, but no series' arrays: each series carries ``fetch``, ``[points, last_step]`` as listed
-now (a few bytes a series: 50,000 of them make a page of a few MB), and the page's ``served.js`` asks ``GET api/v1/scalars_of_tag`` for the
-series of a chart when the chart scrolls into view (one request per tag), reduced to the chart's pixel width
-(``points=``), then polls ``GET api/v1/runs`` every reload interval and asks again for the series that changed.
+now (a few bytes a series: 50,000 of them make a page of a few MB), and the page's ``served.js`` asks ``GET
+api/v1/scalars_of_tag`` for the shown series of a chart when the chart scrolls into view (one request per tag),
+reduced to the chart's pixel width (``points=``), then polls ``GET api/v1/runs?since=`` every reload interval and
+asks again for the series that changed.
 
 The other kinds (histograms and distributions, images, audio, text, PR curves, graphs, embeddings, meshes) and the
 HParams table's experiments come from a snapshot of what the loader keeps (``summaries/live/snapshot.py``: its
@@ -22,7 +23,7 @@ import math
 from typing import Any, Dict, List, Optional
 
 
-from tfevents.summaries.live.loader import SCALAR, LiveLogdir
+from tfevents.summaries.live.loader import SCALAR, LiveLogdir, TagInfo
 from tfevents.summaries.live.snapshot import DEFAULT_KINDS, snapshot
 
 from ..colors import run_colors
@@ -43,8 +44,9 @@ DENSITY_ABOVE = 300           # a chart of more runs than this is drawn as their
 def live_document(live: LiveLogdir, *, title: str, api_base: str, reload_interval: float,
                   tensorboard: Optional[str] = None, aggregate: Optional[str] = None) -> tuple:
     """``(document, blob)`` of the page for ``live`` as it is now: the report's document shape, series without
-    arrays (``fetch``: ``[points, last_step]``, for the page to ask the API for them), ``api`` the API's base path, the reload interval and the path
-    of TensorBoard's UI (``tensorboard``; None: not served); ``aggregate``: the regex grouping runs into bands."""
+    arrays (``fetch``: ``[points, last_step]``, for the page to ask the API for them), ``api`` the API's base path,
+    the reload interval and the path of TensorBoard's UI (``tensorboard``; None: not served); ``aggregate``: the
+    regex grouping runs into bands."""
     blob = Blob()
     run_names = live.run_names()
     colors = run_colors(run_names)
@@ -52,7 +54,8 @@ def live_document(live: LiveLogdir, *, title: str, api_base: str, reload_interva
     series: List[Dict[str, Any]] = []
     by_tag: Dict[str, List[int]] = {}
     newest = None   # the newest point's wall time and run: the page's "last change" until it polls
-    for info in sorted(live.tags(data_class=SCALAR), key=lambda i: (i.run, i.tag)):   # the report's order
+    scalars = live.tags(data_class=SCALAR)   # listed once: the charts, the run list and the HParams table
+    for info in sorted(scalars, key=lambda i: (i.run, i.tag)):   # the report's order
         if info.run not in index:
             continue
         if math.isfinite(info.max_wall_time) and (newest is None or info.max_wall_time > newest["wall"]):
@@ -70,11 +73,11 @@ def live_document(live: LiveLogdir, *, title: str, api_base: str, reload_interva
     others = snapshot(live, DEFAULT_KINDS)
     problems = [str(p) for p in getattr(live, "problems", None) or ()]
     doc: Dict[str, Any] = {
-        "runs": _run_entries(live, run_names, colors),
+        "runs": _run_entries(live, scalars, run_names, colors),
         "scalars": {"series": series, "charts": charts, "aggregates": aggregates, "x_tags": sorted(by_tag),
                     "x_only": []},
         **other_sections(others, index, blob, problems),
-        "hparams": _hparams(live, run_names, dict(others.hparams or {})),
+        "hparams": _hparams(live, scalars, run_names, dict(others.hparams or {})),
         "problems": problems,
         "title": title,
         "options": {"smoothing": DEFAULT_SMOOTHING, "x": "step", "logy": False, "logx": False, "smooth": None,
@@ -87,22 +90,24 @@ def live_document(live: LiveLogdir, *, title: str, api_base: str, reload_interva
     return doc, blob
 
 
-def _run_entries(live: LiveLogdir, run_names: List[str], colors: Dict[str, str]) -> List[Dict[str, Any]]:
+def _run_entries(live: LiveLogdir, scalars: List[TagInfo], run_names: List[str],
+                 colors: Dict[str, str]) -> List[Dict[str, Any]]:
     """Each run's name and colour, its ``hparams`` (when it logged any) and ``stats``: per scalar tag ``[last, min,
     max]`` as the loader keeps them (null when none or not finite; the sidebar's run list sorts by them)."""
     stats: Dict[str, Dict[str, list]] = {}
-    for info in live.tags(data_class=SCALAR):
+    for info in scalars:
         stats.setdefault(info.run, {})[info.tag] = [short_number(info.last), short_number(info.min),
                                                     short_number(info.max)]
     return [run_entry(run, colors[run], live.hparams(run), stats.get(run)) for run in run_names]
 
 
-def _hparams(live: LiveLogdir, run_names: List[str], records: Dict[str, Any]) -> Dict[str, Any]:
+def _hparams(live: LiveLogdir, scalars: List[TagInfo], run_names: List[str],
+             records: Dict[str, Any]) -> Dict[str, Any]:
     """The HParams table (the report's shape): a row per run that logged hyperparameters or names metrics (its
     ``records``: the snapshot's, by run), its values, and per metric the last value and the best ones with their
     steps, of the run's series of the metric or of the first run below it that has one (``metric_runs``, as the
     report), as the loader keeps them (min and max of every value logged)."""
-    infos = {(i.run, i.tag): i for i in live.tags(data_class=SCALAR)}
+    infos = {(i.run, i.tag): i for i in scalars}
     names: List[str] = []
     metrics: List[str] = []
     rows = []

@@ -130,8 +130,8 @@ def _x_axes(logdir: Any, chosen: dict, runs: Optional[str], x: str, index: dict,
 
 
 def _scalars(chosen: dict, index: dict, blob: Blob, group: Optional[str], aggregates: list) -> dict:
-    """Series (every point, for hover and CSV), ``aggregates`` (:func:`aggregate_entries`) and charts: one per tag, or per
-    ``group`` regex value, each naming its series and its aggregates by index."""
+    """Series (every point, for hover and CSV), ``aggregates`` (:func:`aggregate_entries`) and charts: one per tag,
+    or per ``group`` regex value, each naming its series and its aggregates by index."""
     series, by_tag = [], {}
     for (run, tag), s in chosen.items():
         if not len(s.step):
