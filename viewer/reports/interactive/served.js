@@ -66,8 +66,14 @@ async function getJson(route, params) {
 /** A series' columns as the API sends them with ``encoding=base64`` (app.py _series): float64 steps and wall
  * times, float32 values, as typed arrays (no number parsing: a chart of many runs arrives in milliseconds). */
 function columns(answer) {
-  const view = (text, Type) => { const bytes = decodeBase64(text); return new Type(bytes.buffer, 0, bytes.length / Type.BYTES_PER_ELEMENT); };
-  return {step: view(answer.step, Float64Array), wall: view(answer.wall_time, Float64Array), value: view(answer.value, Float32Array)};
+  return {step: typedArray(answer.step, Float64Array), wall: typedArray(answer.wall_time, Float64Array),
+          value: typedArray(answer.value, Float32Array)};
+}
+
+/** An array the API sent as base64 of its little-endian values, as a ``Type`` (Float64Array, Int32Array...). */
+function typedArray(text, Type) {
+  const bytes = decodeBase64(text);
+  return new Type(bytes.buffer, 0, bytes.length / Type.BYTES_PER_ELEMENT);
 }
 
 /** JSON's null, "Infinity" and "-Infinity" (app.py json_number) as numbers. */
@@ -202,7 +208,7 @@ async function loadDensity(chart) {
     chart.note.textContent = "could not load: " + err.message;
     return;
   }
-  const counts = new Float32Array(decodeBase64(got.density).buffer), owner = new Int32Array(decodeBase64(got.owner).buffer);
+  const counts = typedArray(got.density, Float32Array), owner = typedArray(got.owner, Int32Array);
   const canvas = el("canvas", {class: "density", width: got.width, height: got.height});
   const onTop = el("canvas", {class: "density-on-top", width: got.width, height: got.height});
   const image = canvas.getContext("2d").createImageData(got.width, got.height);
