@@ -92,9 +92,15 @@ def _demo_cli_job(tmp_path_factory):
     return job
 
 
+def _run_list_logdir_job(tmp_path_factory):
+    import _run_list_logdir
+    root = str(tmp_path_factory.mktemp("runlist"))
+    return lambda: _run_list_logdir.write_in_subprocess(root)
+
+
 SLOW_JOBS = {"peer_logdir": _peer_runs_job, "example_runs": _example_runs_job, "example_graphs": _example_graphs_job,
              "project_example_runs": _project_example_runs_job, "peer_suite_reports": _peer_suites_job,
-             "demo_cli_run": _demo_cli_job}
+             "demo_cli_run": _demo_cli_job, "run_list_logdir": _run_list_logdir_job}
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -154,6 +160,13 @@ def demo_cli_run(tmp_path_factory):
     """``tfevents demo --logdir LOGDIR -q`` run once, as a user runs it: ``(LOGDIR, LOGDIR/report.html)``, the
     interactive report it writes. Shared by the modules that read the demo's runs; do not write into it."""
     return _slow("demo_cli_run", tmp_path_factory)
+
+
+@pytest.fixture(scope="session")
+def run_list_logdir(tmp_path_factory):
+    """10,000 tiny runs and their interactive report (tests/_run_list_logdir.py): ``(report path, run names sorted,
+    {name: lr}, {name: loss min})``."""
+    return _slow("run_list_logdir", tmp_path_factory)
 
 
 @pytest.fixture

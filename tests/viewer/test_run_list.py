@@ -13,48 +13,19 @@ import numpy as np
 import pytest
 
 from _browser import browser, browser_session, console_messages, open_file  # noqa: F401
+from _run_list_logdir import HOSTILE, N_RUNS, run_name as _name
 
-N_RUNS = 10_000
-HOSTILE = ['<img src=x onerror="window.__pwned = 1">', "\u202eevil\u200f 'run\""]   # sort first and last by name
 TARGET = "run_09990"    # near the end by name: out of view until the list scrolls there
 MAX_ROWS = 100
 
 
-def _name(i):
-    return "run_%05d" % i
-
-
 @pytest.fixture(scope="module")
-def many_runs(tmp_path_factory):
-    """10,000 tiny runs written by tfevents' SummaryWriter: 9 in 10 log ``loss`` at steps 0 and 1 (the others
-    ``acc``), 6 in 7 the hparam ``lr`` (40 values: ties), plus two runs with hostile names and neither. Returns
-    (report path, names by name, {name: lr}, {name: loss min})."""
-    from tfevents.summaries import SummaryWriter
-    from tfevents.viewer.cli import main
-    root = tmp_path_factory.mktemp("runlist")
-    rng = np.random.default_rng(3)
-    lr_values = np.round(np.geomspace(1e-4, 1e-1, 40), 8)
-    lrs, loss_min = {}, {}
-    for i in range(N_RUNS):
-        with SummaryWriter(str(root / "logs" / _name(i))) as w:
-            if i % 10 != 3:
-                values = rng.random(2).astype(np.float32)
-                for step, v in enumerate(values):
-                    w.add_scalar("loss", float(v), step)
-                loss_min[_name(i)] = float(values.min())
-            else:
-                w.add_scalar("acc", float(rng.random()), 0)
-            if i % 7 != 2:
-                lrs[_name(i)] = float(rng.choice(lr_values))
-                w.add_hparams({"lr": lrs[_name(i)]}, {})
-    for name in HOSTILE:
-        with SummaryWriter(str(root / "logs" / name)) as w:
-            w.add_text("note", "hi", 0)
-    out = str(root / "report.html")
-    assert main(["report", str(root / "logs"), "-o", out]) == 0
-    names = sorted([_name(i) for i in range(N_RUNS)] + HOSTILE)
+def many_runs(run_list_logdir):
+    """10,000 tiny runs and their report (tests/_run_list_logdir.py, written in the session's background): (report
+    path, names by name, {name: lr}, {name: loss min})."""
+    report, names, lrs, loss_min = run_list_logdir
     assert names[0] == HOSTILE[0] and names[-1] == HOSTILE[1]
-    return out, names, lrs, loss_min
+    return report, names, lrs, loss_min
 
 
 def _argsorted(names, values, desc=False):
