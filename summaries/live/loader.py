@@ -27,7 +27,7 @@ import math
 import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
-from typing import Callable, Dict, Iterable, List, Mapping, NamedTuple, Optional, Tuple
+from typing import Callable, Collection, Dict, Iterable, List, Mapping, NamedTuple, Optional, Tuple
 
 import numpy as np
 
@@ -151,12 +151,18 @@ class LiveLogdir:
     without the GIL, so on benchmarks/serve.py's 2-CPU machine two threads reached a full load sooner than one on
     both logdirs, scalars only 2.1 s against 2.9 s, with histograms and images 3.0 s against 3.3 s, for ~7-10 MB
     more at the peak).
+
+    ``choose(live)``, when given, is called after every pass with the loader itself and returns the names of the
+    runs the read API shows (None: every run): ``tfevents serve --where`` and the archived runs left out. It reads
+    every run through :meth:`run_names` and :meth:`tags` with ``every=True`` (a query on a metric needs the runs it
+    leaves out too) and :meth:`hparams`; the choice takes effect as a whole when it returns, so a view never sees half of it.
     """
 
     def __init__(self, path: str, samples_per_plugin: Optional[Mapping[str, int]] = None,
                  storage_options: Optional[dict] = None,
                  on_problem: Optional[Callable[[Problem], None]] = None, check_crc: bool = True,
-                 threads: Optional[int] = None, plugins: Optional[Iterable[str]] = None):
+                 threads: Optional[int] = None, plugins: Optional[Iterable[str]] = None,
+                 choose: Optional[Callable[["LiveLogdir"], Optional[Collection[str]]]] = None):
         self.path = os.fspath(path)
         self.capacity = dict(samples_per_plugin or {})
         self.plugins = frozenset(plugins) if plugins is not None else None
@@ -170,39 +176,48 @@ class LiveLogdir:
         self.lock = threading.RLock()
         self.passes = 0
         self._reported = set()
+        self.choose = choose
+        self.chosen: Optional[frozenset] = None   # the runs shown (None: all), as ``choose`` last said
 
     # -- the read API
 
-    def run_names(self) -> List[str]:
-        """Every run found, sorted."""
+    def _shown(self, every: bool = False) -> Dict[str, LiveRun]:
+        """The runs the read API shows (the caller holds the lock): every run, or those ``choose`` chose."""
+        chosen = self.chosen
+        if every or chosen is None:
+            return self.runs
+        return {name: run for name, run in self.runs.items() if name in chosen}
+
+    def run_names(self, every: bool = False) -> List[str]:
+        """Every run found (of those chosen, unless ``every``), sorted."""
         with self.lock:
-            return sorted(self.runs)
+            return sorted(self._shown(every))
 
     def run_starts(self) -> List[Tuple[str, float]]:
         """``(run, start time)`` of the runs that have read an event with a finite wall time, by start time."""
         with self.lock:
-            found = [(run.start_time, name) for name, run in self.runs.items() if run.start_time is not None]
+            found = [(run.start_time, name) for name, run in self._shown().items() if run.start_time is not None]
         return [(name, start) for start, name in sorted(found)]
 
     def start_time(self, run: str) -> Optional[float]:
         """The earliest wall time of any event of ``run`` (None: no such run, or none read yet)."""
         with self.lock:
-            r = self.runs.get(run)
+            r = self._shown(True).get(run)
             return r.start_time if r is not None else None
 
     def plugin_names(self) -> List[str]:
         """The plugins of every series with a data class, sorted."""
         with self.lock:
-            return sorted({s.plugin for run in self.runs.values() for s in run.series.values()
+            return sorted({s.plugin for run in self._shown().values() for s in run.series.values()
                            if s.data_class != UNKNOWN})
 
     def tags(self, runs: Optional[Iterable[str]] = None, tags: Optional[Iterable[str]] = None,
-             plugin: Optional[str] = None, data_class: Optional[int] = None) -> List[TagInfo]:
+             plugin: Optional[str] = None, data_class: Optional[int] = None, every: bool = False) -> List[TagInfo]:
         """The non-empty series chosen by exact run names, exact tags, plugin and data class (None: any), by run
-        then tag as found."""
+        then tag as found; of the runs ``choose`` chose, unless ``every``."""
         with self.lock:
-            chosen = ([(r, self.runs[r]) for r in runs if r in self.runs] if runs is not None
-                      else list(self.runs.items()))
+            shown = self._shown(every)
+            chosen = ([(r, shown[r]) for r in runs if r in shown] if runs is not None else list(shown.items()))
             found = []
             for name, run in chosen:
                 items = ([(t, run.series[t]) for t in tags if t in run.series] if tags is not None
@@ -215,7 +230,7 @@ class LiveLogdir:
 
     def _series_of(self, run: str, tag: str) -> Optional[Series]:
         with self.lock:
-            r = self.runs.get(run)
+            r = self._shown().get(run)
             return r.series.get(tag) if r is not None else None
 
     def points(self, run: str, tag: str, num_points: Optional[int] = None) -> Optional[Points]:
@@ -234,7 +249,7 @@ class LiveLogdir:
         """Blob ``index`` of the blob sequence ``run``/``tag`` at ``step``; LookupError saying which part is
         missing (the run, the tag, the step — evicted or never logged — or the index)."""
         with self.lock:
-            r = self.runs.get(run)
+            r = self._shown().get(run)
             s = r.series.get(tag) if r is not None else None
         if r is None:
             raise LookupError("no such run: %r" % run)
@@ -311,6 +326,9 @@ class LiveLogdir:
             alone = shared + alone
         for run, files in alone:
             self._read_run(fs, run, files)
+        if self.choose is not None:
+            chosen = self.choose(self)
+            self.chosen = frozenset(chosen) if chosen is not None else None
         self.passes += 1
 
     def _read_run(self, fs, run: "LiveRun", files: List[str]) -> None:
