@@ -134,11 +134,35 @@ function compileRegex(text) {
   return REGEX_CACHE.get(text);
 }
 
-/** Is run ``i`` shown: not unticked (runlist.js hiddenRuns) and matching the run regex. */
-function runVisible(i) {
-  if (hiddenRuns().has(runName(i))) return false;
+/** Sets of run names that choose runs besides the regex, by who chose: the served page's query (``where``), the
+ * HParams brush (``brush``); null or absent: no choice. A run is listed and drawn when it matches the regex and is
+ * in every set. ``TFE.chooseRuns(who, names, where)`` sets one (an array or Set; null clears it) and redraws;
+ * ``where`` is the same choice in the run query language (summaries/runs/query.py), which the served page sends
+ * to the server for what it computes there (the density); ``TFE.choiceQuery()`` joins the active ones. */
+const RUN_CHOICES = {}, RUN_CHOICE_QUERIES = {};
+let RUN_CHOICE_VERSION = 0;
+function runChosen(name) {
+  for (const set of Object.values(RUN_CHOICES)) if (set && !set.has(name)) return false;
+  return true;
+}
+function runMatches(i) {
   const {re} = compileRegex(STATE.runFilter);
-  return !re || re.test(runName(i));
+  return (!re || re.test(runName(i))) && runChosen(runName(i));
+}
+TFE.chooseRuns = (who, names, where) => {
+  RUN_CHOICES[who] = names == null ? null : names instanceof Set ? names : new Set(names);
+  RUN_CHOICE_QUERIES[who] = names == null ? null : where || null;
+  RUN_CHOICE_VERSION++;
+  if (TFE.runList) TFE.runList.refresh();
+  changed("runs");
+};
+TFE.runChoices = RUN_CHOICES;
+TFE.choiceQuery = () => Object.values(RUN_CHOICE_QUERIES).filter(q => q).map(q => "(" + q + ")").join(" and ");
+TFE.choiceVersion = () => RUN_CHOICE_VERSION;
+
+/** Is run ``i`` shown: not unticked (runlist.js hiddenRuns), matching the run regex and chosen (RUN_CHOICES). */
+function runVisible(i) {
+  return !hiddenRuns().has(runName(i)) && runMatches(i);
 }
 function tagVisible(tag) {
   const {re} = compileRegex(STATE.tagFilter);

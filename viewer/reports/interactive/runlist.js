@@ -1,7 +1,7 @@
 // tfevents interactive report: the sidebar's run list. Virtualized: a fixed-height scrolling box with a spacer as
 // tall as every listed run at a fixed row height, and only the rows in view (plus a margin) in the DOM, so 10,000
 // runs cost a few dozen rows; scrolling renders the rows now in view. The list is the runs matching the regex
-// filter (#run-filter), in the order of the sort control (#run-sort: name, any hparam, the last / min / max of any
+// filter (#run-filter) and chosen by the served page's query or the HParams brush (report.js TFE.chooseRuns), in the order of the sort control (#run-sort: name, any hparam, the last / min / max of any
 // scalar tag, from each run's ``hparams`` and ``stats`` in the document; #run-sort-dir: ascending / descending;
 // runs without the column last either way). The order is the list's only: colours and charts are unchanged.
 // Ticking a row, the "all" box (every run matching the filter) and STATE.hidden (kept in sessionStorage) work for
@@ -40,11 +40,11 @@ function runSortValue(run, column) {
 }
 const STAT_FIELD = {last: 0, min: 1, max: 2};
 
-/** The indices of the runs matching the filter regex, sorted by ``column`` (stable: ties in name order; runs
+/** The indices of the runs matching the filter regex and chosen (report.js runMatches), sorted by ``column`` (stable: ties in name order; runs
  * without a value last in both directions; numbers before strings). */
 function runOrder(column, desc) {
-  const {re} = compileRegex(STATE.runFilter), runs = DATA.runs, out = [];
-  for (let i = 0; i < runs.length; i++) if (!re || re.test(runs[i].name)) out.push(i);
+  const runs = DATA.runs, out = [];
+  for (let i = 0; i < runs.length; i++) if (runMatches(i)) out.push(i);
   if (column === "name") return desc ? out.reverse() : out;   // the document lists the runs by name
   const keys = new Map(out.map(i => [i, runSortValue(runs[i], column)]));
   const sign = desc ? -1 : 1;

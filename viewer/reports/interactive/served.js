@@ -189,7 +189,7 @@ const DENSITY_HEIGHT = 260;
 
 /** What a density was drawn for: the chart's shown runs and the log-y switch. */
 function densityKey(chart) {
-  return chart.shown.length + "|" + STATE.logy + "|" + STATE.runFilter + "|" + STATE.hidden.length;
+  return chart.shown.length + "|" + STATE.logy + "|" + STATE.runFilter + "|" + STATE.hidden.length + "|" + TFE.choiceVersion();
 }
 
 /** Draw ``chart`` as a density of its shown runs: each pixel's shade is how many runs pass through it (log scale);
@@ -198,6 +198,7 @@ async function loadDensity(chart) {
   const width = Math.max(240, chart.plot.clientWidth || 400), key = densityKey(chart);
   const params = {tag: chart.shown[0].tag, width, height: DENSITY_HEIGHT};
   if (STATE.runFilter && compileRegex(STATE.runFilter).ok) params.runs = STATE.runFilter;
+  if (TFE.choiceQuery()) params.where = TFE.choiceQuery();
   if (STATE.logy) params.logy = 1;
   chart.note.textContent = "loading the density of " + chart.shown.length + " runs\u2026";
   chart.onTopDraws = chart.onTopDraws || 0;
