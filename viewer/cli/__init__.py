@@ -22,6 +22,7 @@ COMMANDS = {
     "serve": "TensorBoard's UI on tfevents' reader (a gRPC data provider; faster, smaller than its own)",
     "api": "tfevents' HTTP JSON API over a logdir as it is written (the `dashboard` extra)",
     "watch": "a full-screen terminal dashboard that follows a logdir as it is written (the `watch` extra)",
+    "runs": "list, label, annotate, archive, delete and move runs (ls, rm, mv, label, note, archive...)",
     "demo": "train the example MLP with tfevents.core and log every kind of summary",
 }
 

@@ -1,0 +1,331 @@
+"""`tfevents runs` (issue 35, points 4 and 5): ls, rm, mv and the annotations, in-process through
+`tfevents.viewer.cli.main` (one real subprocess for the exit statuses), on logdirs written by our SummaryWriter and
+tensorboardX, local and on moto's S3 server.
+
+Deleting is checked file by file: every file left under the logdir (and outside it) is compared with what was there
+minus exactly what should go."""
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from tfevents.summaries import SummaryWriter
+from tfevents.summaries.run_info import change_run_info, read_run_info
+from tfevents.summaries.runs import prune
+from tfevents.viewer.cli import main
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def write_run(path, losses, tag="loss", extra=None):
+    with SummaryWriter(str(path)) as w:
+        for step, value in enumerate(losses):
+            w.add_scalar(tag, value, step)
+            for name, values in (extra or {}).items():
+                w.add_scalar(name, values[step], step)
+
+
+def write_tbx_run(path, losses):
+    tensorboardX = pytest.importorskip("tensorboardX")
+    w = tensorboardX.SummaryWriter(str(path))
+    for step, value in enumerate(losses):
+        w.add_scalar("loss", value, step)
+    w.close()
+
+
+def tree(root):
+    """Every file and symlink under ``root``, relative, never following a symlink."""
+    found = set()
+    for directory, dirs, files in os.walk(root, followlinks=False):
+        for name in files + [d for d in dirs if os.path.islink(os.path.join(directory, d))]:
+            found.add(os.path.relpath(os.path.join(directory, name), root).replace(os.sep, "/"))
+    return found
+
+
+def cli(capsys, *argv):
+    status = main(["runs"] + [str(a) for a in argv])
+    out, err = capsys.readouterr()
+    return status, out, err
+
+
+def listed(out):
+    """The run names of `runs rm`'s listing (its indented lines)."""
+    return [line.split("  ")[1] for line in out.splitlines() if line.startswith("  ")]
+
+
+@pytest.fixture
+def sweep(tmp_path):
+    """A logdir: a, b (tensorboardX), c/seed1, c/seed2, train with train/eval below, and outside it a folder
+    `outside/o` that the run `link` is a symlink to; a checkpoint beside a's events, train's sidecars."""
+    logdir = tmp_path / "logs"
+    write_run(logdir / "a", [0.9, 0.5, 0.3])
+    write_tbx_run(logdir / "b", [0.8, 0.7])
+    write_run(logdir / "c" / "seed1", [0.4, 0.2])
+    write_run(logdir / "c" / "seed2", [0.6, 0.1])
+    write_run(logdir / "train", [1.0, 0.5], extra={"acc": [0.1, 0.2]})
+    write_run(logdir / "train" / "eval", [1.1, 0.6])
+    (logdir / "a" / "model.ckpt").write_bytes(b"w" * 1000)
+    (logdir / "train" / "hparams.yaml").write_text("lr: 0.1\n")
+    (logdir / "train" / "model.ckpt").write_bytes(b"w" * 10)
+    change_run_info(str(logdir / "train"), add_labels=["baseline"])
+    write_run(tmp_path / "outside" / "o", [0.5])
+    os.symlink(str(tmp_path / "outside" / "o"), str(logdir / "link"))
+    return logdir
+
+
+# ---------------------------------------------------------------- rm
+
+def test_rm_without_yes_lists_exactly_the_set_and_deletes_nothing(sweep, capsys):
+    before, outside = tree(sweep), tree(sweep.parent / "outside")
+    status, out, err = cli(capsys, "rm", sweep, "a", "c/seed2", "train", "link")
+    assert status == 0, err
+    assert listed(out) == ["a", "c/seed2", "link", "train"]
+    assert "would delete 4 runs" in out
+    assert out.rstrip().endswith("nothing deleted; --yes to delete")
+    assert "keeps the runs below: train/eval" in out
+    assert tree(sweep) == before and tree(sweep.parent / "outside") == outside
+
+
+def test_rm_with_yes_deletes_exactly_the_set(sweep, capsys):
+    before, outside = tree(sweep), tree(sweep.parent / "outside")
+    train_own = {p for p in before if p.startswith("train/") and "/" not in p[len("train/"):]
+                 and p != "train/model.ckpt"}
+    assert any(".runinfo" in p for p in train_own) and "train/hparams.yaml" in train_own
+    status, out, err = cli(capsys, "rm", sweep, "a", "c/seed2", "train", "link", "--yes")
+    assert status == 0, err
+    assert listed(out) == ["a", "c/seed2", "link", "train"] and out.startswith("deleted 4 runs")
+    gone = {p for p in before if p.startswith(("a/", "c/seed2/"))} | {"link"} | train_own
+    assert tree(sweep) == before - gone
+    assert "train/model.ckpt" in tree(sweep) and any(p.startswith("train/eval/") for p in tree(sweep))
+    assert tree(sweep.parent / "outside") == outside  # the link's target is untouched
+    assert os.path.isdir(sweep / "c")  # the parent of a deleted run stays
+
+
+def test_a_symlink_to_a_folder_outside_is_unlinked_not_followed(sweep, capsys):
+    target = sweep.parent / "outside" / "o"
+    dataset = sweep.parent / "dataset"  # no event files: a link to it inside run a is a's, not a sub-run
+    dataset.mkdir()
+    (dataset / "images.bin").write_bytes(b"d" * 100)
+    os.symlink(str(dataset), str(sweep / "a" / "data"))
+    os.symlink(str(dataset / "images.bin"), str(sweep / "c" / "seed1" / "images.bin"))
+    status, out, err = cli(capsys, "rm", sweep, "link", "a", "c/seed1", "--yes")
+    assert status == 0, err
+    assert "link  the symlink (its target %s is kept)" % target in out
+    assert not os.path.lexists(sweep / "link") and not os.path.lexists(sweep / "a")
+    assert not os.path.lexists(sweep / "c" / "seed1")
+    assert len(tree(target)) == 1 and tree(dataset) == {"images.bin"}
+    assert (dataset / "images.bin").read_bytes() == b"d" * 100
+
+
+def test_a_run_with_sub_runs_keeps_them(sweep, capsys):
+    status, out, err = cli(capsys, "rm", sweep, "train", "--yes")
+    assert status == 0, err
+    assert sorted(p for p in tree(sweep) if p.startswith("train/")) == sorted(
+        ["train/model.ckpt"] + [p for p in tree(sweep) if p.startswith("train/eval/")])
+    assert [r for r, _ in _runs(sweep)] == ["a", "b", "c/seed1", "c/seed2", "link", "train/eval"]
+    # the logdir's own run `.`: only its event files go, never the logdir nor its sub-runs
+    write_run(sweep, [0.3])
+    (sweep / "notes.txt").write_text("keep")
+    before = tree(sweep)
+    status, out, err = cli(capsys, "rm", sweep, ".", "--yes")
+    assert status == 0, err
+    assert tree(sweep) == {p for p in before if not (p.startswith("events.") and "/" not in p)}
+    assert "notes.txt" in tree(sweep)
+
+
+def test_a_run_and_its_sub_runs_chosen_together_go_as_one_directory(sweep, capsys):
+    status, out, err = cli(capsys, "rm", sweep, "train", "train/eval", "c/seed1", "c/seed2", "--yes")
+    assert status == 0, err
+    assert not os.path.exists(sweep / "train")
+    assert "train/eval  with the directory of train" in out
+    assert {p.split("/")[0] for p in tree(sweep)} == {"a", "b", "link"}
+    assert os.path.isdir(sweep / "c")
+
+
+def test_a_run_reached_through_a_symlink_to_elsewhere_is_refused(tmp_path, capsys):
+    logdir, far = tmp_path / "logs", tmp_path / "far"
+    write_run(logdir / "a", [1.0])
+    write_run(far / "r", [1.0])
+    os.symlink(str(far), str(logdir / "ext"))
+    before = tree(far)
+    status, out, err = cli(capsys, "rm", logdir, "ext/r", "--yes")
+    assert status == 1
+    assert "outside the logdir" in err and "remove or move the symlink itself" in err
+    assert tree(far) == before
+    status, out, err = cli(capsys, "mv", logdir, "ext/r", "r2")
+    assert status == 1 and tree(far) == before
+    status, out, err = cli(capsys, "mv", logdir, "a", "ext/a")  # a symlinked parent leading out
+    assert status == 2 and "outside the logdir" in err
+    assert os.path.isdir(logdir / "a") and tree(far) == before
+
+
+def test_unknown_runs_and_missing_choices_are_usage_errors(sweep, capsys):
+    before = tree(sweep)
+    status, out, err = cli(capsys, "rm", sweep, "a", "trian", "--yes")
+    assert status == 2 and "no run 'trian'" in err and "'train'" in err
+    status, out, err = cli(capsys, "rm", sweep)
+    assert status == 2 and "RUN names or --where" in err
+    status, out, err = cli(capsys, "rm", sweep / "nowhere", "a")
+    assert status == 2 and "not a directory" in err
+    assert tree(sweep) == before
+
+
+def _runs(logdir):
+    from tfevents.summaries.reader.walk import discover
+    return discover(str(logdir)).runs
+
+
+# ---------------------------------------------------------------- mv
+
+def test_mv_renames_and_moves_inside_the_logdir(sweep, capsys):
+    a_files = sorted(p[2:] for p in tree(sweep) if p.startswith("a/"))
+    status, out, err = cli(capsys, "mv", sweep, "a", "sweep2/lr0.1/a")
+    assert status == 0, err
+    assert sorted(p[len("sweep2/lr0.1/a/"):] for p in tree(sweep) if p.startswith("sweep2/")) == a_files
+    assert not os.path.exists(sweep / "a")
+    # a run with sub-runs moves its own files; train/eval stays
+    own = sorted(p[len("train/"):] for p in tree(sweep) if p.startswith("train/") and p.count("/") == 1
+                 and p != "train/model.ckpt")
+    status, out, err = cli(capsys, "mv", sweep, "train", "train_old")
+    assert status == 0, err
+    assert "the runs below stay: train/eval" in out
+    assert sorted(p[len("train_old/"):] for p in tree(sweep) if p.startswith("train_old/")) == own
+    assert read_run_info(str(sweep / "train_old")).labels == ("baseline",)
+    # a symlink run moves as a link, still pointing at its target
+    status, out, err = cli(capsys, "mv", sweep, "link", "deep/er/link")
+    assert status == 0, err
+    assert os.path.islink(sweep / "deep" / "er" / "link")
+    assert os.path.samefile(sweep / "deep" / "er" / "link", sweep.parent / "outside" / "o")
+    assert [r for r, _ in _runs(sweep)] == ["b", "c/seed1", "c/seed2", "deep/er/link", "sweep2/lr0.1/a",
+                                            "train/eval", "train_old"]
+
+
+def test_mv_keeps_a_relative_symlink_pointing_where_it_did(tmp_path, capsys):
+    logdir = tmp_path / "logs"
+    write_run(tmp_path / "target", [1.0])
+    logdir.mkdir()
+    os.symlink("../target", str(logdir / "rel"))
+    assert cli(capsys, "mv", logdir, "rel", "x/y/rel")[0] == 0
+    assert os.path.samefile(logdir / "x" / "y" / "rel", tmp_path / "target")
+
+
+@pytest.mark.parametrize("new", ["../x", "a/../../x", "/tmp/elsewhere", os.sep + "x", "", ".", "b", "c",
+                                 "a/inner"])
+def test_mv_refuses_a_new_name_that_is_not_a_free_path_inside(sweep, capsys, new):
+    before = tree(sweep)
+    status, out, err = cli(capsys, "mv", sweep, "a", new)
+    assert status == 2, (new, out)
+    assert err.startswith("tfevents runs mv: ")
+    assert tree(sweep) == before
+
+
+def test_remove_and_move_from_python(sweep):
+    plans = prune.plan_removal(str(sweep), ["c/seed1", "train"])
+    assert [(p.run, p.action) for p in plans] == [("c/seed1", "directory"), ("train", "files")]
+    assert plans[0].bytes == sum(os.path.getsize(sweep / "c" / "seed1" / f) for f in os.listdir(sweep / "c" / "seed1"))
+    assert plans[1].kept_runs == ("train/eval",)
+    with pytest.raises(prune.UnknownRunError, match="nearest: 'c/seed2', 'c/seed1'"):
+        prune.remove_runs(str(sweep), ["c/seed3"])
+    prune.remove_runs(str(sweep), ["c/seed1"])
+    assert not os.path.exists(sweep / "c" / "seed1")
+    moved = prune.move_run(str(sweep), "c/seed2", "seed2")
+    assert moved.whole and [r for r, _ in _runs(sweep)][:5] == ["a", "b", "link", "seed2", "train"]
+
+
+# ---------------------------------------------------------------- hostile names
+
+def test_hostile_run_names_are_printed_escaped(tmp_path, capsys):
+    logdir = tmp_path / "logs"
+    evil = "evil\x1b[31m\x07"
+    write_run(logdir / evil, [1.0])
+    status, out, err = cli(capsys, "rm", logdir, evil)
+    assert status == 0, err
+    assert "\x1b" not in out and "\x07" not in out and "evil\\x1b[31m\\x07" in out
+    status, out, err = cli(capsys, "mv", logdir, evil, "evil2\x1b]0;title\x07")
+    assert status == 0, err
+    assert "\x1b" not in out and "\\x1b]0;title\\x07" in out
+    status, out, err = cli(capsys, "rm", logdir, "evil\x1b[32m")
+    assert status == 2 and "\x1b" not in err
+
+
+# ---------------------------------------------------------------- S3
+
+@pytest.fixture
+def s3_logdir(s3_endpoint, monkeypatch, tmp_path):
+    """Runs written locally by our SummaryWriter, uploaded to moto's S3 server; the CLI's credentials and endpoint
+    from the environment. Returns (URL, s3fs filesystem, storage options)."""
+    s3fs = pytest.importorskip("s3fs")
+    for var in ("AWS_PROFILE", "AWS_SESSION_TOKEN"):
+        monkeypatch.delenv(var, raising=False)
+    for var, value in (("AWS_ACCESS_KEY_ID", "testing"), ("AWS_SECRET_ACCESS_KEY", "testing"),
+                       ("AWS_DEFAULT_REGION", "us-east-1"), ("AWS_ENDPOINT_URL", s3_endpoint)):
+        monkeypatch.setenv(var, value)
+    opts = {"key": "testing", "secret": "testing", "client_kwargs": {"endpoint_url": s3_endpoint}}
+    fs = s3fs.S3FileSystem(**opts)
+    bucket = "runs-cli-%d" % (abs(hash(str(tmp_path))) % 10 ** 8)
+    fs.mkdir(bucket)
+    local = tmp_path / "up"
+    write_run(local / "a", [0.9, 0.5])
+    write_run(local / "b", [0.8])
+    write_run(local / "train", [1.0])
+    write_run(local / "train" / "eval", [1.1])
+    (local / "a" / "model.ckpt").write_bytes(b"w" * 100)
+    (local / "train" / "hparams.yaml").write_text("lr: 0.1\n")
+    fs.put(str(local) + "/", bucket + "/logs/", recursive=True)
+    fs.pipe(bucket + "/logs-neighbour/a/keep.txt", b"not in the logdir")  # a prefix sharing the logdir's start
+    fs.invalidate_cache()
+    return "s3://%s/logs" % bucket, fs, opts
+
+
+def _objects(fs, url):
+    fs.invalidate_cache()
+    root = url[len("s3://"):]
+    return {p[len(root) + 1:] for p in fs.find(root)}
+
+
+def test_rm_and_mv_on_s3(s3_logdir, capsys):
+    url, fs, opts = s3_logdir
+    before = _objects(fs, url)
+    status, out, err = cli(capsys, "rm", url, "a", "train")
+    assert status == 0, err
+    assert listed(out) == ["a", "train"] and _objects(fs, url) == before
+    status, out, err = cli(capsys, "rm", url, "a", "train", "--yes")
+    assert status == 0, err
+    gone = {p for p in before if p.startswith("a/")} | {p for p in before if p.startswith("train/")
+                                                       and p.count("/") == 1}
+    assert _objects(fs, url) == before - gone
+    assert any(p.startswith("train/eval/") for p in _objects(fs, url))
+    assert fs.cat(url[len("s3://"):] + "-neighbour/a/keep.txt") == b"not in the logdir"
+    # mv: every object copied, checked, then deleted
+    b_before = {p[2:]: fs.cat(url[5:] + "/" + p) for p in before if p.startswith("b/")}
+    status, out, err = cli(capsys, "mv", url, "b", "moved/b")
+    assert status == 0, err
+    assert {p[len("moved/b/"):]: fs.cat(url[5:] + "/" + p) for p in _objects(fs, url)
+            if p.startswith("moved/b/")} == b_before
+    assert not any(p.startswith("b/") for p in _objects(fs, url))
+    assert cli(capsys, "mv", url, "moved/b", "../x")[0] == 2
+    assert cli(capsys, "mv", url, "moved/b", "train/eval")[0] == 2
+    # the Python API with storage options
+    moved = prune.move_run(url, "train/eval", "eval", storage_options=opts)
+    assert moved.whole and [p for p in _objects(fs, url) if p.startswith("eval/")]
+    prune.remove_runs(url, ["eval", "moved/b"], storage_options=opts)
+    assert _objects(fs, url) == set()
+
+
+# ---------------------------------------------------------------- exit statuses in a real process
+
+def test_exit_statuses_of_a_real_process(sweep):
+    def status(*argv):
+        proc = subprocess.run([sys.executable, "-m", "tfevents.viewer.cli", "runs"] + [str(a) for a in argv],
+                              capture_output=True, text=True, cwd=REPO, timeout=120)
+        return proc.returncode, proc.stdout, proc.stderr
+    code, out, err = status("rm", sweep, "nope")
+    assert code == 2 and "no run 'nope'" in err
+    code, out, err = status("rm", sweep, "a")
+    assert code == 0 and "nothing deleted; --yes to delete" in out
+    code, out, err = status("mv", sweep, "a", "../a")
+    assert code == 2
