@@ -329,3 +329,55 @@ def test_exit_statuses_of_a_real_process(sweep):
     assert code == 0 and "nothing deleted; --yes to delete" in out
     code, out, err = status("mv", sweep, "a", "../a")
     assert code == 2
+
+
+# ---------------------------------------------------------------- annotations
+
+def test_label_unlabel_note_archive_round_trip(sweep, capsys):
+    assert cli(capsys, "label", sweep, "a", "c/seed1", "bad")[0] == 0
+    assert cli(capsys, "label", sweep, "a", "keep me")[0] == 0
+    assert read_run_info(str(sweep / "a")).labels == ("bad", "keep me")
+    assert read_run_info(str(sweep / "c" / "seed1")).labels == ("bad",)
+    assert cli(capsys, "unlabel", sweep, "a", "c/seed1", "bad")[0] == 0
+    assert read_run_info(str(sweep / "a")).labels == ("keep me",)
+    assert read_run_info(str(sweep / "c" / "seed1")).labels == ()
+    status, out, err = cli(capsys, "note", sweep, "b", "diverged after step 9k\nrestart with lr/10")
+    assert status == 0, err
+    assert read_run_info(str(sweep / "b")).notes == "diverged after step 9k\nrestart with lr/10"
+    assert "\\x0a" in out  # the note's newline shown escaped, on one line
+    assert cli(capsys, "archive", sweep, "a", "b", ".")[0] == 2  # `.` is no run here
+    assert cli(capsys, "archive", sweep, "a", "b")[0] == 0
+    assert [read_run_info(str(sweep / r)).archived for r in ("a", "b", "train")] == [True, True, False]
+    assert cli(capsys, "unarchive", sweep, "b")[0] == 0
+    assert [read_run_info(str(sweep / r)).archived for r in ("a", "b")] == [True, False]
+    # the labels survive a move; deleting takes the sidecar with the run's own files
+    assert cli(capsys, "mv", sweep, "a", "archive/a")[0] == 0
+    assert read_run_info(str(sweep / "archive" / "a")).labels == ("keep me",)
+
+
+def test_annotation_usage_errors(sweep, capsys):
+    before = tree(sweep)
+    status, out, err = cli(capsys, "label", sweep, "trian", "bad")
+    assert status == 2 and "no run 'trian'" in err and "nearest: 'train'" in err
+    status, out, err = cli(capsys, "label", sweep, "a", "bad\x1b[31m")
+    assert status == 2 and "\x1b" not in err
+    status, out, err = cli(capsys, "note", sweep, "a", "b", "text")
+    assert status == 2 and "one RUN" in err
+    status, out, err = cli(capsys, "archive", sweep)
+    assert status == 2 and "RUN names or --where" in err
+    assert tree(sweep) == before
+
+
+def test_labels_on_s3(s3_logdir, capsys):
+    url, fs, opts = s3_logdir
+    assert cli(capsys, "label", url, "a", "train/eval", "bad")[0] == 0
+    assert cli(capsys, "note", url, "a", "on S3")[0] == 0
+    assert cli(capsys, "archive", url, "a")[0] == 0
+    info = read_run_info(url + "/a")
+    assert info.labels == ("bad",) and info.notes == "on S3" and info.archived
+    assert read_run_info(url + "/train/eval").labels == ("bad",)
+    assert cli(capsys, "unlabel", url, "a", "bad")[0] == 0
+    assert read_run_info(url + "/a").labels == ()
+    # the sidecar objects go with the run
+    assert cli(capsys, "rm", url, "a", "--yes")[0] == 0
+    assert not [p for p in _objects(fs, url) if p.startswith("a/")]
