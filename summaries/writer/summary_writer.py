@@ -59,6 +59,7 @@ import time
 from typing import Any, Callable, Dict, Iterator, Mapping, Optional, Sequence, Union
 
 from . import event_bytes as _event_bytes, ranks as _ranks
+from .. import run_info
 from .graph_methods import GraphMethods
 from .media_methods import MediaMethods
 from ..tags import check_tag as _check_tag, tags_as_given
@@ -118,6 +119,13 @@ class SummaryWriter(GraphMethods, MediaMethods):
         write_to_disk: tensorboardX's: False makes a writer whose every method returns at once and
             writes nothing, no folder either (the silent writer of ranks that do not write).
         comet_config: tensorboardX's Comet.ml logging; only ``{"disabled": True}`` (its default) is taken.
+        labels, notes: tfevents' own (the peers have neither): the run's labels (non-empty strings without
+            control characters) and notes, recorded once when the writer is made, as one change of the run's
+            sidecar (``run_info.py``: ``<logdir>/.runinfo.json``, or a new ``.runinfo.<time>.<id>.json`` object
+            for a URL logdir, with ``storage_options``), which TensorBoard and the peers' readers ignore. Labels
+            are added to those the run has (a reopened run keeps its others); notes replace its notes. None:
+            nothing is recorded. ``tfevents runs label`` / ``note`` change them later; a rank that does not
+            write records nothing.
 
     Attributes: ``log_dir`` (torch's) and ``logdir`` (tensorboardX's) are the run's folder; ``max_queue``,
     ``flush_secs``, ``filename_suffix`` and ``purge_step`` are the arguments, as torch keeps them.
@@ -138,7 +146,8 @@ class SummaryWriter(GraphMethods, MediaMethods):
                  storage_options: Optional[Dict[str, Any]] = None, object_bytes: Optional[int] = None,
                  max_held_bytes: Optional[int] = None,
                  rank: Optional[int] = None, ranks: _ranks.Ranks = "zero", encode_in_background: bool = True,
-                 write_to_disk: bool = True, comet_config: Optional[Mapping[str, Any]] = None) -> None:
+                 write_to_disk: bool = True, comet_config: Optional[Mapping[str, Any]] = None,
+                 labels: Optional[Sequence[str]] = None, notes: Optional[str] = None) -> None:
         if session is not None:
             raise ValueError("session-based writers are not supported; pass logdir")
         if comet_config is not None and not comet_config.get("disabled", False):
@@ -174,7 +183,17 @@ class SummaryWriter(GraphMethods, MediaMethods):
         graph_bytes = None
         if graph is not None or graph_def is not None:
             graph_bytes = self._graph_def_bytes(graph if graph is not None else graph_def)
+        labels = run_info.check_labels(labels) if labels is not None else ()
+        if notes is not None and not isinstance(notes, str):
+            raise TypeError("notes must be a str, got %s" % type(notes).__name__)
         self._file_writer = EventFileWriter(self._logdir, max_queue, flush_secs, self._suffix, **self._store)
+        if labels or notes is not None:     # the run's sidecar (summaries/run_info.py), beside the event files
+            fs, run_dir = self._file_writer.storage or (None, self._file_writer.get_logdir())
+            try:
+                run_info.change_run_info(run_dir, add_labels=labels, notes=notes, fs=fs)
+            except BaseException:
+                self._file_writer.close()
+                raise
         if purge_step is not None:
             self._purge(purge_step)
         if graph_bytes is not None:
