@@ -40,7 +40,7 @@ import re
 import warnings
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
-from typing import Callable, Dict, Iterable, List, Optional, Tuple, Union
+from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple, Union
 
 from . import restarts as _restarts
 from . import tables
@@ -52,14 +52,14 @@ from .merge import RunData, merge_run
 from .projector import load_embeddings
 from .scan import ReadWarning, report, scan_file
 from .summary import SUMMARY_COLUMNS, summary_columns
-from .walk import discover, fsspec_url
+from .walk import Discovery, discover, fsspec_url
 from .types import (AudioRecord, EmbeddingRecord, HistogramSeries, HParamsRecord, ImageRecord, MeshRecord,
                     PrCurveRecord, ScalarSeries, TensorRecord, TextRecord, VideoRecord)
 
 __all__ = ["load_logdir", "read_scalars", "Logdir", "Problem", "ReadWarning", "ScalarSeries", "HistogramSeries",
            "ImageRecord", "AudioRecord", "TextRecord", "PrCurveRecord", "TensorRecord", "HParamsRecord", "VideoRecord",
            "MeshRecord", "EmbeddingRecord", "KINDS", "list_runs", "check_read_options",
-           "reread_records"]
+           "reread_records", "reduce_logdir", "ReducedRun"]
 
 # Bytes of event files per worker process: the C scanner reads ~50 MB in 0.1-0.2 s, about what
 # starting a worker and sending its columns back costs, so smaller shares are read in-process.
@@ -114,6 +114,17 @@ class Logdir:
         steps, as a DataFrame (:mod:`tfevents.summaries.reader.summary`)."""
         import pandas as pd
         return pd.DataFrame(summary_columns(self.scalars), columns=list(SUMMARY_COLUMNS))
+
+    def runs_table(self, *, runs: Optional[str] = None, where: Optional[str] = None, archived: bool = True,
+                   restarts: Optional[str] = None, on_error: str = "warn", workers: Optional[int] = None,
+                   storage_options: Optional[dict] = None):
+        """The run table of these runs, as :func:`tfevents.summaries.runs_table` makes it from this Logdir (its
+        series as read: no event file is read again; only the runs' small side files, hparams.yaml, Hydra's
+        config and the run info). One row per run: hparams, labels, notes, archived, every scalar tag's
+        last/min/max with their steps (:mod:`tfevents.summaries.runs.table`)."""
+        from tfevents.summaries.runs.table import runs_table  # lazy: runs/ sits above the reader
+        return runs_table(self, runs=runs, where=where, archived=archived, restarts=restarts, on_error=on_error,
+                          workers=workers, storage_options=storage_options)
 
     def _repr_html_(self) -> str:
         """A notebook shows a Logdir as its interactive report, inline (``tfevents.viewer.notebook``)."""
@@ -179,23 +190,40 @@ def check_read_options(on_error: str, restarts: str, tags: Optional[str], runs: 
     return mode
 
 
+@dataclass
+class ReducedRun:
+    """One run as a ``reduce`` callable made it in the run's read job (:func:`reduce_logdir`): ``value``, what it
+    returned, and the run's ``files`` and ``problems`` (reported by the caller, as ``load_logdir`` reports them)."""
+
+    run: str
+    value: Any
+    files: List[str]
+    problems: List[Problem]
+
+
 def _read_run(run: str, files: List[str], tags, kinds, check_crc, mode, fs,
-              scanned: Optional[Callable[[int], None]] = None) -> Tuple[RunData, int]:
-    """Scan one run's files and merge them: ``(RunData, how many of its problems the files reported)``.
+              scanned: Optional[Callable[[int], None]] = None,
+              reduce: Optional[Callable[[RunData], Any]] = None) -> Tuple[Union[RunData, ReducedRun], int]:
+    """Scan one run's files and merge them: ``(RunData, how many of its problems the files reported)``, or with
+    ``reduce``, ``(ReducedRun, ...)`` holding ``reduce(RunData)``.
 
     A job of its own (picklable arguments), so that a run's per-file rows (offsets, float64 values) live
-    only while it is merged: the load's peak is the merged columns plus a few runs' rows, not every file's."""
+    only while it is merged: the load's peak is the merged columns plus a few runs' rows, not every file's.
+    A ``reduce`` runs in the job too, so a worker process sends back what it returns, not the run's series."""
     rows = []
     for i, path in enumerate(files):
         rows.append(scan_file(path, tags=tags, kinds=kinds, check_crc=check_crc, on_error="skip", fs=fs))
         if scanned:
             scanned(i)
     data = merge_run(run, rows, mode, kinds, reread=functools.partial(reread_records, fs))
-    return data, sum(len(r.problems) for r in rows)
+    file_problems = sum(len(r.problems) for r in rows)
+    if reduce is not None:
+        return ReducedRun(run, reduce(data), data.files, data.problems), file_problems
+    return data, file_problems
 
 
-def _read_all(fs, groups, file_sizes: List[List[int]], tags, kinds, check_crc, mode, workers, progress
-              ) -> List[tuple]:
+def _read_all(fs, groups, file_sizes: List[List[int]], tags, kinds, check_crc, mode, workers, progress,
+              reduce: Optional[Callable[[RunData], Any]] = None) -> List[tuple]:
     """:func:`_read_run` over every run, in worker processes (local) or threads (remote) when it pays;
     results in run order. At most two jobs per worker are in flight, so finished runs' rows do not pile up.
     ``progress`` hears of every file read in-process, of every run read by a worker."""
@@ -217,7 +245,8 @@ def _read_all(fs, groups, file_sizes: List[List[int]], tags, kinds, check_crc, m
                 nonlocal done
                 done += file_sizes[i][f]
                 progress(done, total)
-            results[i] = _read_run(run, files, tags, kinds, check_crc, mode, fs, scanned if progress else None)
+            results[i] = _read_run(run, files, tags, kinds, check_crc, mode, fs, scanned if progress else None,
+                                   reduce)
         return results
     if fs is None:
         import multiprocessing
@@ -229,7 +258,7 @@ def _read_all(fs, groups, file_sizes: List[List[int]], tags, kinds, check_crc, m
         order = iter(sorted(range(len(jobs)), key=lambda i: -sizes[i]))  # biggest first keeps the workers busy
         running = {}
         for i in itertools.islice(order, 2 * workers):
-            running[pool.submit(_read_run, *jobs[i], tags, kinds, check_crc, mode, fs)] = i
+            running[pool.submit(_read_run, *jobs[i], tags, kinds, check_crc, mode, fs, None, reduce)] = i
         while running:
             finished, _ = wait(running, return_when=FIRST_COMPLETED)
             for future in finished:
@@ -240,7 +269,7 @@ def _read_all(fs, groups, file_sizes: List[List[int]], tags, kinds, check_crc, m
                     progress(done, total)
                 nxt = next(order, None)
                 if nxt is not None:
-                    running[pool.submit(_read_run, *jobs[nxt], tags, kinds, check_crc, mode, fs)] = nxt
+                    running[pool.submit(_read_run, *jobs[nxt], tags, kinds, check_crc, mode, fs, None, reduce)] = nxt
     return results
 
 
@@ -261,25 +290,58 @@ def load_logdir(path: PathLike, tags: Optional[str] = None, runs: Optional[str] 
     """
     mode = check_read_options(on_error, restarts, tags, runs)
     kinds = check_kinds(kinds)
-    found = discover(path, runs, storage_options)
+    found, read = _discover_and_read(path, tags, runs, kinds, mode, on_error, workers, check_crc, progress,
+                                     storage_options)
     fs, groups = found.fs, found.runs
-    for problem in found.problems:
-        report(problem, on_error)
-    sizes = [[_file_size(fs, f) for f in files] for _, files in groups]
-    read = _read_all(fs, groups, sizes, tags, kinds, check_crc, mode, workers, progress)
     logdir = Logdir(os.fspath(path), runs=[run for run, _ in groups], restarts=restarts, problems=list(found.problems))
     for data, file_problems in read:
-        for problem in data.problems[:file_problems]:
-            report(problem, on_error)
-        for problem in data.problems[file_problems:]:
-            if problem.kind == "purged" and on_error == "warn":
-                warnings.warn(str(problem), ReadWarning, stacklevel=2)
+        _report_run_problems(data.problems, file_problems, on_error)
         logdir.add_run(data)
     if kinds is None or "embeddings" in kinds:
         for problem in _load_embeddings(logdir, fs, path, groups, tags, runs):
             if on_error != "skip":
                 warnings.warn(str(problem), ReadWarning, stacklevel=2)
     return logdir
+
+
+def _discover_and_read(path, tags, runs, kinds, mode, on_error, workers, check_crc, progress, storage_options,
+                       reduce=None, listing: bool = False) -> Tuple[Discovery, List[tuple]]:
+    """The walk (its problems reported) and :func:`_read_all` over the runs it found."""
+    found = discover(path, runs, storage_options, listing=listing)
+    for problem in found.problems:
+        report(problem, on_error)
+    sizes = [[_file_size(found.fs, f) for f in files] for _, files in found.runs]
+    return found, _read_all(found.fs, found.runs, sizes, tags, kinds, check_crc, mode, workers, progress, reduce)
+
+
+def _report_run_problems(problems: List[Problem], file_problems: int, on_error: str) -> None:
+    """A run's problems as ``on_error`` says: its files' first, then the points its restarts purged (a warning)."""
+    for problem in problems[:file_problems]:
+        report(problem, on_error)
+    for problem in problems[file_problems:]:
+        if problem.kind == "purged" and on_error == "warn":
+            warnings.warn(str(problem), ReadWarning, stacklevel=3)
+
+
+def reduce_logdir(path: PathLike, reduce: Callable[[RunData], Any], tags: Optional[str] = None,
+                  runs: Optional[str] = None, *, kinds: Optional[Iterable[str]] = None, restarts: str = "tensorboard",
+                  on_error: str = "warn", workers: Optional[int] = None, check_crc: bool = True,
+                  storage_options: Optional[dict] = None, listing: bool = False
+                  ) -> Tuple[Discovery, List[ReducedRun]]:
+    """Read every run under ``path`` as :func:`load_logdir` does (same options), but reduce each run to
+    ``reduce(RunData)`` in the job that read it (a worker process sends back what ``reduce`` returns, not the
+    run's series; ``reduce`` must be picklable: a module-level function or a ``functools.partial`` of one).
+
+    Returns the walk (:class:`~tfevents.summaries.reader.walk.Discovery`; ``listing=True`` keeps every folder's
+    file names, see there) and a :class:`ReducedRun` per run, in run order. Problems are reported as
+    ``load_logdir`` reports them. Embeddings are not read (they are not in event files)."""
+    mode = check_read_options(on_error, restarts, tags, runs)
+    kinds = check_kinds(kinds)
+    found, read = _discover_and_read(path, tags, runs, kinds, mode, on_error, workers, check_crc, None,
+                                     storage_options, reduce, listing)
+    for reduced, file_problems in read:
+        _report_run_problems(reduced.problems, file_problems, on_error)
+    return found, [reduced for reduced, _ in read]
 
 
 def reread_records(fs, path: str, offsets: List[int]) -> List[bytes]:

@@ -39,11 +39,18 @@ def is_event_file(name: str) -> bool:
 @dataclass
 class Discovery:
     """What a walk found: ``fs`` (None for local paths, else the fsspec filesystem), ``runs`` as sorted
-    ``[(run, [file, ...])]``, and ``problems``: files skipped because they are not regular or not readable."""
+    ``[(run, [file, ...])]``, and ``problems``: files skipped because they are not regular or not readable.
+
+    With ``discover(..., listing=True)``: ``root``, the walked folder (for a URL, the path on ``fs``), and
+    ``listing``, ``{folder relative to root ("." for root, "/"-separated): sorted names of the files in it}`` for
+    every folder walked (files of every name; folders holding no file are absent). ``listing`` is None when
+    ``path`` was one event file or ``listing`` was not asked for."""
 
     fs: object
     runs: List[Tuple[str, List[str]]]
     problems: List[Problem] = field(default_factory=list)
+    root: str = ""
+    listing: Optional[Dict[str, List[str]]] = None
 
 
 def _check_local_file(path: str, st: os.stat_result) -> Optional[Problem]:
@@ -57,7 +64,8 @@ def _check_local_file(path: str, st: os.stat_result) -> Optional[Problem]:
     return None
 
 
-def _walk_local(root: str) -> Tuple[Dict[str, List[str]], List[Problem]]:
+def _walk_local(root: str, listing: Optional[Dict[str, List[str]]] = None
+                ) -> Tuple[Dict[str, List[str]], List[Problem]]:
     groups: Dict[str, List[str]] = {}
     problems: List[Problem] = []
     seen_dirs = set()
@@ -77,12 +85,13 @@ def _walk_local(root: str) -> Tuple[Dict[str, List[str]], List[Problem]]:
             if directory != root:
                 problems.append(Problem(directory, None, "unreadable", err.strerror or str(err)))
             continue
-        found = []
+        found, names = [], []
         for entry in entries:
             try:
                 if entry.is_dir(follow_symlinks=True):
                     stack.append(entry.path)
                     continue
+                names.append(entry.name)
                 if not is_event_file(entry.name):
                     continue
                 problem = _check_local_file(entry.path, entry.stat(follow_symlinks=True))
@@ -94,43 +103,57 @@ def _walk_local(root: str) -> Tuple[Dict[str, List[str]], List[Problem]]:
                 problems.append(problem)
             else:
                 found.append(entry.path)
-        if found:
+        if found or listing is not None and names:
             rel = os.path.relpath(directory, root).replace(os.sep, "/")
-            groups[rel] = found
+            if found:
+                groups[rel] = found
+            if listing is not None and names:
+                listing[rel] = names
     return groups, problems
 
 
-def discover(path: str, runs: Optional[str] = None, storage_options: Optional[dict] = None) -> Discovery:
+def discover(path: str, runs: Optional[str] = None, storage_options: Optional[dict] = None,
+             listing: bool = False) -> Discovery:
     """Walk ``path`` (a logdir, a run directory, one event file, or an fsspec URL); ``runs`` is a regex
-    (re.search) on run names. FileNotFoundError when ``path`` does not exist."""
+    (re.search) on run names; ``listing``: keep every folder's file names (see :class:`Discovery`).
+    FileNotFoundError when ``path`` does not exist."""
     path = os.fspath(path)
     fs = None
+    root = path
     problems: List[Problem] = []
+    names: Optional[Dict[str, List[str]]] = {} if listing else None
     if is_url(path):
         import fsspec
         fs, root = fsspec.core.url_to_fs(fsspec_url(path), **(storage_options or {}))
         if fs.isfile(root):
             groups = {".": [root]}
+            names = None
         elif fs.isdir(root):
             root = root.rstrip("/")
             groups = {}
             for f in fs.find(root):
-                if is_event_file(f):
-                    d = f.rsplit("/", 1)[0] if "/" in f else ""
-                    rel = os.path.relpath(d, root) if d != root else "."
-                    groups.setdefault(rel.replace(os.sep, "/"), []).append(f)
+                if is_event_file(f) or names is not None:
+                    d, _, base = f.rpartition("/")
+                    rel = (os.path.relpath(d, root) if d != root else ".").replace(os.sep, "/")
+                    if is_event_file(f):
+                        groups.setdefault(rel, []).append(f)
+                    if names is not None:
+                        names.setdefault(rel, []).append(base)
         else:
             raise FileNotFoundError("no such file or directory: %s" % path)
     elif os.path.isdir(path):
-        groups, problems = _walk_local(path)
+        groups, problems = _walk_local(path, names)
     elif os.path.exists(path):
         problem = _check_local_file(path, os.stat(path))
         if problem is not None:
             raise ValueError(str(problem))
         groups = {".": [path]}
+        names = None
     else:
         raise FileNotFoundError("no such file or directory: %s" % path)
     select = re.compile(runs).search if runs is not None else None
     found = [(run, sorted(files)) for run, files in sorted(groups.items())
              if select is None or select(run) is not None]
-    return Discovery(fs, found, problems)
+    if names is not None:
+        names = {folder: sorted(files) for folder, files in names.items()}
+    return Discovery(fs, found, problems, root, names)
