@@ -60,13 +60,13 @@ import secrets
 import threading
 import time
 from dataclasses import dataclass
-from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 
 from .atomic import atomic_write
 
 try:
     import fcntl
-except ImportError:        # Windows: no flock; a local change there raises (see _locked)
+except ImportError:        # Windows: no flock; a local change there raises (see _change_local)
     fcntl = None
 
 __all__ = ["SIDECAR_PREFIX", "STATE_NAME", "RunInfo", "is_run_info_file", "read_run_info", "change_run_info",
@@ -99,6 +99,8 @@ class RunInfo:
 
 @dataclass(frozen=True)
 class _Change:
+    """One recorded change: its stamp (``time_ns``, ``id``) and what it does (None: leaves that field)."""
+
     time_ns: int
     id: str
     add_labels: Tuple[str, ...] = ()
@@ -342,17 +344,20 @@ def _read_local(run_dir: str, names: Optional[Iterable[str]]) -> List[_Change]:
         names = os.listdir(run_dir)
     changes: List[_Change] = []
     for name in sorted(n for n in names if is_run_info_file(n)):
-        where = os.path.join(run_dir, name)
-        try:
-            with open(where, "rb") as f:
-                data = f.read()
-        except FileNotFoundError:        # removed since listed (runs rm, mv)
-            continue
-        changes.extend(_decode(data, where))
+        changes.extend(_read_local_file(os.path.join(run_dir, name)))
     return changes
 
 
-def _change_local(run_dir: str, change_after) -> RunInfo:
+def _read_local_file(path: str) -> List[_Change]:
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except FileNotFoundError:            # none yet, or removed since listed (runs rm, mv)
+        return []
+    return _decode(data, path)
+
+
+def _change_local(run_dir: str, change_after: Callable[[List[_Change]], _Change]) -> RunInfo:
     if fcntl is None:
         raise OSError("changing a local run's info needs fcntl.flock, which this platform (%s) lacks" % os.name)
     try:
@@ -363,13 +368,10 @@ def _change_local(run_dir: str, change_after) -> RunInfo:
         raise NotADirectoryError(errno.ENOTDIR, "not a run folder", run_dir) from None
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
-        seen = _read_local(run_dir, None)               # every sidecar: the new stamp comes after all of them
         state_file = os.path.join(run_dir, STATE_NAME)
-        try:
-            with open(state_file, "rb") as f:
-                kept = _decode(f.read(), state_file)     # a corrupt file raises here: it is never replaced
-        except FileNotFoundError:
-            kept = []
+        kept = _read_local_file(state_file)             # a corrupt file raises here: it is never replaced
+        copied = _read_local(run_dir, [n for n in os.listdir(run_dir) if n != STATE_NAME])   # change objects
+        seen = kept + copied                            # the new stamp comes after all of them
         change = change_after(seen)
         atomic_write(state_file, _encode(kept + [change]))
     finally:
@@ -414,7 +416,8 @@ def _read_object_store(run_dir: str, fs: Any, path: str, names: Optional[Iterabl
     return changes
 
 
-def _change_object_store(run_dir: str, fs: Any, path: str, change_after) -> RunInfo:
+def _change_object_store(run_dir: str, fs: Any, path: str,
+                         change_after: Callable[[List[_Change]], _Change]) -> RunInfo:
     seen = _read_object_store(run_dir, fs, path, None)
     change = change_after(seen)
     stored = "%s/%s.%020d.%s.json" % (path, SIDECAR_PREFIX, change.time_ns, change.id)

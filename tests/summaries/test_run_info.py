@@ -358,3 +358,13 @@ def test_other_argument_errors(tmp_path):
     with pytest.raises(FileNotFoundError, match="no run folder.*missing"):
         read_run_info(str(tmp_path / "missing"))
     assert os.listdir(tmp_path) == []
+
+
+def test_file_urls_and_a_local_fsspec_filesystem_are_local_folders(tmp_path):
+    fsspec = pytest.importorskip("fsspec")
+    assert change_run_info("file://" + str(tmp_path), add_labels=["a"]) == RunInfo(("a",))
+    assert change_run_info(str(tmp_path), add_labels=["b"], fs=fsspec.filesystem("file")) == RunInfo(("a", "b"))
+    assert os.listdir(tmp_path) == [STATE_NAME]                             # one file under flock, no objects
+    _scalar_run("file://" + str(tmp_path / "run"), labels=["c"])
+    assert read_run_info(str(tmp_path / "run")) == RunInfo(("c",))
+    assert STATE_NAME in os.listdir(tmp_path / "run")
