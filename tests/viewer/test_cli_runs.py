@@ -4,6 +4,7 @@ tensorboardX, local and on moto's S3 server.
 
 Deleting is checked file by file: every file left under the logdir (and outside it) is compared with what was there
 minus exactly what should go."""
+import io
 import json
 import os
 import subprocess
@@ -16,6 +17,7 @@ import pytest
 from tfevents.summaries import SummaryWriter
 from tfevents.summaries.run_info import change_run_info, read_run_info
 from tfevents.summaries.runs import prune
+from tfevents.summaries.runs.table import runs_table
 from tfevents.viewer.cli import main
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -329,6 +331,8 @@ def test_exit_statuses_of_a_real_process(sweep):
     assert code == 0 and "nothing deleted; --yes to delete" in out
     code, out, err = status("mv", sweep, "a", "../a")
     assert code == 2
+    code, out, err = status("ls", sweep, "--where", "loss.min <> 1")
+    assert code == 2 and out == "" and "position 10" in err and err.rstrip().endswith("^")
 
 
 # ---------------------------------------------------------------- annotations
@@ -381,3 +385,147 @@ def test_labels_on_s3(s3_logdir, capsys):
     # the sidecar objects go with the run
     assert cli(capsys, "rm", url, "a", "--yes")[0] == 0
     assert not [p for p in _objects(fs, url) if p.startswith("a/")]
+
+
+# ---------------------------------------------------------------- ls
+
+@pytest.fixture
+def annotated(sweep):
+    """The sweep with labels, a note, an archived run, a hostile run name and an hparams.yaml."""
+    write_run(sweep / "evil\x1b[31m", [0.05, 0.01])
+    change_run_info(str(sweep / "a"), add_labels=["bad"], notes="a \"quoted\" note")
+    change_run_info(str(sweep / "c" / "seed1"), add_labels=["bad", "keep"])
+    change_run_info(str(sweep / "c" / "seed2"), archived=True)
+    (sweep / "c" / "seed1" / "hparams.yaml").write_text("lr: 0.01\noptimizer: adam\n")
+    return sweep
+
+
+def same_table(got, expected):
+    """A table read back from csv or json equals the run table: the same columns, names, lists and numbers
+    (NaN where missing)."""
+    assert list(got.columns) == list(expected.columns)
+    assert len(got) == len(expected)
+    for column in expected.columns:
+        want, have = list(expected[column]), list(got[column])
+        if column == "labels":
+            assert [list(v) for v in have] == [list(v) for v in want], column
+        elif pd.api.types.is_numeric_dtype(expected[column]) and not pd.api.types.is_bool_dtype(expected[column]):
+            np.testing.assert_array_equal(np.asarray(have, dtype=float), np.asarray(want, dtype=float), column)
+        else:
+            assert [None if v is None or v != v else v for v in have] == [
+                None if v is None or (isinstance(v, float) and v != v) else v for v in want], column
+
+
+def read_csv(text):
+    frame = pd.read_csv(io.StringIO(text), keep_default_na=False, na_values=[""])
+    frame["labels"] = [json.loads(v) for v in frame["labels"]]
+    frame["notes"] = ["" if v != v else v for v in frame["notes"]]
+    return frame
+
+
+QUERY = 'loss.min < 0.55 and not ("keep" in labels)'
+
+
+def test_ls_csv_and_json_equal_the_run_tables_selection(annotated, capsys):
+    expected = runs_table(str(annotated), where=QUERY, archived=False, on_error="skip")
+    assert list(expected["name"]) == ["a", "evil\x1b[31m", "link", "train"]
+    status, out, err = cli(capsys, "ls", annotated, "--where", QUERY, "--format", "csv")
+    assert status == 0, err
+    same_table(read_csv(out), expected)
+    status, out, err = cli(capsys, "ls", annotated, "--where", QUERY, "--format", "json")
+    assert status == 0, err
+    doc = json.loads(out)
+    assert doc["logdir"] == str(annotated) and doc["columns"] == list(expected.columns)
+    same_table(pd.DataFrame(doc["runs"], columns=doc["columns"]), expected)
+    # archived runs only with --archived; every run without --where
+    status, out, err = cli(capsys, "ls", annotated, "--format", "json", "--archived")
+    assert [r["name"] for r in json.loads(out)["runs"]] == list(runs_table(str(annotated), on_error="skip")["name"])
+    assert "c/seed2" in [r["name"] for r in json.loads(out)["runs"]]
+    status, out, err = cli(capsys, "ls", annotated, "--format", "json")
+    assert "c/seed2" not in [r["name"] for r in json.loads(out)["runs"]]
+
+
+def test_ls_sort_and_columns(annotated, capsys):
+    table = runs_table(str(annotated), archived=False, on_error="skip")
+    status, out, err = cli(capsys, "ls", annotated, "--sort", "loss.min", "--desc", "--columns",
+                           "name,loss.min,lr,labels", "--format", "json")
+    assert status == 0, err
+    doc = json.loads(out)
+    assert doc["columns"] == ["name", "loss.min", "lr", "labels"]
+    values = table["loss.min"].to_numpy()
+    order = np.argsort(-values, kind="stable")  # no NaN here: every run logs loss
+    assert [r["name"] for r in doc["runs"]] == list(table["name"].to_numpy()[order])
+    # a column some runs lack: those come last both ways
+    for desc in ([], ["--desc"]):
+        status, out, err = cli(capsys, "ls", annotated, "--sort", "acc.last", *desc, "--columns", "name,acc.last",
+                               "--format", "csv")
+        names = list(pd.read_csv(io.StringIO(out))["name"])
+        assert names[0] == "train" and len(names) == len(table)
+    status, out, err = cli(capsys, "ls", annotated, "--sort", "lr", "--format", "csv", "--columns", "name,lr")
+    assert list(pd.read_csv(io.StringIO(out))["name"])[:2] == ["c/seed1", "train"]  # 0.01, 0.1, then the rest
+
+
+def test_ls_table_is_terminal_safe_and_fits(annotated, capsys, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "200")
+    status, out, err = cli(capsys, "ls", annotated)
+    assert status == 0, err
+    assert "\x1b" not in out and "evil\\x1b[31m" in out
+    header = out.splitlines()[0].split()
+    assert header[:8] == ["name", "last", "step", "last", "wall", "time", "(UTC)", "labels"]
+    assert "loss.last" in header and "acc.last" in header
+    assert len(out.splitlines()) == 1 + 7  # archived c/seed2 left out
+    row = next(line for line in out.splitlines() if line.startswith("c/seed1"))
+    assert "bad, keep" in row
+    monkeypatch.setenv("COLUMNS", "70")  # only the columns that fit
+    status, out, err = cli(capsys, "ls", annotated)
+    assert "loss.last" not in out.splitlines()[0] and max(len(line) for line in out.splitlines()) <= 70
+
+
+def test_ls_usage_errors(annotated, capsys):
+    status, out, err = cli(capsys, "ls", annotated, "--columns", "name,loss.mni")
+    assert status == 2 and "unknown column 'loss.mni'" in err and "'loss.min'" in err
+    status, out, err = cli(capsys, "ls", annotated, "--sort", "lss.min")
+    assert status == 2 and "'loss.min'" in err
+    status, out, err = cli(capsys, "ls", annotated, "--where", "loss.min <")
+    assert status == 2 and out == ""
+    lines = err.splitlines()
+    assert "position" in lines[0] and lines[-2].strip() == "loss.min <" and lines[-1].strip().startswith("^")
+    status, out, err = cli(capsys, "ls", annotated, "--where", "lr2 < 0.1")
+    assert status == 2 and "unknown column 'lr2'" in err and "nearest" in err and "^^^" in err
+
+
+# ---------------------------------------------------------------- --where on rm and the annotations
+
+def test_rm_where_lists_and_deletes_exactly_the_querys_runs(annotated, capsys):
+    query = "loss.last > 0.4 or loss.min < 0.15"
+    chosen = list(runs_table(str(annotated), where=query, archived=False, on_error="skip")["name"])
+    assert chosen == ["b", "evil\x1b[31m", "link", "train", "train/eval"]
+    before = tree(annotated)
+    status, out, err = cli(capsys, "rm", annotated, "--where", query)
+    assert status == 0, err
+    assert listed(out) == [n.replace("\x1b", "\\x1b") for n in chosen] and tree(annotated) == before
+    status, out, err = cli(capsys, "rm", annotated, "--where", query, "--archived")  # c/seed2 (0.1, archived) too
+    assert len(listed(out)) == len(chosen) + 1 and "c/seed2" in listed(out)
+    status, out, err = cli(capsys, "rm", annotated, "--where", query, "--yes")
+    assert status == 0, err
+    assert "train/eval  with the directory of train" in out
+    assert list(runs_table(str(annotated), archived=True, on_error="skip")["name"]) == ["a", "c/seed1", "c/seed2"]
+    assert {p.split("/")[0] for p in tree(annotated)} == {"a", "c"}
+    status, out, err = cli(capsys, "rm", annotated, "--where", "lr >")
+    assert status == 2 and "^" in err
+    status, out, err = cli(capsys, "rm", annotated, "a", "--where", "lr > 0")
+    assert status == 2 and "not both" in err
+
+
+def test_annotations_with_where(annotated, capsys):
+    assert cli(capsys, "label", annotated, "--where", "loss.min < 0.25", "good")[0] == 0
+    assert sorted(runs_table(str(annotated), where='"good" in labels', on_error="skip")["name"]) == [
+        "c/seed1", "evil\x1b[31m"]  # not c/seed2 (0.1): archived
+    assert cli(capsys, "archive", annotated, "--where", '"bad" in labels')[0] == 0
+    assert read_run_info(str(annotated / "a")).archived and read_run_info(str(annotated / "c" / "seed1")).archived
+    assert cli(capsys, "unarchive", annotated, "--where", "loss.min < 0.25")[0] == 0  # archived runs are its subject
+    assert [read_run_info(str(annotated / r)).archived for r in ("a", "c/seed1", "c/seed2")] == [True, False, False]
+    assert cli(capsys, "note", annotated, "--where", 'name == "b"', "tensorboardX run")[0] == 0
+    assert read_run_info(str(annotated / "b")).notes == "tensorboardX run"
+    status, out, err = cli(capsys, "unlabel", annotated, "--where", "lr >", "good")
+    assert status == 2 and "^" in err

@@ -32,8 +32,24 @@ ACTIONS = {
 }
 
 
+class IntermixedParser(argparse.ArgumentParser):
+    """An action's parser: options may come between the positionals (``label LOGDIR --where Q LABEL``), as
+    ``parse_intermixed_args`` reads them, also when argparse calls it as a subcommand's parser."""
+
+    _intermixing = False
+
+    def parse_known_args(self, args=None, namespace=None):
+        if self._intermixing:  # parse_known_intermixed_args calls back here
+            return super().parse_known_args(args, namespace)
+        self._intermixing = True
+        try:
+            return self.parse_known_intermixed_args(args, namespace)
+        finally:
+            self._intermixing = False
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    sub = parser.add_subparsers(dest="runs_action", metavar="ACTION")
+    sub = parser.add_subparsers(dest="runs_action", metavar="ACTION", parser_class=IntermixedParser)
     for name, (module, help_text) in ACTIONS.items():
         p = sub.add_parser(name, help=help_text, description=help_text)
         p.set_defaults(runs_action=name)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 import difflib
 import sys
-from typing import Iterable, List, Optional, Sequence
+from typing import Iterable, List, Optional
 
 from ...plain_text import printable
 
@@ -46,32 +46,20 @@ def nearest(name: str, known: Iterable[str], n: int = 3) -> str:
     return "; nearest: " + ", ".join(printable(repr(x)) for x in near) if near else ""
 
 
-def load_table(logdir: str, where: Optional[str], archived: bool, runs: Optional[Sequence[str]] = None):
-    """The run table of ``logdir`` (``tfevents.summaries.runs.table.runs_table``) with ``where`` applied and
-    archived runs left out unless ``archived``. CommandError: a bad query (2), a missing logdir (2)."""
-    from tfevents.summaries.runs.query import QueryError, parse  # lazy: lark, numpy (CLI start-up)
+def load_table(logdir: str, where: Optional[str], archived: bool):
+    """The run table of ``logdir`` (``tfevents.summaries.runs.table.runs_table``): the runs ``where`` chooses,
+    archived runs left out unless ``archived``. CommandError: a bad query (2, its message with the caret line), a
+    missing logdir (2), a read failure (1)."""
+    from tfevents.summaries.runs.query import QueryError  # lazy: numpy (CLI start-up)
     from tfevents.summaries.runs.table import runs_table  # lazy: pandas, the reader (CLI start-up)
-    query = None
-    if where is not None:
-        try:
-            query = parse(where)
-        except QueryError as err:
-            raise CommandError(str(err)) from None
     try:
-        table = runs_table(logdir, archived=archived, on_error="skip")
+        return runs_table(logdir, where=where, archived=archived, on_error="skip")
+    except QueryError as err:
+        raise CommandError(str(err)) from None
     except FileNotFoundError as err:
         raise CommandError(printable(err)) from None
     except OSError as err:
         raise CommandError(printable(err), FAILURE) from None
-    if runs is not None:
-        table = table[table["name"].isin(list(runs))]
-    if query is not None:
-        try:
-            query.check(table.columns)
-            table = table[query.evaluate(table)]
-        except QueryError as err:
-            raise CommandError(str(err)) from None
-    return table.reset_index(drop=True)
 
 
 def chosen_runs(args, archived: Optional[bool] = None) -> List[str]:

@@ -9,7 +9,8 @@
   terminal's width (all of them for csv and json).
 - ``--format table`` (default) prints aligned text, each cell through ``printable`` (control characters as
   ``\\xNN``), wall times as UTC dates, lists joined by ``, ``, missing values as ``-``. ``csv`` is one header and a
-  row per run (wall times in seconds, lists as JSON arrays); ``json`` is one document, ``{"logdir", "columns",
+  row per run (wall times in seconds, lists as JSON arrays; control characters kept as they are, but escaped when
+  the output is a terminal); ``json`` is one document, ``{"logdir", "columns",
   "runs": [{column: value}]}`` with missing and non-finite numbers as ``null``.
 """
 from __future__ import annotations
@@ -149,14 +150,17 @@ def print_table(table, columns: Sequence[str], out) -> None:
 
 
 def write_csv(table, columns: Sequence[str], out) -> None:
+    """Every value as it is (floats in full precision, lists as JSON), but on a terminal, where strings are
+    shown through ``printable``."""
+    shown = printable if out.isatty() else str
     writer = csv.writer(out, lineterminator="\n")
-    writer.writerow(columns)
+    writer.writerow([shown(c) for c in columns])
     for values in zip(*(list(table[c]) for c in columns)):
         row = []
         for v in values:
             v = plain(v)
-            row.append("" if v is None else json.dumps(v, ensure_ascii=False) if isinstance(v, list)
-                       else repr(v) if isinstance(v, float) else v)
+            row.append("" if v is None else shown(json.dumps(v, ensure_ascii=False)) if isinstance(v, list)
+                       else repr(v) if isinstance(v, float) else shown(v))
         writer.writerow(row)
 
 
