@@ -30,7 +30,9 @@ TRAILING = {"label": "LABEL", "unlabel": "LABEL", "note": "TEXT", "archive": Non
 def add_arguments(parser: argparse.ArgumentParser, action: str) -> None:
     add_logdir_argument(parser)
     last = TRAILING[action]
-    parser.add_argument("items", metavar="RUN... " + last if last else "RUN", nargs="*",
+    runs = "RUN" if action == "note" else "RUN..."
+    parser.usage = "%(prog)s [-h] [--archived] LOGDIR (" + runs + " | --where QUERY)" + (" " + last if last else "")
+    parser.add_argument("items", metavar=runs + (" " + last if last else ""), nargs="*",
                         help="the runs (as `tfevents runs ls` names them)" + (", then the %s" % last.lower()
                                                                               if last else ""))
     add_where_arguments(parser, "with --where, archived runs may be chosen too (else they are left out)")

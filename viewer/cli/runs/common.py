@@ -36,7 +36,8 @@ def add_logdir_argument(parser: argparse.ArgumentParser) -> None:
 def add_where_arguments(parser: argparse.ArgumentParser, archived_help: str) -> None:
     parser.add_argument("--where", metavar="QUERY", default=None,
                         help="choose runs by a query on the run table, e.g. 'loss.min < 0.1 and not archived' "
-                             "or '\"bad\" in labels' (README: the run query language)")
+                             "or '\"bad\" in labels' (the run query language: == != < <= > >=, and, or, not, in [...], "
+                             "=~ REGEX, is missing)")
     parser.add_argument("--archived", action="store_true", help=archived_help)
 
 
