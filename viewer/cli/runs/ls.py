@@ -69,6 +69,21 @@ def plain(value: Any) -> Any:
     return value
 
 
+def column_values(table, column: str) -> List[Any]:
+    """A column's cells as :func:`plain` values, numeric columns converted at once."""
+    series = table[column]
+    kind = getattr(series.dtype, "kind", "O")
+    if kind == "f":
+        return [v if math.isfinite(v) else None for v in series.to_numpy().tolist()]
+    if kind in "iub":
+        return series.to_numpy().tolist()
+    return [plain(v) for v in series]
+
+
+def _rows(table, columns: Sequence[str]):
+    return zip(*(column_values(table, c) for c in columns)) if len(table) else iter(())
+
+
 def _sort_key(value: Any):
     value = plain(value)
     if isinstance(value, bool):
@@ -135,8 +150,7 @@ def _width(table, column: str) -> int:
 
 def print_table(table, columns: Sequence[str], out) -> None:
     headers = [HEADERS.get(c, printable(c)) for c in columns]
-    rows = [[cell_text(c, v) for c, v in zip(columns, values)]
-            for values in zip(*(list(table[c]) for c in columns))] if len(table) else []
+    rows = [[cell_text(c, v) for c, v in zip(columns, values)] for values in _rows(table, columns)]
     widths = [max([len(h)] + [len(r[i]) for r in rows]) for i, h in enumerate(headers)]
     numeric = [c != "name" and c not in ("labels", "notes") and not c.endswith("wall_time")
                and all(isinstance(plain(v), (int, float)) or plain(v) is None for v in table[c]) for c in columns]
@@ -155,20 +169,18 @@ def write_csv(table, columns: Sequence[str], out) -> None:
     shown = printable if out.isatty() else str
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow([shown(c) for c in columns])
-    for values in zip(*(list(table[c]) for c in columns)):
+    for values in _rows(table, columns):
         row = []
         for v in values:
-            v = plain(v)
             row.append("" if v is None else shown(json.dumps(v, ensure_ascii=False)) if isinstance(v, list)
                        else repr(v) if isinstance(v, float) else shown(v))
         writer.writerow(row)
 
 
 def write_json(table, columns: Sequence[str], logdir: str, out) -> None:
-    runs = [{c: plain(v) for c, v in zip(columns, values)} for values in zip(*(list(table[c]) for c in columns))]
-    json.dump({"logdir": logdir, "columns": list(columns), "runs": runs}, out, ensure_ascii=False,
-              allow_nan=False, default=str)
-    out.write("\n")
+    runs = [dict(zip(columns, values)) for values in _rows(table, columns)]
+    out.write(json.dumps({"logdir": logdir, "columns": list(columns), "runs": runs}, ensure_ascii=False,
+                         allow_nan=False, default=str) + "\n")  # one string: json.dump writes piece by piece
 
 
 def run(args) -> int:
