@@ -27,6 +27,8 @@ _EXPORTS = {
     "summary_iterator": "iterator",
     # comparing runs (compare/)
     "aggregate": "compare.aggregate",
+    # choosing runs (runs/): the run table
+    "runs_table": "runs.table",
     "write_graph": "writer.graph_io",
     # the offline reader (reader/)
     "read_scalars": "reader.load", "load_logdir": "reader.load", "fold_ranks": "reader.ranks",

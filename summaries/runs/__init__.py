@@ -4,12 +4,20 @@
   ``Query.evaluate(table)`` (a bool per run) and ``Query.select(table)`` (the run names), ``QueryError`` (its
   position in the query and, for an unknown column, the nearest names); e.g.
   ``lr < 0.01 and optimizer == "adam" and "val/acc".max > 0.9 and not archived``.
+- ``table.py``: the run table, ``runs_table(source, runs=, where=, archived=)`` (a DataFrame, one row per run: wall
+  times, last step, files, restarts, labels, notes, archived, hparams, each scalar tag's last/min/max and steps),
+  ``table_from_rows`` of ``RunRow`` objects, ``table_to_arrow`` / ``table_to_polars``.
+- ``hparams.py``: a run's hyperparameters from HParams events, Lightning's ``hparams.yaml`` and Hydra's
+  ``.hydra/config.yaml`` (their precedence, YAML 1.2 floats), nested keys joined with dots.
 """
 from __future__ import annotations
 
 from ..lazy import lazy_exports
 
-_EXPORTS = {"parse": "query", "Query": "query", "QueryError": "query"}
+_EXPORTS = {"parse": "query", "Query": "query", "QueryError": "query",
+            **{name: "table" for name in ("runs_table", "table_from_rows", "RunRow", "table_to_arrow",
+                                          "table_to_polars")},
+            "HParamsFileError": "hparams"}
 __all__ = sorted(_EXPORTS)
 
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, globals())
