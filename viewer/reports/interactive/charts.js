@@ -1,6 +1,8 @@
 // Static SVG charts drawn in the page: distributions (TensorBoard's percentile bands), histograms (its offset
 // "ridge" view) and precision-recall curves (with a step slider). Numbers come from viewer/plots/histograms.py
-// (basis-point compression, re-binning) through the embedded arrays; labels are set with textContent.
+// (basis-point compression, re-binning) through the embedded arrays; labels are set with textContent. The pieces
+// painted in a run's colour carry ``data-paint`` (fill / stroke / both): colour.js repaints them when the
+// "Colour by" choice changes; the PR curves are redrawn then.
 
 const SVG_NS = "http://www.w3.org/2000/svg";
 
@@ -79,10 +81,10 @@ function distributionCard(d) {
     const top = polyline(f, n, x, i => v(i, 8 - k)), bottom = polyline(f, n, x, i => v(i, k), true);
     if (!top || !bottom) continue;
     f.plot.append(svg("path", {d: top + bottom.replace(/^M/, "L") + "Z", fill: color, "fill-opacity": 0.18 + 0.12 * k,
-                               stroke: n === 1 ? color : "none", "stroke-width": n === 1 ? 6 : 0}));
+                               stroke: n === 1 ? color : "none", "stroke-width": n === 1 ? 6 : 0, "data-paint": n === 1 ? "both" : "fill"}));
   }
   const median = polyline(f, n, x, i => v(i, 4));
-  if (median) f.plot.append(svg("path", {d: median, fill: "none", stroke: color, "stroke-width": 1.5}));
+  if (median) f.plot.append(svg("path", {d: median, fill: "none", stroke: color, "stroke-width": 1.5, "data-paint": "stroke"}));
   return card(d.run, d.tag, f.root);
 }
 
@@ -106,7 +108,7 @@ function histogramCard(h) {
     }
     d += "L" + f.sx(edges[bins]).toFixed(1) + "," + base.toFixed(1) + "Z";
     const t = m > 1 ? r / (m - 1) : 1;
-    rows.append(svg("path", {d, fill: color, "fill-opacity": (0.15 + 0.55 * t).toFixed(2), stroke: color, "stroke-width": 0.7},
+    rows.append(svg("path", {d, fill: color, "fill-opacity": (0.15 + 0.55 * t).toFixed(2), stroke: color, "stroke-width": 0.7, "data-paint": "both"},
                     svg("title", null, "step " + steps[r])));
   }
   f.plot.append(rows);
@@ -164,7 +166,7 @@ section("pr-curves", "PR curves", new Set(DATA.pr_curves.map(p => p.tag)).size, 
   for (const [group, tags] of groupByPrefix(Array.from(byTag.keys()), t => t))
     body.append(groupBox(group, tags.length, tags.map(t => prCard(t, byTag.get(t)))));
 }, what => {
-  if (what === "runs") for (const node of document.querySelectorAll("#pr-curves .card")) node.redraw();
+  if (what === "runs" || what === "colour") for (const node of document.querySelectorAll("#pr-curves .card")) node.redraw();
 });
 
 // --- embeddings (PCA scatter) -----------------------------------------------------------------------------

@@ -28,7 +28,7 @@ from .encode import Blob, script_json
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 # the page's own code, in load order
-SCRIPTS = ("report.js", "runlist.js", "smoothing.js", "scalars.js", "charts.js", "panels.js")
+SCRIPTS = ("report.js", "runlist.js", "colour.js", "smoothing.js", "scalars.js", "charts.js", "panels.js")
 VENDOR_SCRIPT = os.path.join("vendor", "uPlot.iife.min.js")
 STYLES = (os.path.join("vendor", "uPlot.min.css"), "report.css")
 X_AXES = ("step", "relative", "wall")

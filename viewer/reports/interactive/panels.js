@@ -1,7 +1,8 @@
 // The other dashboards: images and videos (GIF) with a per-series step slider, audio players, text (markdown
 // already rendered and allowlist-cleaned by viewer/reports/safe_html.py), the HParams table (sortable, filterable;
 // each metric shown and ranked by its last value or its best, the series' min or max) with its parallel-coordinates
-// view, and graphs as a collapsible tree of name scopes with op counts.
+// view, whose axes take brushes that choose the runs every chart draws (TFE.chooseRuns("brush", ...)), and graphs
+// as a collapsible tree of name scopes with op counts.
 // Ends by booting the page (report.js ``boot``).
 
 /** A card showing one step of a series at a time, chosen with a slider (TensorBoard's image card). */
@@ -86,15 +87,24 @@ function hpStep(row, col) {
 }
 TFE.hpValue = hpValue;
 
+/** Is run ``i`` shown by everything but the choice of ``who`` (report.js runVisible without one RUN_CHOICES set):
+ * the parallel coordinates' axes and faded lines cover the runs the brush leaves out. */
+function runShownBesides(i, who) {
+  const name = runName(i), {re} = compileRegex(STATE.runFilter);
+  if (hiddenRuns().has(name) || (re && !runTextMatches(i, re))) return false;
+  for (const [k, set] of Object.entries(TFE.runChoices)) if (k !== who && set && !set.has(name)) return false;
+  return true;
+}
+
 function buildHparams(body) {
   const cols = hpColumns(), runIndex = new Map(DATA.runs.map((r, i) => [r.name, i]));
   const state = {sort: null, desc: false, filter: ""};
   const filterInput = el("input", {type: "search", class: "hp-filter", placeholder: "Filter rows (regex on any cell)",
                                    oninput: e => { state.filter = e.target.value; render(); }});
   const table = el("table", {class: "hp-table"}), coords = el("div", {class: "hp-coords"});
-  function rows() {
+  function rows(shown) {
     const {re} = compileRegex(state.filter);
-    let out = HP.rows.filter(r => !runIndex.has(r.run) || runVisible(runIndex.get(r.run)));
+    let out = HP.rows.filter(r => !runIndex.has(r.run) || shown(runIndex.get(r.run)));
     if (re) out = out.filter(r => re.test(r.run) || cols.some(c => hpValue(r, c) !== null && re.test(String(hpValue(r, c)))));
     if (state.sort !== null) {
       const c = state.sort === -1 ? null : cols[state.sort];
@@ -118,6 +128,7 @@ function buildHparams(body) {
           STATE.hpStat = Object.assign({}, STATE.hpStat, {[col.name]: e.target.value});
           saveState();
           if (e.target.value !== "last") { state.sort = k; state.desc = e.target.value === "max"; }
+          if (HP_BRUSHES.delete(brushKey(col))) { applyBrushes(runIndex); return; }   // the brush was on the other value
           render();
         }}, ["last", "min", "max"].map(v => el("option", {value: v, selected: hpStat(col) === v}, v))) : null;
     return el("th", {class: "sortable", title: "Sort by " + label,
@@ -125,7 +136,7 @@ function buildHparams(body) {
               label + mark, stat ? " " : null, stat);
   }
   function render() {
-    const shown = rows();
+    const shown = rows(runVisible);
     table.textContent = "";
     table.append(el("thead", null, el("tr", null, header("run", -1), cols.map((c, k) => header(c.name, k)))),
       el("tbody", null, shown.map(r => el("tr", {dataset: {hpRun: r.run}},
@@ -134,7 +145,9 @@ function buildHparams(body) {
           return el("td", {class: typeof hpValue(r, c) === "number" ? "num" : null, title: step === null ? null : "step " + step},
                     fmtCell(hpValue(r, c))); })))));
     coords.textContent = "";
-    coords.append(parallelCoordinates(shown, cols, runIndex));
+    const chosen = TFE.runChoices.brush;
+    coords.append(parallelCoordinates(rows(i => runShownBesides(i, "brush")), cols, runIndex,
+                                      r => !chosen || chosen.has(r.run)));
   }
   body.append(el("div", {class: "card wide"}, filterInput, el("div", {class: "table-wrap"}, table), coords));
   render();
@@ -146,9 +159,65 @@ function fmtCell(v) {
   return typeof v === "number" ? String(+v.toPrecision(6)) : String(v);
 }
 
-/** One vertical axis per column (numbers scaled min to max, other values evenly in sorted order), one
- * polyline per run in its colour; hovering a line shows its run. */
-function parallelCoordinates(rows, cols, runIndex) {
+/** The brushes on the parallel coordinates' axes, by brushKey: ``{kind, name, stat, lo, hi}`` on a numeric axis (a
+ * closed range in the data's units) or ``{kind, name, stat, cats: Map(text -> [values of that text])}`` on another
+ * (the values the brush covers). Kept across redraws; a click on an axis without a drag clears its brush. */
+const HP_BRUSHES = new Map();
+function brushKey(col) { return col.kind + ":" + col.name; }
+
+/** Does a row's value on ``b``'s axis lie in the brush. */
+function inBrush(row, b) {
+  const v = hpValue(row, {kind: b.kind, name: b.name});
+  if (v === null || v === undefined) return false;
+  if (b.cats) return b.cats.has(String(v));
+  return typeof v === "number" && v >= b.lo && v <= b.hi;
+}
+
+/** A brush's axis as a column of the run query language (summaries/runs/query.py): an hparam in backticks (any name
+ * goes), a metric as ``"tag".last|min|max`` (quotes and backslashes escaped). */
+function brushColumn(b) {
+  if (b.kind === "metrics") return '"' + b.name.replace(/[\\"]/g, "\\$&") + '".' + b.stat;
+  return "`" + b.name.replace(/[\\`]/g, "\\$&") + "`";
+}
+
+/** A value as a literal of the query language: a number as JavaScript writes it (exactly the double, which Python's
+ * float() reads back), true / false, or a double-quoted string. */
+function queryLiteral(v) {
+  if (typeof v === "boolean") return v ? "true" : "false";
+  if (typeof v === "number") return String(v);
+  return '"' + String(v).replace(/[\\"]/g, "\\$&") + '"';
+}
+
+/** The brushes as one query: each numeric brush ``(col >= lo and col <= hi)``, each other ``col in [...]``, joined
+ * with ``and``; "" without brushes. */
+function brushQuery() { return Array.from(HP_BRUSHES.values()).map(brushQueryOf).join(" and "); }
+function brushQueryOf(b) {
+  const col = brushColumn(b);
+  if (!b.cats) return "(" + col + " >= " + queryLiteral(b.lo) + " and " + col + " <= " + queryLiteral(b.hi) + ")";
+  return col + " in [" + Array.from(b.cats.values()).flat().map(queryLiteral).join(", ") + "]";
+}
+TFE.brushQueryOf = brushQueryOf;
+
+/** The runs inside every brush, chosen for every chart (report.js TFE.chooseRuns "brush"); no brush: no choice. */
+function applyBrushes(runIndex) {
+  if (!HP_BRUSHES.size) { TFE.chooseRuns("brush", null); return; }
+  const brushes = Array.from(HP_BRUSHES.values());
+  const names = HP.rows.filter(r => runIndex.has(r.run) && brushes.every(b => inBrush(r, b))).map(r => r.run);
+  TFE.chooseRuns("brush", names, brushQuery());
+}
+
+/** The brushes for tests: ``[{kind, name, stat, lo, hi}]`` or ``[{kind, name, stat, cats: [texts]}]``. */
+TFE.hpBrushes = () => Array.from(HP_BRUSHES.values()).map(b => b.cats
+  ? {kind: b.kind, name: b.name, stat: b.stat, cats: Array.from(b.cats.keys())}
+  : {kind: b.kind, name: b.name, stat: b.stat, lo: b.lo, hi: b.hi});
+TFE.clearBrushes = () => { HP_BRUSHES.clear(); TFE.chooseRuns("brush", null); };
+
+/** One vertical axis per column (numbers scaled min to max, on a log scale when all are positive and span more than
+ * two decades as colour.js's rule; other values evenly in sorted order), one polyline per run in its colour, faded
+ * for a run ``inside(row)`` leaves out (outside a brush); hovering a line shows its run. Dragging along an axis
+ * brushes it (applyBrushes); a click on it without a drag clears its brush; each brush is drawn on its axis. */
+function parallelCoordinates(rows, cols, runIndex, inside) {
+  inside = inside || (() => true);
   const w = Math.max(480, 140 * cols.length), h = 280, m = {l: 70, r: 90, t: 24, b: 34};
   const clip = (text, n) => text.length > n ? text.slice(0, n - 1) + "…" : text;
   const root = svg("svg", {viewBox: "0 0 " + w + " " + h, width: w, class: "svg-chart hp-svg"});
@@ -158,20 +227,27 @@ function parallelCoordinates(rows, cols, runIndex) {
     const vals = rows.map(r => hpValue(r, c)).filter(v => v !== null);
     const numeric = vals.length && vals.every(v => typeof v === "number" && isFinite(v));
     if (numeric) {
-      const lo = Math.min(...vals), hi = Math.max(...vals);
-      return {f: v => hi === lo ? 0.5 : (v - lo) / (hi - lo), labels: hi === lo ? [[0.5, fmtCell(lo)]] : [[0, fmtCell(lo)], [1, fmtCell(hi)]]};
+      const lo = Math.min(...vals), hi = Math.max(...vals), log = lo > 0 && Math.log10(hi) - Math.log10(lo) > 2;
+      const a = log ? Math.log10(lo) : lo, span = log ? Math.log10(hi) - a : hi - lo;
+      return {numeric: true, log,
+              f: v => hi === lo ? 0.5 : ((log ? Math.log10(v) : v) - a) / span,
+              inv: t => hi === lo || t <= 0 ? lo : t >= 1 ? hi : log ? Math.pow(10, a + t * span) : lo + t * span,
+              labels: hi === lo ? [[0.5, fmtCell(lo)]] : [[0, fmtCell(lo)], [1, fmtCell(hi)]]};
     }
-    const cats = Array.from(new Set(vals.map(String))).sort();
+    const cats = Array.from(new Set(vals.map(String))).sort(), byText = new Map();
+    for (const v of vals) { const t = String(v); if (!byText.has(t)) byText.set(t, []); if (!byText.get(t).includes(v)) byText.get(t).push(v); }
     const pos = v => cats.length > 1 ? cats.indexOf(String(v)) / (cats.length - 1) : 0.5;
-    return {f: pos, labels: cats.map(c2 => [pos(c2), c2])};
+    return {numeric: false, f: pos, cats, byText, labels: cats.map(c2 => [pos(c2), c2])};
   });
-  const yOf = t => h - m.b - t * (h - m.t - m.b);
+  const yOf = t => h - m.b - t * (h - m.t - m.b), tOf = y => (h - m.b - y) / (h - m.t - m.b);
   cols.forEach((c, k) => {
     root.append(svg("line", {x1: xOf(k), x2: xOf(k), y1: m.t, y2: h - m.b, class: "axis"}),
-                svg("text", {x: xOf(k), y: h - 12, "text-anchor": "middle", class: "label"}, clip(c.name, 22), svg("title", null, c.name)));
+                svg("text", {x: xOf(k), y: h - 12, "text-anchor": "middle", class: "label"}, clip(c.name, 22),
+                    svg("title", null, c.name + (scales[k].log ? " (log scale)" : ""))));
     for (const [t, text] of scales[k].labels)
       root.append(svg("text", {x: xOf(k) + 4, y: yOf(t) + 3, class: "tick"}, clip(text, 16), svg("title", null, text)));
   });
+  const lines = [];
   for (const r of rows) {
     let d = "", pen = false;
     cols.forEach((c, k) => {
@@ -180,13 +256,66 @@ function parallelCoordinates(rows, cols, runIndex) {
       d += (pen ? "L" : "M") + xOf(k).toFixed(1) + "," + yOf(scales[k].f(v)).toFixed(1);
       pen = true;
     });
-    const color = runIndex.has(r.run) ? runColor(runIndex.get(r.run)) : "#555";
-    root.append(svg("path", {d, fill: "none", stroke: color, "stroke-width": 2, class: "hp-line"}, svg("title", null, r.run)));
+    const inBrushes = inside(r), color = runIndex.has(r.run) ? runColor(runIndex.get(r.run)) : "#555";
+    const path = svg("path", {d, fill: "none", stroke: inBrushes ? color : "#ddd", "stroke-width": inBrushes ? 2 : 1.2,
+                              class: inBrushes ? "hp-line" : "hp-line-out", "data-hp-run": r.run}, svg("title", null, r.run));
+    if (inBrushes) lines.push(path); else root.append(path);   // the runs outside the brushes behind
+  }
+  root.append(...lines);
+  // the brushes drawn, then an area per axis that takes a drag
+  cols.forEach((c, k) => {
+    const b = HP_BRUSHES.get(brushKey(c)), sc = scales[k];
+    if (!b) return;
+    let t0, t1;
+    if (b.cats) {
+      const ts = sc.numeric ? [] : sc.cats.filter(t => b.cats.has(t)).map(t => sc.f(t));
+      if (!ts.length) return;
+      const pad = sc.cats.length > 1 ? 0.5 / (sc.cats.length - 1) : 0.5;
+      t0 = Math.max(0, Math.min(...ts) - pad / 2); t1 = Math.min(1, Math.max(...ts) + pad / 2);
+    } else if (sc.numeric) {
+      t0 = Math.max(0, Math.min(1, sc.f(Math.max(b.lo, sc.inv(0))))); t1 = Math.max(0, Math.min(1, sc.f(Math.min(b.hi, sc.inv(1)))));
+      if (b.hi < sc.inv(0) || b.lo > sc.inv(1)) return;   // the brush is off the axis' range
+    } else return;
+    root.append(svg("rect", {x: xOf(k) - 8, width: 16, y: yOf(t1), height: Math.max(2, yOf(t0) - yOf(t1)), class: "hp-brush",
+                             "data-col": c.name, "data-kind": c.kind}));
+  });
+  cols.forEach((c, k) => {
+    const area = svg("rect", {x: xOf(k) - 12, width: 24, y: m.t - 6, height: h - m.t - m.b + 12, class: "hp-brush-area",
+                              "data-col": c.name, "data-kind": c.kind}, svg("title", null, "Drag to brush " + c.name + "; click to clear"));
+    area.addEventListener("mousedown", e => startBrush(e, c, k));
+    root.append(area);
+  });
+
+  function startBrush(e, col, k) {
+    if (e.button !== 0) return;
+    e.preventDefault();
+    const box = root.getBoundingClientRect(), scale = box.height ? h / box.height : 1;
+    const yAt = ev => Math.min(h - m.b, Math.max(m.t, (ev.clientY - box.top) * scale));
+    const y0 = yAt(e), temp = svg("rect", {x: xOf(k) - 8, width: 16, y: y0, height: 0, class: "hp-brush"});
+    root.append(temp);
+    const move = ev => { const y = yAt(ev); temp.setAttribute("y", Math.min(y, y0)); temp.setAttribute("height", Math.abs(y - y0)); };
+    const up = ev => {
+      window.removeEventListener("mousemove", move);
+      window.removeEventListener("mouseup", up);
+      const y1 = yAt(ev), key = brushKey(col), sc = scales[k];
+      const had = HP_BRUSHES.has(key);
+      if (Math.abs(y1 - y0) / scale < 3) HP_BRUSHES.delete(key);
+      else {
+        const t0 = tOf(Math.max(y0, y1)), t1 = tOf(Math.min(y0, y1)), stat = hpStat(col);
+        if (sc.numeric) HP_BRUSHES.set(key, {kind: col.kind, name: col.name, stat, lo: sc.inv(t0), hi: sc.inv(t1)});
+        else HP_BRUSHES.set(key, {kind: col.kind, name: col.name, stat,
+          cats: new Map(sc.cats.filter(t => sc.f(t) >= t0 && sc.f(t) <= t1).map(t => [t, sc.byText.get(t)]))});
+      }
+      if (had || HP_BRUSHES.has(key)) applyBrushes(runIndex); else temp.remove();
+    };
+    window.addEventListener("mousemove", move);
+    window.addEventListener("mouseup", up);
   }
   return root;
 }
 
-section("hparams", "HParams", HP.rows.length, buildHparams, what => { if (what === "runs" && TFE.hparamsRender) TFE.hparamsRender(); });
+section("hparams", "HParams", HP.rows.length, buildHparams,
+        what => { if ((what === "runs" || what === "colour") && TFE.hparamsRender) TFE.hparamsRender(); });
 
 // --- graphs ---------------------------------------------------------------------------------------------
 

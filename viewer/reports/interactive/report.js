@@ -95,7 +95,9 @@ function fmtWall(seconds) {
 }
 
 function runName(i) { return DATA.runs[i].name; }
-function runColor(i) { return DATA.runs[i].color; }
+/** Run ``i``'s colour now: its own (viewer/colors.py) or by the "Colour by" choice (colour.js colourOf), the one
+ * place every chart, swatch and line asks. */
+function runColor(i) { return colourOf(i); }
 function swatch(run) { return el("i", {class: "swatch", style: {background: runColor(run)}}); }
 
 /** "tag (run)" heading as text nodes. */
@@ -147,7 +149,7 @@ function runChosen(name) {
 }
 function runMatches(i) {
   const {re} = compileRegex(STATE.runFilter);
-  return (!re || re.test(runName(i))) && runChosen(runName(i));
+  return (!re || runTextMatches(i, re)) && runChosen(runName(i));   // runlist.js: the name or a label
 }
 TFE.chooseRuns = (who, names, where) => {
   RUN_CHOICES[who] = names == null ? null : names instanceof Set ? names : new Set(names);

@@ -5,7 +5,10 @@
 // scalar tag, from each run's ``hparams`` and ``stats`` in the document; #run-sort-dir: ascending / descending;
 // runs without the column last either way). The order is the list's only: colours and charts are unchanged.
 // Ticking a row, the "all" box (every run matching the filter) and STATE.hidden (kept in sessionStorage) work for
-// every run, rendered or not. Run names go in as text only. report.js's sidebar() calls runList().
+// every run, rendered or not. A row shows the run's labels (``labels`` of its entry) as chips after its name and
+// its ``notes`` in its tooltip; the regex filter matches a run whose name or any label it finds (runTextMatches,
+// asked by report.js runMatches). Names, labels and notes go in as text only. The box also holds the "Colour by"
+// control (colour.js). report.js's sidebar() calls runList().
 
 const RUN_ROW = 22;          // px: every row's height
 const RUN_ROWS_SHOWN = 18;   // the box's height in rows (less when fewer runs)
@@ -39,6 +42,12 @@ function runSortValue(run, column) {
   return typeof v === "string" ? v : null;
 }
 const STAT_FIELD = {last: 0, min: 1, max: 2};
+
+/** Does the run filter's regex ``re`` find run ``i``'s name or one of its labels. */
+function runTextMatches(i, re) {
+  const r = DATA.runs[i];
+  return re.test(r.name) || (Array.isArray(r.labels) && r.labels.some(l => re.test(String(l))));
+}
 
 /** The indices of the runs matching the filter regex and chosen (report.js runMatches), sorted by ``column`` (stable: ties in name order; runs
  * without a value last in both directions; numbers before strings). */
@@ -105,11 +114,14 @@ function runList() {
   }
 
   function makeRow(i) {
-    const r = runs[i];
-    return el("label", {class: "run", dataset: {runRow: i}, title: r.name, style: {height: RUN_ROW + "px", boxSizing: "border-box"}},
+    const r = runs[i], labels = Array.isArray(r.labels) ? r.labels.map(String) : [];
+    const notes = typeof r.notes === "string" && r.notes ? r.notes : null;
+    return el("label", {class: "run", dataset: {runRow: i}, title: notes ? r.name + "\n" + notes : r.name,
+                        style: {height: RUN_ROW + "px", boxSizing: "border-box"}},
       el("input", {type: "checkbox", class: "run-toggle", value: r.name,
                    onchange: e => { setHidden(r.name, !e.target.checked); all.checked = STATE.hidden.length === 0; changed("runs"); }}),
-      el("i", {class: "swatch", style: {background: r.color}}), el("span", {dir: "auto"}, r.name));
+      el("i", {class: "swatch", style: {background: runColor(i)}}), el("span", {class: "run-name", dir: "auto"}, r.name),
+      labels.map(l => el("span", {class: "chip", dir: "auto", title: l}, l)));
   }
 
   /** The rows in view (plus the margin) into the DOM, their boxes as STATE.hidden says. */
@@ -124,6 +136,7 @@ function runList() {
     for (let k = first; k < last; k++) {
       const i = order[k], row = rows.get(i) || makeRow(i);
       row.firstChild.checked = !hidden.has(runs[i].name);
+      row.children[1].style.background = runColor(i);   // the colour now (colour.js: "Colour by")
       kept.set(i, row);
       nodes.push(row);
     }
@@ -173,6 +186,7 @@ function runList() {
     }
     if (columns) fillSortOptions();
     if (STATE.runSort !== "name") refresh();
+    coloursAfterStats();   // colour.js: a colouring by a stat follows the stats
   }
 
   fillSortOptions();
@@ -180,6 +194,6 @@ function runList() {
   TFE.runList = {order: () => order.map(i => runs[i].name), reveal, refresh, rowHeight: RUN_ROW};
   TFE.updateRunStats = updateStats;
   return el("div", {class: "control runs"}, el("div", {class: "label"}, "Runs", count), filter,
-    el("div", {class: "row", style: {marginTop: "4px"}}, sort, dir),
+    el("div", {class: "row", style: {marginTop: "4px"}}, sort, dir), colourControl(),
     el("label", {class: "run all"}, all, el("span", null, "all")), list);
 }
