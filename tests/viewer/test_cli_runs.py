@@ -380,6 +380,14 @@ def test_labels_on_s3(s3_logdir, capsys):
     info = read_run_info(url + "/a")
     assert info.labels == ("bad",) and info.notes == "on S3" and info.archived
     assert read_run_info(url + "/train/eval").labels == ("bad",)
+    status, out, err = cli(capsys, "ls", url, "--format", "json", "--columns", "name,labels,archived")
+    assert status == 0, err
+    assert json.loads(out)["runs"] == [{"name": "b", "labels": [], "archived": False},
+                                       {"name": "train", "labels": [], "archived": False},
+                                       {"name": "train/eval", "labels": ["bad"], "archived": False}]
+    status, out, err = cli(capsys, "ls", url, "--archived", "--where", '"bad" in labels', "--format", "csv",
+                           "--columns", "name,notes")
+    assert out.splitlines() == ["name,notes", "a,on S3", "train/eval,"]
     assert cli(capsys, "unlabel", url, "a", "bad")[0] == 0
     assert read_run_info(url + "/a").labels == ()
     # the sidecar objects go with the run
