@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from _browser import browser, browser_session, console_messages, open_file  # noqa: F401 (fixtures)
+from _browser import browser, browser_session, console_messages, load, open_file  # noqa: F401 (fixtures)
 from _report_page import page_document
 from tfevents.summaries import SummaryWriter
 from tfevents.summaries.runs import parse
@@ -89,7 +89,7 @@ def sweep(tmp_path_factory):
         block = re.search(r'(<script type="application/json" id="tfe-data">)(.*?)(</script>)', html, re.S)
         labelled = root / "report_labelled.html"
         labelled.write_text(html[:block.start(2)] + script_json(doc) + html[block.end(2):], encoding="utf-8")
-    return {"report": str(report), "labelled": str(labelled), "doc": doc}
+    return {"report": str(report), "labelled": str(labelled), "doc": doc, "logdir": str(logdir)}
 
 
 # --- helpers ------------------------------------------------------------------------------------------------
@@ -345,6 +345,18 @@ def test_brushes_choose_the_runs_of_every_chart(browser, sweep):
     assert state["brushes"] == [] and state["query"] == "" and state["rects"] == []
     assert all(runs == every for runs in _drawn_runs(browser).values())
     assert set(state["order"]) == every
+    assert browser.execute_script("return document.querySelector('.hp-brush-note').classList.contains('hidden')")
+
+    # the note under the table says the brushes' query; its button clears them all
+    _drag(browser, "lr", 0.0, 0.5)
+    _drag(browser, "optimizer", 0.0, 0.3)
+    state = _state(browser)
+    note = browser.execute_script("return document.querySelector('.hp-brush-note code').textContent")
+    assert note and "(" + note + ")" == state["query"]
+    assert len(state["brushes"]) == 2 and all(runs != every for runs in _drawn_runs(browser).values())
+    browser.find_element("css selector", ".hp-brush-clear").click()
+    assert _state(browser)["brushes"] == [] and _state(browser)["query"] == ""
+    assert all(runs == every for runs in _drawn_runs(browser).values())
     _no_severe(browser)
 
 
@@ -393,3 +405,48 @@ def test_labels_as_chips_notes_as_title_and_the_filter_finds_labels(browser, swe
                            "e.dispatchEvent(new Event('input'))")
     assert set(browser.execute_script("return window.__tfe.runList.order()")) == {_name(1), _name(2), _name(8)}
     _no_severe(browser)
+
+
+# --- the served dashboard: the same page -----------------------------------------------------------------------
+
+
+def test_served_dashboard_colours_and_brushes_alike(browser, sweep):
+    """``tfevents api``'s page (the report's page fed by the JSON API): colour by lr and a brush on its axis work as
+    in the report file."""
+    pytest.importorskip("starlette")
+    pytest.importorskip("uvicorn")
+    import time
+    from _dashboard import ApiProcess
+    server = ApiProcess(sweep["logdir"], "--samples-per-plugin", "scalars=all")
+    try:
+        server.wait_ready()
+        load(browser, server.base)
+        deadline = time.monotonic() + 30
+        while not browser.execute_script("""const t = window.__tfe; if (!(t && t.ready)) return false;
+                const c = t.charts.find(c => c.title === 'loss');
+                return !!(c && c.u && c.shown.length === arguments[0] && c.shown.every(s => !s.pending));""", N_RUNS):
+            assert time.monotonic() < deadline, "the served page did not draw the loss chart"
+            time.sleep(0.05)
+        _choose_colour(browser, "hp:lr")
+        lo, hi = (float(v) for v in browser.execute_script(
+            "const d = document.getElementById('colour-legend'); return [d.dataset.min, d.dataset.max]"))
+        series = _drawn(browser)["loss"]
+        for k in range(N_RUNS):
+            assert _close(series[_name(k)], _viridis(_position(_lr(k), lo, hi)))
+
+        _drag(browser, "lr", 0.3, 0.7)
+        state = _state(browser)
+        [brush] = state["brushes"]
+        inside = {_name(k) for k in range(N_RUNS) if brush["lo"] <= _lr(k) <= brush["hi"]}
+        assert 0 < len(inside) < N_RUNS
+        deadline = time.monotonic() + 30
+        while _drawn_runs(browser).get("loss") != inside:
+            assert time.monotonic() < deadline, _drawn_runs(browser)
+            time.sleep(0.05)
+        assert all(runs == inside for runs in _drawn_runs(browser).values())
+        assert _chosen_by_query(state["query"]) == inside
+        _click(browser, "lr")
+        assert _state(browser)["brushes"] == []
+        _no_severe(browser)
+    finally:
+        server.stop()

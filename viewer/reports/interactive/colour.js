@@ -179,14 +179,19 @@ function coloursAfterStats() {
 /** The "Colour by" control and its legend (placed in the run list's box by runlist.js). */
 function colourControl() {
   if (typeof STATE.colourBy !== "string") STATE.colourBy = "run";
-  const {hparams, scalars} = runSortColumns(), option = ([v, label]) => el("option", {value: v}, label);
   const select = el("select", {id: "colour-by", title: "Colour the runs by a hyperparameter or a scalar's value",
-                               style: {flex: "1", minWidth: "0"}, onchange: e => setColourBy(e.target.value)},
-    el("option", {value: "run"}, "run (own colour)"),
-    hparams.length ? el("optgroup", {label: "hyperparameters"}, hparams.map(option)) : null,
-    scalars.length ? el("optgroup", {label: "scalars"}, scalars.map(option)) : null);
-  select.value = STATE.colourBy;
-  if (select.value !== STATE.colourBy) { select.value = "run"; STATE.colourBy = "run"; }
+                               style: {flex: "1", minWidth: "0"}, onchange: e => setColourBy(e.target.value)});
+  /** The options: the run list's sort columns now (the served page's poll may bring new scalar tags). */
+  function fillOptions() {
+    const {hparams, scalars} = runSortColumns(), option = ([v, label]) => el("option", {value: v}, label);
+    select.replaceChildren(el("option", {value: "run"}, "run (own colour)"),
+      hparams.length ? el("optgroup", {label: "hyperparameters"}, hparams.map(option)) : null,
+      scalars.length ? el("optgroup", {label: "scalars"}, scalars.map(option)) : null);
+    select.value = STATE.colourBy;
+    if (select.value !== STATE.colourBy) { select.value = "run"; STATE.colourBy = "run"; }
+  }
+  fillOptions();
+  TFE.refreshColourOptions = fillOptions;
   const legend = el("div", {id: "colour-legend", class: "colour-legend"});
   TFE.colourLegend = legend;
   invalidateColours();

@@ -102,6 +102,7 @@ function buildHparams(body) {
   const filterInput = el("input", {type: "search", class: "hp-filter", placeholder: "Filter rows (regex on any cell)",
                                    oninput: e => { state.filter = e.target.value; render(); }});
   const table = el("table", {class: "hp-table"}), coords = el("div", {class: "hp-coords"});
+  const brushNote = el("div", {class: "hp-brush-note hidden"});   // the brushes' query and a button clearing them
   function rows(shown) {
     const {re} = compileRegex(state.filter);
     let out = HP.rows.filter(r => !runIndex.has(r.run) || shown(runIndex.get(r.run)));
@@ -144,12 +145,16 @@ function buildHparams(body) {
         cols.map(c => { const step = hpStep(r, c);
           return el("td", {class: typeof hpValue(r, c) === "number" ? "num" : null, title: step === null ? null : "step " + step},
                     fmtCell(hpValue(r, c))); })))));
+    brushNote.classList.toggle("hidden", !HP_BRUSHES.size);
+    brushNote.replaceChildren(...(HP_BRUSHES.size ? ["Brushed (" + shown.length + " of " + HP.rows.length + " rows): ",
+      el("code", null, brushQuery()), " ", el("button", {type: "button", class: "hp-brush-clear", onclick: () => TFE.clearBrushes()},
+                                              "clear")] : []));
     coords.textContent = "";
     const chosen = TFE.runChoices.brush;
     coords.append(parallelCoordinates(rows(i => runShownBesides(i, "brush")), cols, runIndex,
                                       r => !chosen || chosen.has(r.run)));
   }
-  body.append(el("div", {class: "card wide"}, filterInput, el("div", {class: "table-wrap"}, table), coords));
+  body.append(el("div", {class: "card wide"}, filterInput, el("div", {class: "table-wrap"}, table), brushNote, coords));
   render();
   TFE.hparamsRender = render;
 }

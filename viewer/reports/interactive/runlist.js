@@ -184,7 +184,7 @@ function runList() {
       }
       r.stats = Object.assign({}, r.stats, stats);   // a poll lists only the series that changed
     }
-    if (columns) fillSortOptions();
+    if (columns) { fillSortOptions(); if (TFE.refreshColourOptions) TFE.refreshColourOptions(); }
     if (STATE.runSort !== "name") refresh();
     coloursAfterStats();   // colour.js: a colouring by a stat follows the stats
   }
