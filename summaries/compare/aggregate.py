@@ -93,7 +93,8 @@ def _check_options(align: str, bins: Optional[int]) -> None:
 def aggregate_columns(logdir: Union[str, "os.PathLike[str]", Logdir], by: GroupBy, tags: Optional[str] = None,
                       stats: Sequence[str] = STATS, *, align: str = "auto", bins: Optional[int] = None,
                       runs: Optional[str] = None, restarts: str = "tensorboard", on_error: str = "warn",
-                      workers: Optional[int] = None, x: str = "step") -> AggregateTable:
+                      workers: Optional[int] = None, x: str = "step", where: Optional[str] = None,
+                      archived: bool = True) -> AggregateTable:
     """:func:`aggregate` without pandas: an :class:`AggregateTable` of numpy columns."""
     stats = check_stats(stats)
     _check_options(align, bins)
@@ -103,6 +104,9 @@ def aggregate_columns(logdir: Union[str, "os.PathLike[str]", Logdir], by: GroupB
     x_series: Dict[str, object] = {}
     if isinstance(logdir, Logdir):
         loaded = logdir
+        if where is not None or not archived:
+            from ..runs.choose import choose_in  # lazy: runs/ sits above compare/ (the run table)
+            loaded = choose_in(loaded, where, archived)
         if x_tag:
             x_series = {run: s for (run, tag), s in loaded.scalars.items() if tag == x}
         if tags is not None or runs is not None:
@@ -119,7 +123,7 @@ def aggregate_columns(logdir: Union[str, "os.PathLike[str]", Logdir], by: GroupB
         if x_tag and read_tags is not None:   # the x tag too, whatever the tags chosen
             read_tags = "(?:%s)|^%s$" % (read_tags, re.escape(x))
         loaded = load_logdir(logdir, read_tags, runs, kinds=kinds, restarts=restarts, on_error=on_error,
-                             workers=workers)
+                             workers=workers, where=where, archived=archived)
         scalars = loaded.scalars
         if x_tag:
             x_series = {run: s for (run, tag), s in scalars.items() if tag == x}
@@ -171,7 +175,7 @@ def aggregate(logdir: Union[str, "os.PathLike[str]", Logdir], by: GroupBy, tags:
               stats: Sequence[str] = STATS, *, align: str = "auto", bins: Optional[int] = None,
               runs: Optional[str] = None, write: Optional[Union[str, "os.PathLike[str]"]] = None,
               overwrite: bool = False, restarts: str = "tensorboard", on_error: str = "warn",
-              workers: Optional[int] = None, x: str = "step"):
+              workers: Optional[int] = None, x: str = "step", where: Optional[str] = None, archived: bool = True):
     """Runs grouped by ``by`` reduced to ``stats`` per (group, tag, step), as a pandas DataFrame.
 
     ``logdir``: a path or URL (read with :func:`load_logdir`: ``tags``, ``runs``, ``restarts``, ``on_error`` and
@@ -183,12 +187,13 @@ def aggregate(logdir: Union[str, "os.PathLike[str]", Logdir], by: GroupBy, tags:
     ``<write>/<group>-<stat>`` (std as ``<group>-mean+std`` and ``<group>-mean-std`` when mean is computed too), as
     tensorboard-reducer writes them (:mod:`.write`; ``overwrite=True`` replaces earlier event files there).
     ``x``: the axis the runs are aligned on, ``step`` or another (module docstring: an ``x`` column then, and no
-    ``write``, event files having steps).
+    ``write``, event files having steps). ``where``: a run query choosing the runs grouped (``'lr < 0.01 and
+    "val/acc".max > 0.9'``: :mod:`tfevents.summaries.runs.query`); ``archived=False`` leaves out the archived runs.
     """
     if write is not None and x != "step":
         raise ValueError("write= needs x='step' (event files are indexed by step), got x=%r" % (x,))
     table = aggregate_columns(logdir, by, tags, stats, align=align, bins=bins, runs=runs, restarts=restarts,
-                              on_error=on_error, workers=workers, x=x)
+                              on_error=on_error, workers=workers, x=x, where=where, archived=archived)
     if write is not None:
         write_aggregate(table, write, overwrite=overwrite)
     return table.to_pandas()

@@ -37,7 +37,7 @@ from ..reader.kinds import BLOB_SEQUENCE, SCALAR, TENSOR, UNKNOWN
 from .reservoir import sample_indices
 from .run import UNBOUNDED, LiveRun, Series, FileCursor
 from ..reader.scan import have_fast_path, scan_stream
-from ..reader.walk import discover
+from ..reader.walk import Discovery, discover
 
 __all__ = ["LiveLogdir", "TagInfo", "Points", "parse_samples_per_plugin", "SCALAR", "TENSOR", "BLOB_SEQUENCE",
            "UNKNOWN", "UNBOUNDED"]
@@ -177,7 +177,9 @@ class LiveLogdir:
         self.passes = 0
         self._reported = set()
         self.choose = choose
-        self.chosen: Optional[frozenset] = None   # the runs shown (None: all), as ``choose`` last said
+        # the runs shown (None: all), as ``choose`` last said; none before its first answer
+        self.chosen: Optional[frozenset] = frozenset() if choose is not None else None
+        self.found: Optional[Discovery] = None     # the last pass's walk, with every folder's file names
 
     # -- the read API
 
@@ -198,6 +200,12 @@ class LiveLogdir:
         with self.lock:
             found = [(run.start_time, name) for name, run in self._shown().items() if run.start_time is not None]
         return [(name, start) for start, name in sorted(found)]
+
+    def file_count(self, run: str) -> int:
+        """How many event files ``run`` has (0: no such run)."""
+        with self.lock:
+            r = self.runs.get(run)
+            return len(r.files) if r is not None else 0
 
     def start_time(self, run: str) -> Optional[float]:
         """The earliest wall time of any event of ``run`` (None: no such run, or none read yet)."""
@@ -292,7 +300,7 @@ class LiveLogdir:
     def reload(self) -> None:
         """One pass: find runs and files, read what was appended to each file since the last pass."""
         try:
-            found = discover(self.path, storage_options=self.storage_options)
+            found = discover(self.path, storage_options=self.storage_options, listing=True)
         except FileNotFoundError:
             found = None  # a logdir may be created after the server starts, as TensorBoard allows
         groups = dict(found.runs) if found is not None else {}
@@ -326,6 +334,7 @@ class LiveLogdir:
             alone = shared + alone
         for run, files in alone:
             self._read_run(fs, run, files)
+        self.found = found
         if self.choose is not None:
             chosen = self.choose(self)
             self.chosen = frozenset(chosen) if chosen is not None else None

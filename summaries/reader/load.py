@@ -277,10 +277,15 @@ def load_logdir(path: PathLike, tags: Optional[str] = None, runs: Optional[str] 
                 kinds: Optional[Iterable[str]] = None, restarts: str = "tensorboard", on_error: str = "warn",
                 workers: Optional[int] = None, check_crc: bool = True,
                 progress: Optional[Callable[[int, int], None]] = None,
-                storage_options: Optional[dict] = None) -> Logdir:
+                storage_options: Optional[dict] = None, where: Optional[str] = None,
+                archived: bool = True) -> Logdir:
     """Read every run under ``path`` into a :class:`Logdir`.
 
     ``tags`` / ``runs``: regexes (re.search) choosing tags and runs before anything is parsed.
+    ``where``: a run query (:mod:`tfevents.summaries.runs.query`, on the run table: hparams, labels, every scalar
+    tag's ``.last/.min/.max``), e.g. ``'lr < 0.01 and "val/acc".max > 0.9'``; ``archived=False`` leaves out the
+    runs archived with ``tfevents runs archive`` (:mod:`tfevents.summaries.runs.choose`: one read when the load
+    reads the scalars and hparams of every tag).
     ``kinds``: subset of :data:`KINDS` to keep (None: all). ``restarts``: 'tensorboard' (what
     ``tensorboard --logdir`` shows: the Rust data server's rule), 'rust', 'python' (the Python
     plugin loader), 'legacy' (EventAccumulator) or 'none'. ``on_error``: 'warn', 'raise' or
@@ -288,6 +293,11 @@ def load_logdir(path: PathLike, tags: Optional[str] = None, runs: Optional[str] 
     ``progress(done_bytes, total_bytes)`` is called as files finish. ``storage_options`` are
     passed to fsspec for URLs (e.g. ``{"client_kwargs": {"endpoint_url": ...}}`` for S3).
     """
+    if where is not None or not archived:
+        from ..runs.choose import load_chosen  # lazy: runs/ sits above the reader (the run table reads through it)
+        return load_chosen(path, where, archived, tags=tags, runs=runs, kinds=kinds, restarts=restarts,
+                           on_error=on_error, workers=workers, check_crc=check_crc, progress=progress,
+                           storage_options=storage_options)
     mode = check_read_options(on_error, restarts, tags, runs)
     kinds = check_kinds(kinds)
     found, read = _discover_and_read(path, tags, runs, kinds, mode, on_error, workers, check_crc, progress,

@@ -80,8 +80,8 @@ from .hparams import (HYDRA_DIR, HYDRA_FILE, LIGHTNING_FILE, HParamsFileError, f
                       parse_hparams_yaml, run_hparams)
 from .query import parse
 
-__all__ = ["RunRow", "BUILT_IN_COLUMNS", "TAG_FIELDS", "runs_table", "table_from_rows", "run_row", "table_to_arrow",
-           "table_to_polars"]
+__all__ = ["RunRow", "BUILT_IN_COLUMNS", "TAG_FIELDS", "runs_table", "table_from_rows", "run_row", "add_side_files",
+           "table_to_arrow", "table_to_polars"]
 
 BUILT_IN_COLUMNS = ("name", "first_wall_time", "last_wall_time", "last_step", "files", "restarts", "labels", "notes",
                     "archived")
@@ -265,7 +265,9 @@ def _with_side_files(row: RunRow, folders: _Folders, on_error: str) -> RunRow:
     return dataclasses.replace(row, hparams=run_hparams(row.hparams, lightning, hydra), info=info)
 
 
-def _add_side_files(rows: List[RunRow], found: Discovery, on_error: str, workers: Optional[int]) -> List[RunRow]:
+def add_side_files(rows: List[RunRow], found: Discovery, on_error: str, workers: Optional[int]) -> List[RunRow]:
+    """``rows`` with their side files read (hparams files merged in, run info), from the folders ``found`` (a walk
+    with ``listing=True``) lists; the offline table's step and the live table's (``live_table.py``)."""
     folders = _Folders(found)
     complete = functools.partial(_with_side_files, folders=folders, on_error=on_error)
     threads = workers if workers is not None else _REMOTE_THREADS if found.fs is not None else 1
@@ -310,7 +312,7 @@ def runs_table(source: Union[str, "os.PathLike[str]", Logdir], *, runs: Optional
                                        kinds=("scalars", "hparams"), restarts=mode, on_error=on_error,
                                        workers=workers, storage_options=storage_options, listing=True)
         rows = [r.value for r in reduced]
-    table = table_from_rows(_add_side_files(rows, found, on_error, workers))
+    table = table_from_rows(add_side_files(rows, found, on_error, workers))
     keep = np.ones(len(table), dtype=bool)
     if not archived:
         keep &= ~table["archived"].to_numpy(dtype=bool)

@@ -30,6 +30,8 @@ SUMMARIES_PARTS = {
     "tfevents.summaries.dask": SUMMARIES_BASE | {"tfevents.summaries.builders", "tfevents.summaries.reader"},
     "tfevents.summaries.compare": SUMMARIES_BASE | {"tfevents.summaries.builders", "tfevents.summaries.reader",
                                                     "tfevents.summaries.writer"},
+    "tfevents.summaries.runs": SUMMARIES_BASE | {"tfevents.summaries.builders", "tfevents.summaries.reader",
+                                                 "tfevents.summaries.live"},
 }
 SUMMARIES = set(SUMMARIES_PARTS)
 PARTS = {
