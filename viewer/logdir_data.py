@@ -60,13 +60,18 @@ def _file_kind(path: str) -> Optional[str]:
 
 def load(source: Any, **kwargs) -> Any:
     """A Logdir for ``source``: a path or fsspec URL is read with ``load_logdir`` (``kwargs`` go to it, such as
-    ``storage_options``); anything else is returned as is."""
+    ``storage_options``, ``where`` and ``archived``); a loaded Logdir is cut down to the runs ``where`` and
+    ``archived`` choose (``tfevents.summaries.runs.choose``); anything else is returned as is."""
     if isinstance(source, (str, os.PathLike)):
         from tfevents.summaries import load_logdir  # lazy: the reader (numpy, protobuf), only for a path
         path = os.fspath(source)
         if not is_url(path) and not os.path.exists(path):
             raise FileNotFoundError("logdir not found: %s" % path)
         return load_logdir(path, **kwargs)
+    where, archived = kwargs.get("where"), kwargs.get("archived", True)
+    if (where is not None or not archived) and hasattr(source, "runs") and hasattr(source, "data"):
+        from tfevents.summaries.runs.choose import choose_in  # lazy: the run table, only with a choice
+        return choose_in(source, where, archived, kwargs.get("storage_options"))
     return source
 
 

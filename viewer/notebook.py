@@ -45,20 +45,23 @@ class ReportView:
 
 
 def report_view(source: Any, *, tags: Optional[str] = None, runs: Optional[str] = None,
-                height: int = DEFAULT_HEIGHT, storage_options: Optional[dict] = None,
-                **report_options: Any) -> ReportView:
+                height: int = DEFAULT_HEIGHT, storage_options: Optional[dict] = None, where: Optional[str] = None,
+                archived: bool = False, **report_options: Any) -> ReportView:
     """The interactive report of ``source`` as an object a notebook displays inline (``show``'s arguments)."""
-    page = render_interactive_report(source, tags=tags, runs=runs, storage_options=storage_options,
-                                     **report_options)
+    page = render_interactive_report(source, tags=tags, runs=runs, storage_options=storage_options, where=where,
+                                     archived=archived, **report_options)
     return ReportView(page, height)
 
 
 def show(source: Any, *, tags: Optional[str] = None, runs: Optional[str] = None, height: int = DEFAULT_HEIGHT,
-         storage_options: Optional[dict] = None, **report_options: Any) -> None:
+         storage_options: Optional[dict] = None, where: Optional[str] = None, archived: bool = False,
+         **report_options: Any) -> None:
     """Display the interactive report of ``source`` in the notebook cell's output.
 
     ``source``: a logdir path, an fsspec URL (``s3://``, ``gs://``, ... with ``storage_options`` as the reader
     takes them), or a loaded Logdir; ``tags`` / ``runs``: regexes (``re.search``) choosing what is shown;
+    ``where``: a run query choosing the runs (``'lr < 0.01 and "val/acc".max > 0.9'``:
+    ``tfevents.summaries.runs.query``); archived runs (``tfevents runs archive``) are left out unless ``archived``;
     ``height``: the frame's height in pixels; ``report_options``: ``render_interactive_report``'s other options
     (``smoothing``, ``smooth`` (``"twema:0.6"``, ``"window:25"``, ``"gaussian:2.5"``: the page's smoothing to start
     with), ``x`` (``step``, ``relative``, ``wall`` or any scalar tag, e.g. ``"samples_seen"``), ``logy``,
@@ -71,8 +74,8 @@ def show(source: Any, *, tags: Optional[str] = None, runs: Optional[str] = None,
     except ImportError:
         raise RuntimeError("show() displays in a notebook (IPython); elsewhere use report_view(...).page or "
                            "`tfevents report`") from None
-    display(report_view(source, tags=tags, runs=runs, height=height, storage_options=storage_options,
-                        **report_options))
+    display(report_view(source, tags=tags, runs=runs, height=height, storage_options=storage_options, where=where,
+                        archived=archived, **report_options))
 
 
 def logdir_html(logdir: Any) -> str:

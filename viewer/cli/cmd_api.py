@@ -14,6 +14,7 @@ import sys
 
 from ..dashboard.access import root_url
 from .arg_types import positive_float
+from . import run_choice
 from .server_options import access_problem, add_access_options, add_page_options, choose_token
 
 
@@ -24,6 +25,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--port", type=int, default=6007, help="HTTP port (default 6007; 0: any free)")
     add_access_options(parser)
     add_page_options(parser)
+    run_choice.add_arguments(parser)
     parser.add_argument("--reload-interval", type=positive_float, default=5.0,
                         help="seconds between reload passes (default 5)")
     parser.add_argument("--samples-per-plugin", metavar="PLUGIN=N,...",
@@ -41,6 +43,9 @@ def run(args) -> int:
     problem = access_problem(args)
     if problem:
         return _fail(problem)
+    status = run_choice.where_problem(args, "tfevents api")
+    if status:
+        return status
     remote = "://" in args.logdir
     if not remote and not os.path.isdir(args.logdir):
         return _fail("no such directory: %s" % args.logdir)
@@ -61,7 +66,9 @@ def run(args) -> int:
         sock = server.bind(args.host, args.port)
     except OSError as err:
         return _fail("cannot bind %s:%d: %s" % (args.host, args.port, err), 1)
-    live = LiveLogdir(args.logdir if remote else os.path.abspath(args.logdir), samples)
+    from tfevents.summaries.runs.choose import live_chooser  # lazy: the run table, after the extra
+    live = LiveLogdir(args.logdir if remote else os.path.abspath(args.logdir), samples,
+                      choose=live_chooser(**run_choice.choice(args)))
     try:
         api = server.api_server(live, sock, token=token, path_prefix=args.path_prefix, certfile=args.certfile,
                                 keyfile=args.keyfile, reload_interval=args.reload_interval, aggregate=args.aggregate)

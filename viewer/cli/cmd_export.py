@@ -24,8 +24,10 @@ import logging
 import os
 import re
 import sys
+from typing import Optional
 
 from ..plain_text import printable
+from . import run_choice
 from .arg_types import smoothing_spec
 from .cmd_inspect import add_load_arguments, load, report_problems
 
@@ -76,6 +78,9 @@ def run(args) -> int:
         print("%s: --smooth adds a smoothed column to the long table, csv or parquet (not --summary, --aggregate, "
               "--dask or --format tensorboard-csv)" % PROG, file=sys.stderr)
         return 2
+    status = run_choice.where_problem(args, PROG)
+    if status:
+        return status
     if args.dask is not None:
         return run_dask(args)
     if args.summary or args.aggregate is not None:
@@ -214,6 +219,16 @@ def _output_problem(out: str):
     return None
 
 
+def _chosen_runs_regex(args) -> Optional[str]:
+    """``--runs``, or with ``--where`` (or archived runs to leave out) a regex of exactly the chosen runs' names
+    (the Dask reader takes a regex; the choice is made before, on the run table)."""
+    if args.where is None and args.archived:
+        return args.runs
+    from tfevents.summaries.runs.choose import choose_names  # lazy: the run table, only with a choice
+    names = choose_names(args.path, args.where, args.archived, runs=args.runs, restarts=args.restarts)
+    return "^(?:%s)$" % "|".join(re.escape(name) for name in names) if names else "(?!)"
+
+
 def run_dask(args) -> int:
     """``--dask``: read on the cluster, have the workers write ``run=<escaped>/part-*.parquet``."""
     fmt = args.format or "parquet"
@@ -246,7 +261,8 @@ def run_dask(args) -> int:
     cluster = client.cluster if local else None
     try:
         try:
-            logdir = tfdask.read_logdir(args.path, args.tags, args.runs, kinds=("scalars",), restarts=args.restarts,
+            runs = _chosen_runs_regex(args)
+            logdir = tfdask.read_logdir(args.path, args.tags, runs, kinds=("scalars",), restarts=args.restarts,
                                         on_error="skip", check_crc=args.checksum, progress=show)
         except (FileNotFoundError, ValueError) as err:
             print("%s: %s" % (PROG, err), file=sys.stderr)

@@ -20,6 +20,7 @@ from typing import Optional
 
 from tfevents.summaries import record
 
+from . import run_choice
 from ..plain_text import printable
 
 RESTART_MODES = ("tensorboard", "rust", "python", "legacy", "none")
@@ -31,6 +32,7 @@ def add_load_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("path", help="logdir, run directory, event file, or fsspec URL (s3://, gs://, memory://)")
     parser.add_argument("--tags", metavar="REGEX", help="only tags matching this regex (re.search)")
     parser.add_argument("--runs", metavar="REGEX", help="only runs matching this regex (re.search)")
+    run_choice.add_arguments(parser)
     parser.add_argument("--restarts", choices=RESTART_MODES, default="tensorboard",
                         help="which points restarts drop: like TensorBoard (default; its Rust data server), "
                              "its Python loader, its legacy EventAccumulator, or none")
@@ -82,10 +84,14 @@ class ProgressBar:
 def load(args, prog: str, kinds=None):
     """load_logdir with the CLI's options; problems go to stderr. Returns (Logdir, exit status)."""
     from tfevents.summaries.reader import load_logdir  # lazy: numpy, protobuf (CLI start-up)
+    status = run_choice.where_problem(args, prog)
+    if status:
+        return None, status
     bar = ProgressBar(force=args.progress)
     try:
         logdir = load_logdir(args.path, args.tags, args.runs, kinds=kinds, restarts=args.restarts,
-                             on_error="skip", workers=args.workers, check_crc=args.checksum, progress=bar)
+                             on_error="skip", workers=args.workers, check_crc=args.checksum, progress=bar,
+                             **run_choice.choice(args))
     except (FileNotFoundError, ValueError) as err:
         print("%s: %s" % (prog, err), file=sys.stderr)
         return None, 2

@@ -10,6 +10,7 @@ from .. import logdir_data
 from ..plain_text import printable
 from ..plots import matplotlib_figures
 from ..reports.rerender_on_change import watch
+from . import run_choice
 from .arg_types import add_smoothing_options
 
 FORMATS = ("png", "svg", "pdf")
@@ -21,6 +22,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("-o", "--output", required=True, help="output file: .png, .svg or .pdf")
     parser.add_argument("--tags", metavar="REGEX", help="only tags matching this regex (re.search)")
     parser.add_argument("--runs", metavar="REGEX", help="only runs matching this regex (re.search)")
+    run_choice.add_arguments(parser)
     add_smoothing_options(parser, "TensorBoard's smoothing weight in [0, 1] (default 0.6; 0 = raw)")
     parser.add_argument("--x", metavar="AXIS", default="step",
                         help="x axis: step, relative (time since each run's first point), wall (time), or any scalar "
@@ -57,6 +59,9 @@ def run(args) -> int:
     if problem:
         print("tfevents plot: %s" % problem, file=sys.stderr)
         return 2
+    status = run_choice.where_problem(args, "tfevents plot")
+    if status:
+        return status
     import matplotlib
     matplotlib.use("Agg")
     if not args.watch:
@@ -70,7 +75,7 @@ def _draw(args) -> int:
     from ..plots.scalars import plot_scalars  # lazy: numpy (CLI start-up; tfevents report imports this module)
     try:
         logdir = logdir_data.load(args.logdir, tags=logdir_data.with_x_tag(args.tags, args.x), runs=args.runs,
-                                  kinds=("scalars",))
+                                  kinds=("scalars",), **run_choice.choice(args))
         scalars = logdir_data.select(logdir_data.kind(logdir, "scalars"), args.tags, args.runs)
         if not scalars:
             print("tfevents plot: no scalars in %s match --tags %r --runs %r"

@@ -9,6 +9,7 @@ import argparse
 import sys
 
 from .. import logdir_data
+from . import run_choice
 from .arg_types import add_smoothing_options
 
 
@@ -20,6 +21,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="no JavaScript: every chart a PNG image (as before the interactive report)")
     parser.add_argument("--tags", metavar="REGEX", help="only tags matching this regex (re.search)")
     parser.add_argument("--runs", metavar="REGEX", help="only runs matching this regex (re.search)")
+    run_choice.add_arguments(parser)
     add_smoothing_options(parser, "scalar smoothing weight in [0, 1] (the interactive report's starting value)",
                           "; the interactive report starts on that kind")
     parser.add_argument("--x", metavar="AXIS", default="step",
@@ -58,6 +60,9 @@ def run(args) -> int:
     if problem:
         print("tfevents report: %s" % problem, file=sys.stderr)
         return 2
+    status = run_choice.where_problem(args, "tfevents report")
+    if status:
+        return status
     if args.static and args.aggregate is not None:
         print("tfevents report: --aggregate draws bands in the interactive report; without --static, or "
               "`tfevents plot --aggregate` for PNG charts", file=sys.stderr)
@@ -70,7 +75,7 @@ def run(args) -> int:
         from ..reports.interactive.page import (watch_interactive_report as watch_report,  # lazy: numpy; only the chosen report
                                                 write_interactive_report as write_report)
     options = dict(tags=args.tags, runs=args.runs, smoothing=args.smoothing, x=args.x, logy=args.logy,
-                   group=args.group, title=args.title, image_steps=args.image_steps)
+                   group=args.group, title=args.title, image_steps=args.image_steps, **run_choice.choice(args))
     options["logx"] = args.logx
     if args.smooth is not None:
         options["smooth"] = args.smooth

@@ -27,6 +27,7 @@ import threading
 from typing import Optional
 
 from ..dashboard.access import is_loopback, reachable_host, root_url
+from . import run_choice
 from .server_options import access_problem, add_access_options, add_page_options, choose_token
 
 DASHBOARD_PORT = 6007        # the dashboard's default port; taken: the next free of DASHBOARD_PORT_TRIES
@@ -49,6 +50,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="serve TensorBoard's UI only (no tfevents dashboard)")
     add_access_options(parser)
     add_page_options(parser)
+    run_choice.add_arguments(parser)
     parser.add_argument("--grpc-port", type=int, default=0, help="the data provider's port (default: any free)")
     parser.add_argument("--reload-interval", type=float, default=5.0,
                         help="seconds between reload passes (default 5; 0 loads once)")
@@ -94,6 +96,9 @@ def run(args) -> int:
     if problem:
         print("tfevents serve: %s" % problem, file=sys.stderr)
         return 2
+    status = run_choice.where_problem(args, "tfevents serve")
+    if status:
+        return status
     logdir = args.logdir if remote else os.path.abspath(args.logdir)
     beyond = not is_loopback(args.host)
     dashboard = not (args.provider_only or args.no_dashboard)
@@ -185,6 +190,7 @@ def _serve(args, logdir: str, grpc_host: str, reserved, child, stop: threading.E
     # numpy's OpenBLAS threads would spin beside the loader's (it does no linear algebra): one, set before numpy loads
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     from ..serve.server import DataServer, parse_samples_per_plugin  # lazy: grpc, tensorboard (CLI start-up)
+    from tfevents.summaries.runs.choose import live_chooser  # lazy: the run table (pandas), with the provider
     gc.freeze()   # the modules' objects, never garbage: out of the collector's full passes during the load
     try:
         samples = parse_samples_per_plugin(args.samples_per_plugin)
@@ -194,7 +200,7 @@ def _serve(args, logdir: str, grpc_host: str, reserved, child, stop: threading.E
     try:
         server = DataServer(logdir, host=grpc_host, port=reserved.getsockname()[1],
                             reload_interval=args.reload_interval, samples_per_plugin=samples,
-                            load_threads=args.load_threads).start()
+                            load_threads=args.load_threads, choose=live_chooser(**run_choice.choice(args))).start()
     except OSError as err:
         print("tfevents serve: %s" % err, file=sys.stderr)
         return 1

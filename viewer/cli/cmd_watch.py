@@ -9,6 +9,7 @@ import re
 import sys
 
 from .. import logdir_data
+from . import run_choice
 from .arg_types import add_smoothing_options, positive_float, positive_int
 
 
@@ -18,6 +19,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="seconds between reload passes (default 2; each reads only what was appended)")
     parser.add_argument("--tags", metavar="REGEX", help="the tag filter to start with (re.search)")
     parser.add_argument("--runs", metavar="REGEX", help="runs shown at start (the others can be toggled on)")
+    run_choice.add_arguments(parser)
     add_smoothing_options(parser, "smoothing weight in [0, 1] to start with",
                           " (s / S step its weight, or double / halve its window or sigma)")
     parser.add_argument("--x", metavar="AXIS", default="step",
@@ -41,6 +43,9 @@ def run(args) -> int:
         except re.error as e:
             print("tfevents watch: invalid regex %r: %s" % (pattern, e), file=sys.stderr)
             return 2
+    status = run_choice.where_problem(args, "tfevents watch")
+    if status:
+        return status
     try:
         from ..watch.app import WatchApp, mono_terminal  # lazy: Textual (the `watch` extra), only for this command
     except ImportError as e:
@@ -51,7 +56,8 @@ def run(args) -> int:
     mono = args.mono or mono_terminal()
     if mono:
         os.environ.setdefault("NO_COLOR", "1")   # Textual draws its own widgets in monochrome then
-    state = WatchState(args.logdir, samples=args.samples)
+    from tfevents.summaries.runs.choose import live_chooser  # lazy: the run table, after the extra is found
+    state = WatchState(args.logdir, samples=args.samples, choose=live_chooser(**run_choice.choice(args)))
     WatchApp(state, interval=args.interval, smoothing=args.smoothing, x=args.x, tags=args.tags, runs=args.runs,
              mono=mono, logx=args.logx, smooth=args.smooth).run()
     return 0

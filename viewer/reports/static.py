@@ -59,18 +59,21 @@ def render_report(source: Any, *, tags: Optional[str] = None, runs: Optional[str
                   group: Optional[str] = None, title: Optional[str] = None,
                   refresh_seconds: Optional[int] = None, max_images: int = 6,
                   image_steps: Optional[Sequence[int]] = None, logx: bool = False,
-                  smooth: "Optional[str | Smoothing]" = None) -> str:
+                  smooth: "Optional[str | Smoothing]" = None, where: Optional[str] = None,
+                  archived: bool = False) -> str:
     """The report's HTML text. ``source``: a logdir path or a loaded Logdir; ``tags`` / ``runs``: regexes;
     ``image_steps``: show images at these steps (nearest recorded), else ``max_images`` spread over the run;
     ``x``: step, relative, wall or a scalar tag (as ``plot_scalars``); ``logx`` / ``logy``: log axes; ``smooth``:
-    ``"KIND:PARAM"``, another smoothing than TensorBoard's EMA of weight ``smoothing``."""
+    ``"KIND:PARAM"``, another smoothing than TensorBoard's EMA of weight ``smoothing``; ``where``: a run query
+    choosing the runs shown (archived runs left out unless ``archived``)."""
     spec = smoothing_of(smoothing, smooth)
     if isinstance(source, (str, os.PathLike)):
-        logdir = logdir_data.load(source, on_error="skip")  # problems are listed in the report instead
+        logdir = logdir_data.load(source, on_error="skip",  # problems are listed in the report instead
+                                  where=where, archived=archived)
         path = os.fspath(source)
         title = title or (path if logdir_data.is_url(path) else os.path.abspath(path))
     else:
-        logdir = source
+        logdir = logdir_data.load(source, where=where, archived=archived)
     problems = [str(p) for p in getattr(logdir, "problems", None) or ()]
     title = title or "tfevents report"
     colors = run_colors(logdir_data.all_runs(logdir, {}))

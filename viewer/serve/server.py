@@ -9,7 +9,7 @@ import logging
 import threading
 import time
 from concurrent import futures
-from typing import Mapping, Optional
+from typing import Callable, Collection, Mapping, Optional
 
 import grpc
 from tensorboard.data.proto import data_provider_pb2_grpc as pb_grpc
@@ -63,10 +63,11 @@ class DataServer:
 
     def __init__(self, logdir: str, *, host: str = "127.0.0.1", port: int = 0, reload_interval: float = 5.0,
                  samples_per_plugin: Optional[Mapping[str, int]] = None, storage_options: Optional[dict] = None,
-                 threads: int = 8, load_threads: Optional[int] = None):
+                 threads: int = 8, load_threads: Optional[int] = None,
+                 choose: Optional[Callable[[LiveLogdir], Optional[Collection[str]]]] = None):
         _tune_malloc()
-        self.live = LiveLogdir(logdir, samples_per_plugin, storage_options,
-                               threads=load_threads)
+        self.live = LiveLogdir(logdir, samples_per_plugin, storage_options, threads=load_threads,
+                               choose=choose)
         self.reload_interval = reload_interval
         self._server = grpc.server(futures.ThreadPoolExecutor(max_workers=threads),
                                    options=[("grpc.max_send_message_length", _MAX_MESSAGE),

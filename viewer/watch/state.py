@@ -16,7 +16,7 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass
-from typing import Dict, List, Optional, Tuple
+from typing import Callable, Dict, List, Optional, Tuple
 
 import numpy as np
 
@@ -61,10 +61,13 @@ class WatchState:
     """The scalars of a live logdir, refreshed by :meth:`reload` (call it from one thread at a time)."""
 
     def __init__(self, path: str, samples: int = 1000, storage_options: Optional[dict] = None,
-                 threads: Optional[int] = None):
+                 threads: Optional[int] = None, choose: Optional[Callable] = None):
         self.path = os.fspath(path)
-        self.live = live.LiveLogdir(self.path, samples_per_plugin={"scalars": samples}, plugins=("scalars",),
-                                    storage_options=storage_options, on_problem=lambda p: None, threads=threads)
+        # with a choice of runs (--where), the HParams series are kept too: a query may ask for an hparam
+        self.live = live.LiveLogdir(self.path, samples_per_plugin={"scalars": samples},
+                                    plugins=("scalars",) + ("hparams",) * (choose is not None),
+                                    storage_options=storage_options, on_problem=lambda p: None, threads=threads,
+                                    choose=choose)
         self.restarts: List[Problem] = []
         self._last_steps: Dict[Tuple[str, str], int] = {}
         self.colors: Dict[str, str] = {}
@@ -87,7 +90,7 @@ class WatchState:
                 self.restarts.append(Problem(info.run, None, "restart", "%s went back from step %d to %d"
                                              % (info.tag, before, info.last_step)))
             self._last_steps[(info.run, info.tag)] = info.last_step
-        self.colors = run_colors(self.live.run_names())
+        self.colors = run_colors(self.live.run_names(every=True))   # a run keeps its colour whatever is chosen
 
     def runs(self) -> List[str]:
         return self.live.run_names()

@@ -53,7 +53,8 @@ def render_interactive_report(source: Any, *, tags: Optional[str] = None, runs: 
                               refresh_seconds: Optional[int] = None, max_images: int = 10,
                               image_steps: Optional[Sequence[int]] = None,
                               storage_options: Optional[dict] = None, aggregate: Optional[str] = None,
-                              center: str = "mean", band: str = "std") -> str:
+                              center: str = "mean", band: str = "std", where: Optional[str] = None,
+                              archived: bool = False) -> str:
     """The interactive report's HTML text.
 
     ``source``: a logdir path or a loaded Logdir; ``tags`` / ``runs``: regexes (``re.search``) choosing
@@ -66,7 +67,8 @@ def render_interactive_report(source: Any, *, tags: Optional[str] = None, runs: 
     ``aggregate``: a regex grouping runs as ``tfevents.summaries.aggregate``'s ``by`` (``r"/seed_\\d+$"``: seeds;
     ``r"/rank_\\d+$"``: a job's ranks); the page then draws each group's ``center`` line ('mean' or 'median') over
     its ``band`` ('std': mean ± std, 'minmax' or 'none') and has a control to switch between the bands and the
-    individual runs.
+    individual runs. ``where``: a run query (``tfevents.summaries.runs.query``) choosing the runs shown;
+    archived runs are left out unless ``archived``.
     """
     smoothing = float(smoothing)
     if not 0.0 <= smoothing <= 1.0:
@@ -86,11 +88,11 @@ def render_interactive_report(source: Any, *, tags: Optional[str] = None, runs: 
         logdir_data.compile_pattern(pattern, what)
     if isinstance(source, (str, os.PathLike)):
         logdir = logdir_data.load(source, on_error="skip",   # problems are listed in the report instead
-                                  storage_options=storage_options)
+                                  storage_options=storage_options, where=where, archived=archived)
         path = os.fspath(source)
         title = title or (path if logdir_data.is_url(path) else os.path.abspath(path))
     else:
-        logdir = source
+        logdir = logdir_data.load(source, where=where, archived=archived, storage_options=storage_options)
     title = title or "tfevents report"
     if x not in X_AXES and not any(tag == x for _, tag in dict(getattr(logdir, "scalars", None) or {})):
         raise ValueError("x must be one of %s or a scalar tag of the runs, got %r" % (", ".join(X_AXES), x))
