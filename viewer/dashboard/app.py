@@ -9,7 +9,10 @@ since they hold slashes):
   "last_step", "last_wall_time", "min", "min_step", "max", "max_step", "points"}}}]}``, runs sorted by name;
   ``min``/``max`` are of every value logged (NaN left out; null with their steps when there is none),
   ``points`` the points kept. With ``since=WALL`` (seconds since the epoch) only the runs with a series whose last
-  point's wall time is at least ``WALL``, with only those series (what changed, for a page that polls).
+  point's wall time is at least ``WALL``, with only those series (what changed, for a page that polls). With
+  ``where=QUERY`` only the runs the run query chooses (``tfevents.summaries.runs.query`` on the run table of what
+  the server holds: hparams, labels, notes, each scalar tag's ``.last/.min/.max/.step``); a query that does not
+  parse, or names no column of the table, is a 400 whose ``error`` has the position and a caret line.
 - ``GET /api/v1/tags?run=R``: ``{"run", "tags": [{"tag", "plugin", "data_class", "last_step", "last_wall_time",
   "points"}]}``; ``data_class`` is ``"scalar"``, ``"tensor"``, ``"blob_sequence"`` or ``"unknown"``.
 - ``GET /api/v1/scalars?run=R&tag=T[&points=N]``: ``{"run", "tag", "step": [...], "wall_time": [...],
@@ -18,11 +21,12 @@ since they hold slashes):
   zoomed-in chart asks for its range in full resolution); with ``encoding=base64`` each column is base64 of its
   little-endian values: ``step`` and ``wall_time`` float64, ``value`` float32 (a hundred thousand points encode in
   milliseconds, where JSON's numbers take a good part of a second).
-- ``GET /api/v1/scalars_of_tag?tag=T[&points=N][&runs=REGEX][&run=R...][&start=S][&end=E]``: ``{"tag", "series":
-  [{"run", "step", "wall_time", "value"}]}``, the series ``T`` of every run that has it, whose name
+- ``GET /api/v1/scalars_of_tag?tag=T[&points=N][&runs=REGEX][&run=R...][&where=QUERY][&start=S][&end=E]``:
+  ``{"tag", "series": [{"run", "step", "wall_time", "value"}]}``, the series ``T`` of every run that has it, whose name
   ``re.search``-matches ``REGEX`` and, when ``run=`` is given (repeatable: exact names), is one of those; runs by
-  name, each as ``/api/v1/scalars`` answers it (one request for a chart of many runs; the dashboard's).
-- ``GET /api/v1/density?tag=T&width=W&height=H[&runs=REGEX][&run=R...][&logy=1]``: the density
+  name, each as ``/api/v1/scalars`` answers it (one request for a chart of many runs; the dashboard's); with
+  ``where=QUERY`` only the runs the query chooses, as for ``runs``.
+- ``GET /api/v1/density?tag=T&width=W&height=H[&runs=REGEX][&run=R...][&where=QUERY][&logy=1]``: the density
   (``density.density``) of the scalar series ``T`` of the runs chosen as for ``scalars_of_tag``, on a ``W`` × ``H``
   raster (1 to 4096 each, at most 2**22 pixels): ``{"tag", "width", "height", "logy", "x_range": [x0, x1],
   "y_range": [y0, y1], "runs": [names], "density": base64, "owner": base64}``, runs by name; the ranges are the
@@ -110,6 +114,41 @@ def _known_run(live: LiveLogdir, run: str) -> str:
     return run
 
 
+class RunQueries:
+    """The runs a ``where=`` query chooses: the run table of what the loader holds is made once per pass, however
+    many requests ask (``tfevents.summaries.runs.live_table``), and each query's answer kept until the next pass."""
+
+    def __init__(self, live: LiveLogdir):
+        self.live = live
+        self.lock = threading.Lock()
+        self.passes = -1
+        self.table = None
+        self.answers: Dict[str, frozenset] = {}
+
+    def chosen(self, where: str) -> frozenset:
+        from tfevents.summaries.runs.choose import chosen_names  # lazy: pandas and lark, only for a query
+        from tfevents.summaries.runs.live_table import live_runs_table  # lazy: likewise
+        from tfevents.summaries.runs.query import QueryError  # lazy: likewise
+        with self.lock:
+            if self.passes != self.live.passes:
+                self.passes, self.table, self.answers = self.live.passes, None, {}
+            if where not in self.answers:
+                if self.table is None:
+                    self.table = live_runs_table(self.live)
+                try:
+                    names = chosen_names(self.table, where)
+                except QueryError as err:
+                    raise BadRequest(400, "where", str(err)) from None
+                self.answers[where] = frozenset(names) & frozenset(self.live.run_names())
+            return self.answers[where]
+
+
+def _where(request: Request, queries: RunQueries) -> Optional[frozenset]:
+    """The runs ``where=`` chooses (None: no ``where``, or a blank one)."""
+    text = request.query_params.get("where")
+    return queries.chosen(text) if text is not None and text.strip() else None
+
+
 def _scalar_summary(info: TagInfo) -> Dict[str, object]:
     none_logged = math.isnan(info.min)
     return {"last": json_number(info.last), "last_step": info.last_step,
@@ -121,14 +160,17 @@ def _scalar_summary(info: TagInfo) -> Dict[str, object]:
             "points": info.count}
 
 
-def runs(live: LiveLogdir, since: Optional[float] = None) -> Dict[str, object]:
+def runs(live: LiveLogdir, since: Optional[float] = None, where: Optional[frozenset] = None) -> Dict[str, object]:
     """Every run, or with ``since`` only the runs with a scalar series whose last point's wall time is at least
-    ``since``, and of those only such series (what a page that polls asks: what changed)."""
+    ``since``, and of those only such series (what a page that polls asks: what changed); with ``where`` only the
+    runs in it."""
     scalars: Dict[str, Dict[str, object]] = {}
     for info in live.tags(data_class=SCALAR):
-        if since is None or info.max_wall_time >= since:
+        if (since is None or info.max_wall_time >= since) and (where is None or info.run in where):
             scalars.setdefault(info.run, {})[info.tag] = _scalar_summary(info)
     names = live.run_names() if since is None else sorted(scalars)
+    if where is not None:
+        names = [name for name in names if name in where]
     return {"runs": [{"run": name, "start_time": live.start_time(name),
                       "hparams": {k: json_number(v) if isinstance(v, float) else v
                                   for k, v in live.hparams(name).items()},
@@ -208,25 +250,26 @@ def _runs_pattern(request: Request) -> "re.Pattern":
         raise BadRequest(400, "runs", "runs is not a regular expression: %s" % err)
 
 
-def _chosen_runs(live: LiveLogdir, tag: str, request: Request) -> List[str]:
+def _chosen_runs(live: LiveLogdir, tag: str, request: Request, queries: RunQueries) -> List[str]:
     """The runs (by name) that have the scalar series ``tag``, chosen by the request: those named by ``run=``
-    (repeatable, exact names) if any, and whose name ``re.search``-matches ``runs=`` (default: every run); 404 when
-    none."""
+    (repeatable, exact names) if any, whose name ``re.search``-matches ``runs=`` (default: every run) and that
+    ``where=`` chooses (default: every run); 404 when none."""
     named = set(request.query_params.getlist("run"))
     chosen = _runs_pattern(request)
+    where = _where(request, queries)
     names = sorted(i.run for i in live.tags(tags=[tag], data_class=SCALAR)
-                   if (not named or i.run in named) and chosen.search(i.run))
+                   if (not named or i.run in named) and chosen.search(i.run) and (where is None or i.run in where))
     if not names:
         raise BadRequest(404, "tag", "no run chosen (runs=%r, %d run= names) has a scalar series %r"
                          % (chosen.pattern, len(named), tag))
     return names
 
 
-def scalars_of_tag(live: LiveLogdir, request: Request) -> Dict[str, object]:
+def scalars_of_tag(live: LiveLogdir, request: Request, queries: RunQueries) -> Dict[str, object]:
     tag, points, steps = _required(request, "tag"), _points_parameter(request), _step_range(request)
     binary = _binary(request)
     return {"tag": tag, "series": [{"run": run, **_series(live, run, tag, points, steps, binary)}
-                                   for run in _chosen_runs(live, tag, request)]}
+                                   for run in _chosen_runs(live, tag, request, queries)]}
 
 
 def _side(request: Request, name: str) -> int:
@@ -240,13 +283,13 @@ def _side(request: Request, name: str) -> int:
     return side
 
 
-def density_of(live: LiveLogdir, request: Request) -> Dict[str, object]:
+def density_of(live: LiveLogdir, request: Request, queries: RunQueries) -> Dict[str, object]:
     tag, width, height = _required(request, "tag"), _side(request, "width"), _side(request, "height")
     if width * height > MAX_PIXELS:
         raise BadRequest(400, "height", "width x height must be at most %d pixels, got %d" % (MAX_PIXELS,
                                                                                              width * height))
     logy = request.query_params.get("logy", "0") not in ("0", "", "false")
-    names = _chosen_runs(live, tag, request)
+    names = _chosen_runs(live, tag, request, queries)
     series = [(p.step, p.value) for p in (live.points(run, tag) for run in names)]
     x_range, y_range = data_range(series, logy)
     d = density(series, x_range, y_range, width, height, logy)
@@ -282,6 +325,8 @@ def build_app(live: LiveLogdir, path_prefix: str = "/", *, title: Optional[str] 
                         headers={"X-Content-Type-Options": "nosniff", "Cache-Control": "no-store",
                                  "Referrer-Policy": "no-referrer"})
 
+    queries = RunQueries(live)
+
     def answer(read):
         def endpoint(request: Request) -> Response:   # sync: Starlette runs it on its thread pool
             try:
@@ -292,12 +337,12 @@ def build_app(live: LiveLogdir, path_prefix: str = "/", *, title: Optional[str] 
 
     routes = [
         Route("/", page),
-        Route("/api/v1/runs", answer(lambda r: runs(live, _since(r)))),
+        Route("/api/v1/runs", answer(lambda r: runs(live, _since(r), _where(r, queries)))),
         Route("/api/v1/tags", answer(lambda r: tags(live, _required(r, "run")))),
         Route("/api/v1/scalars", answer(lambda r: scalars(live, _required(r, "run"), _required(r, "tag"),
                                                           _points_parameter(r), _step_range(r), _binary(r)))),
-        Route("/api/v1/scalars_of_tag", answer(lambda r: scalars_of_tag(live, r))),
-        Route("/api/v1/density", answer(lambda r: density_of(live, r))),
+        Route("/api/v1/scalars_of_tag", answer(lambda r: scalars_of_tag(live, r, queries))),
+        Route("/api/v1/density", answer(lambda r: density_of(live, r, queries))),
     ]
     if tensorboard is not None:
         routes += tensorboard_routes(*tensorboard)

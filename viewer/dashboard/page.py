@@ -25,6 +25,8 @@ from typing import Any, Dict, List, Optional
 
 from tfevents.summaries.live.loader import SCALAR, LiveLogdir, TagInfo
 from tfevents.summaries.live.snapshot import DEFAULT_KINDS, snapshot
+from tfevents.summaries.run_info import RunInfo
+from tfevents.summaries.runs.choose import infos_in
 
 from ..colors import run_colors
 from ..plots.bands import BANDS, CENTERS
@@ -49,7 +51,7 @@ def live_document(live: LiveLogdir, *, title: str, api_base: str, reload_interva
     regex grouping runs into bands."""
     blob = Blob()
     run_names = live.run_names()
-    colors = run_colors(run_names)
+    colors = run_colors(live.run_names(every=True))   # a run keeps its colour whatever serve --where chose
     index = {run: i for i, run in enumerate(run_names)}
     series: List[Dict[str, Any]] = []
     by_tag: Dict[str, List[int]] = {}
@@ -73,7 +75,7 @@ def live_document(live: LiveLogdir, *, title: str, api_base: str, reload_interva
     others = snapshot(live, DEFAULT_KINDS)
     problems = [str(p) for p in getattr(live, "problems", None) or ()]
     doc: Dict[str, Any] = {
-        "runs": _run_entries(live, scalars, run_names, colors),
+        "runs": _run_entries(live, scalars, run_names, colors, infos_in(live.found) if live.found else {}),
         "scalars": {"series": series, "charts": charts, "aggregates": aggregates, "x_tags": sorted(by_tag),
                     "x_only": []},
         **other_sections(others, index, blob, problems),
@@ -90,15 +92,16 @@ def live_document(live: LiveLogdir, *, title: str, api_base: str, reload_interva
     return doc, blob
 
 
-def _run_entries(live: LiveLogdir, scalars: List[TagInfo], run_names: List[str],
-                 colors: Dict[str, str]) -> List[Dict[str, Any]]:
-    """Each run's name and colour, its ``hparams`` (when it logged any) and ``stats``: per scalar tag ``[last, min,
-    max]`` as the loader keeps them (null when none or not finite; the sidebar's run list sorts by them)."""
+def _run_entries(live: LiveLogdir, scalars: List[TagInfo], run_names: List[str], colors: Dict[str, str],
+                 infos: Dict[str, RunInfo]) -> List[Dict[str, Any]]:
+    """Each run's name and colour, its ``hparams`` (when it logged any), ``stats``: per scalar tag ``[last, min,
+    max]`` as the loader keeps them (null when none or not finite; the sidebar's run list sorts by them), and its
+    labels and notes (the run info files the loader's last walk listed)."""
     stats: Dict[str, Dict[str, list]] = {}
     for info in scalars:
         stats.setdefault(info.run, {})[info.tag] = [short_number(info.last), short_number(info.min),
                                                     short_number(info.max)]
-    return [run_entry(run, colors[run], live.hparams(run), stats.get(run)) for run in run_names]
+    return [run_entry(run, colors[run], live.hparams(run), stats.get(run), infos.get(run)) for run in run_names]
 
 
 def _hparams(live: LiveLogdir, scalars: List[TagInfo], run_names: List[str],

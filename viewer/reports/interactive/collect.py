@@ -57,11 +57,13 @@ def collect(logdir: Any, *, tags: Optional[str] = None, runs: Optional[str] = No
                   | set(pick("graphs")))
     for run in used:
         colors.setdefault(run, run_colors([run])[run])
-    run_names = sorted(set(used) | set(r for r in all_runs if logdir_data.select({r: 0}, None, runs)))
+    listed = logdir.runs if isinstance(getattr(logdir, "runs", None), list) else all_runs   # a Logdir: its runs,
+    # as the query chose them (colours stay those of every run of the folder, whatever was chosen)
+    run_names = sorted(set(used) | set(r for r in listed if logdir_data.select({r: 0}, None, runs)))
     index = {r: i for i, r in enumerate(run_names)}
     problems = [str(p) for p in getattr(logdir, "problems", None) or ()]
     doc: Dict[str, Any] = {
-        "runs": _run_entries(run_names, colors, scalars, pick("hparams")),
+        "runs": _run_entries(run_names, colors, scalars, pick("hparams"), _run_infos(logdir)),
         "scalars": _scalars(scalars, index, blob, group,
                             aggregate_entries(logdir, tags, runs, aggregate, index, blob, x) if aggregate else []),
         **other_sections(logdir, index, blob, problems, tags=tags, runs=runs, image_steps=image_steps,
@@ -73,9 +75,21 @@ def collect(logdir: Any, *, tags: Optional[str] = None, runs: Optional[str] = No
     return doc, blob
 
 
-def _run_entries(run_names: List[str], colors: dict, scalars: dict, hparams: dict) -> List[Dict[str, Any]]:
-    """Each run's name and colour, its ``hparams`` (when it logged any) and ``stats``: per scalar tag ``[last, min,
-    max]`` over every kept point, NaN left out, null when none or not finite (the sidebar's run list sorts by them)."""
+def _run_infos(logdir: Any) -> Dict[str, Any]:
+    """The runs' labels and notes (``tfevents runs label``/``note``) from the folder a Logdir was read from; none for
+    a mapping of records or a folder gone."""
+    path = getattr(logdir, "path", None)
+    if not isinstance(path, str) or not logdir_data.exists(path):
+        return {}
+    from tfevents.summaries.runs.choose import run_infos  # lazy: the run table's modules, only for a logdir
+    return run_infos(path)
+
+
+def _run_entries(run_names: List[str], colors: dict, scalars: dict, hparams: dict,
+                 infos: Dict[str, Any]) -> List[Dict[str, Any]]:
+    """Each run's name and colour, its ``hparams`` (when it logged any), ``stats``: per scalar tag ``[last, min,
+    max]`` over every kept point, NaN left out, null when none or not finite (the sidebar's run list sorts by them),
+    and its labels and notes."""
     stats: Dict[str, Dict[str, list]] = {}
     for (run, tag), s in scalars.items():
         v = np.asarray(s.value, np.float64)
@@ -85,7 +99,7 @@ def _run_entries(run_names: List[str], colors: dict, scalars: dict, hparams: dic
                                                                       short_number(kept.max()))
                                                                      if len(kept) else (None, None))]
     return [run_entry(r, colors.get(r) or run_colors([r])[r], dict(getattr(hparams.get(r), "hparams", None) or {}),
-                      stats.get(r)) for r in run_names]
+                      stats.get(r), infos.get(r)) for r in run_names]
 
 
 def other_sections(logdir: Any, index: Dict[str, int], blob: Blob, problems: List[str], *,

@@ -121,11 +121,16 @@ def short_number(value: Any) -> Optional[float]:
     return float(str(single)) if float(single) == f else f
 
 
-def run_entry(name: str, color: str, hparams: Mapping[str, Any], stats: Optional[Dict[str, list]]) -> Dict[str, Any]:
+def run_entry(name: str, color: str, hparams: Mapping[str, Any], stats: Optional[Dict[str, list]],
+              info: Any = None) -> Dict[str, Any]:
     """A run of the page's list (report and served dashboard alike): its name and colour, its ``hparams`` when it
-    logged any, and ``stats``: per scalar tag ``[last, min, max]`` (:func:`short_number`s), which the run list sorts
-    by."""
+    logged any, ``stats``: per scalar tag ``[last, min, max]`` (:func:`short_number`s), which the run list sorts
+    by, and its ``labels`` and ``notes`` when it has any (``info``: its ``tfevents.summaries.run_info.RunInfo``)."""
     entry: Dict[str, Any] = {"name": name, "color": color}
+    if info is not None and info.labels:
+        entry["labels"] = list(info.labels)
+    if info is not None and info.notes:
+        entry["notes"] = info.notes
     if hparams:
         entry["hparams"] = {k: v if isinstance(v, (bool, str)) else short_number(v)
                             if isinstance(v, (int, float, np.number)) else str(v) for k, v in hparams.items()}

@@ -413,11 +413,61 @@ function status(problem) {
   node.textContent = parts.join(" \u00b7 ");
 }
 
+// --- the run query box: the run list's filter in the run query language, answered by the server ------------------
+
+const QUERY_DELAY = 400;   // ms after the last key before the query is asked (Enter asks at once)
+
+/** ``GET api/v1/runs?where=Q``: the names of the runs the query chooses, or the server's error (position, caret). */
+async function askQuery(where) {
+  SERVED.requests++;
+  const answer = await fetch(apiUrl("runs", {where}), {credentials: "same-origin", cache: "no-store"});
+  const got = await answer.json().catch(() => ({}));
+  if (!answer.ok) return {error: got.error || "runs: HTTP " + answer.status};
+  return {names: (got.runs || []).map(r => r.run)};
+}
+
+/** A box under the run filter: a query such as ``lr < 0.01 and "val/acc".max > 0.9 and "bad" not in labels``
+ * chooses the runs listed and drawn (TFE.chooseRuns("where", ...)); a query that does not parse or names no
+ * column says so, with the server's caret line, and chooses nothing until mended; empty: every run. */
+function queryBox() {
+  const filter = document.getElementById("run-filter");
+  if (!filter || document.getElementById("run-where")) return;
+  const error = el("pre", {id: "run-where-error", class: "query-error", hidden: true,
+    style: {color: "#b71c1c", fontSize: "11px", whiteSpace: "pre-wrap", margin: "2px 0", overflowX: "auto"}});
+  let timer = null, asked = 0;
+  const box = el("input", {type: "search", id: "run-where", spellcheck: false,
+    placeholder: "Query runs: lr < 0.01 and loss.min < 0.5", title: "the run query language (README: Run queries)",
+    value: STATE.runWhere || "", style: {marginTop: "4px"}});
+  async function apply() {
+    const where = box.value.trim(), mine = ++asked;
+    STATE.runWhere = where;
+    saveState();
+    if (!where) { error.hidden = true; box.classList.remove("invalid"); TFE.chooseRuns("where", null); return; }
+    let got;
+    try {
+      got = await askQuery(where);
+    } catch (err) {
+      got = {error: "could not ask the server: " + err.message};
+    }
+    if (mine !== asked) return;   // a later query was asked meanwhile
+    box.classList.toggle("invalid", !!got.error);
+    error.hidden = !got.error;
+    error.textContent = got.error || "";
+    if (!got.error) TFE.chooseRuns("where", got.names, where);
+  }
+  box.addEventListener("input", () => { clearTimeout(timer); timer = setTimeout(apply, QUERY_DELAY); });
+  box.addEventListener("keydown", e => { if (e.key === "Enter") { clearTimeout(timer); apply(); } });
+  filter.after(box, error);
+  if (box.value) apply();
+  TFE.queryBox = {apply, box};
+}
+
 /** The page was built with the data as of its load (``API.newest``: the newest point then): the first poll waits an
  * interval, so the first screen's requests have the server to themselves. */
 function startPolling() {
   if (!TFE.charts.length && !TFE.ready) { setTimeout(startPolling, 100); return; }
   firstScreen();
+  queryBox();
   if (API.newest) SERVED.lastChange = API.newest;
   status();
   if (API.interval > 0) setInterval(poll, API.interval * 1000);
