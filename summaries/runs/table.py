@@ -132,15 +132,19 @@ def run_row(name: str, scalars: Mapping[str, ScalarSeries], hparams: Optional[HP
     """The row of one run from its scalar series (tag -> series), its HParams record, its event files and its
     problems (for ``restarts``), read under the restarts ``mode``. ``hparams`` and ``info`` hold only what the event
     files say (HParams events; no run info): the caller adds the side files' (see :func:`runs_table`)."""
-    first, last, last_step = _NAN, _NAN, _NAN
+    first, last, last_step = math.inf, -math.inf, -math.inf
     tags = {}
     for tag, series in scalars.items():
         tags[tag] = tag_stats(series)
         if len(series):
             walls = series.wall_time
-            first = float(np.fmin(first, np.nanmin(walls))) if not np.isnan(walls).all() else first
-            last = float(np.fmax(last, np.nanmax(walls))) if not np.isnan(walls).all() else last
-            last_step = float(np.fmax(last_step, series.step.max()))
+            lo, hi = walls.min(), walls.max()   # NaN when one is NaN (kept by restarts other than 'tensorboard')
+            if math.isnan(lo) and not np.isnan(walls).all():
+                lo, hi = np.nanmin(walls), np.nanmax(walls)
+            if not math.isnan(lo):
+                first, last = min(first, float(lo)), max(last, float(hi))
+            last_step = max(last_step, float(series.step.max()))
+    first, last, last_step = (v if math.isfinite(v) else _NAN for v in (first, last, last_step))
     return RunRow(name, first, last, last_step, len(files), count_restarts(problems, mode),
                   flatten(hparams.hparams) if hparams is not None else {}, RunInfo(), tags)
 

@@ -292,8 +292,11 @@ def test_archived_and_runs_options(mixed, table):
         warnings.simplefilter("ignore", ReadWarning)
         shown = runs_table(mixed[0], archived=False, runs="^(tf|ours)")
     assert list(shown["name"]) == sorted(n for n in table["name"] if n.startswith(("tf", "ours")) and n != "tf1")
-    with pytest.raises(QueryError, match="nearest"):
+    with pytest.raises(QueryError, match="nearest"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", ReadWarning)
         runs_table(mixed[0], where="los.min < 1")
+    with pytest.raises(QueryError, match="position 10"):   # a syntax error, before anything is read
+        runs_table(os.path.join(mixed[0], "no such folder"), where="lr < 1 and")
 
 
 def test_logdir_runs_table_equals_the_path_one(mixed, table):
