@@ -154,3 +154,36 @@ def test_hparams_table_ranks_runs_by_a_metrics_best_value(browser, sweep, page):
     shown = [r for r in browser.execute_script(rows) if r]
     assert shown == sorted(best, key=best.get), (shown, best)
     assert console_messages(browser) == []
+
+
+def test_the_served_query_box_chooses_runs_as_the_run_table_does(browser, sweep):
+    """The served page's query box (served.js queryBox): the runs the server's run query chooses are the ones the
+    list and the loss chart keep (the same set as a pandas mask on ``runs_table``); a bad query shows the server's
+    caret line and chooses nothing new; clearing it brings every run back."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.common.keys import Keys
+    from tfevents.summaries.runs.table import runs_table
+    table = runs_table(sweep["logdir"])
+    want = sorted(table["name"][(table["lr"] < 0.05) & (table["loss.min"] < 0.3)])
+    assert 0 < len(want) < len(_runs())
+    _open(browser, sweep, "served")
+    box = browser.find_element(By.ID, "run-where")
+    box.send_keys('lr < 0.05 and loss.min < 0.3', Keys.ENTER)
+    deadline = time.monotonic() + 15
+    while sorted(browser.execute_script("return window.__tfe.runList.order()")) != want:
+        assert time.monotonic() < deadline, browser.execute_script("return window.__tfe.runList.order()")
+        time.sleep(0.05)
+    assert set(_lines(browser)["labels"]) & set(_runs()) == set(want)
+    box.clear()
+    box.send_keys("lr <", Keys.ENTER)
+    while not browser.find_element(By.ID, "run-where-error").is_displayed():
+        assert time.monotonic() < deadline, "no error shown for a bad query"
+        time.sleep(0.05)
+    error = browser.find_element(By.ID, "run-where-error").text
+    assert "position 4" in error and "^" in error
+    assert sorted(browser.execute_script("return window.__tfe.runList.order()")) == want   # the last good choice
+    box.send_keys(Keys.BACKSPACE * 4, Keys.ENTER)
+    while sorted(browser.execute_script("return window.__tfe.runList.order()")) != sorted(_runs()):
+        assert time.monotonic() < deadline, "clearing the query did not bring the runs back"
+        time.sleep(0.05)
+    assert not browser.find_element(By.ID, "run-where-error").is_displayed()
