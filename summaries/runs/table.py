@@ -20,13 +20,15 @@ Columns, in order, one row per run sorted by name:
 ``last_wall_time``   points, as the table keeps them (after ``restarts=``); NaN for a run without scalars.
 ``last_step``        the largest step of the run's scalar points (float: NaN for a run without scalars).
 ``files``            how many event files the run has (int).
-``restarts``         how many restarts the reader found in the run (int): the places where its steps went back
-                     and points were dropped by the ``restarts=`` rule (:mod:`tfevents.summaries.reader.restarts`).
-                     Under ``'python'`` and ``'legacy'`` each ``SessionLog.START`` (or old-style out-of-order
-                     event) that dropped points counts once. Under ``'tensorboard'`` (``'rust'``), which drops
-                     points series by series, the series whose steps go back in one event file count once
-                     together (a restarted job writes a new file). ``'none'`` drops nothing: always 0. A restart
-                     that dropped no point (a job resumed past its last logged step) is not seen.
+``restarts``         how many times the run restarted, as the reader sees it (int): the most times any one of
+                     its scalar series went back in step (``RunData.out_of_order``, counted before the
+                     ``restarts=`` rule drops anything). A job restarted from a checkpoint logs steps it has logged
+                     before, so each series it logs goes back once per restart; two restarts are 2 however many
+                     tags each logged. It does not depend on ``restarts=``, which says which points are dropped
+                     (:mod:`tfevents.summaries.reader.restarts`), not whether the job restarted; the reader's
+                     ``purged`` problems could not count it under the default rule, which reports only each
+                     series' first step back. A restart that resumes past the last logged step is not seen (0),
+                     nor is one that logs no scalar.
 ``labels``           the run's labels, a list of strings (empty when none).
 ``notes``            its notes, a string (``""`` when none).
 ``archived``         whether it is archived (bool). ``archived=False`` leaves archived runs out of the table.
@@ -68,7 +70,6 @@ from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
 import numpy as np
 
-from ..reader.decode import Problem
 from ..reader.load import Logdir, ReadWarning, check_read_options, reduce_logdir
 from ..reader.merge import RunData
 from ..reader.restarts import normalize_mode
@@ -119,19 +120,18 @@ def tag_stats(series: ScalarSeries) -> Tuple[float, float, float, float, float, 
     return (s["last"], s["min"], s["max"], _step(s["last_value_step"]), _step(s["min_step"]), _step(s["max_step"]))
 
 
-def count_restarts(problems: Iterable[Problem], mode: str) -> int:
-    """How many restarts the ``purged`` problems of one run show under ``mode`` (module docstring, ``restarts``)."""
-    purged = [p for p in problems if p.kind == "purged"]
-    if normalize_mode(mode) == "rust":
-        return len({p.path for p in purged})
-    return len({(p.path, p.offset) for p in purged})
+def count_restarts(out_of_order: Mapping[str, int]) -> int:
+    """How many times a run restarted (module docstring, ``restarts``) from its scalar series' counts of steps
+    going back (tag -> count)."""
+    return max(out_of_order.values(), default=0)
 
 
 def run_row(name: str, scalars: Mapping[str, ScalarSeries], hparams: Optional[HParamsRecord], files: Sequence[str],
-            problems: Iterable[Problem], mode: str) -> RunRow:
-    """The row of one run from its scalar series (tag -> series), its HParams record, its event files and its
-    problems (for ``restarts``), read under the restarts ``mode``. ``hparams`` and ``info`` hold only what the event
-    files say (HParams events; no run info): the caller adds the side files' (see :func:`runs_table`)."""
+            out_of_order: Mapping[str, int]) -> RunRow:
+    """The row of one run from its scalar series (tag -> series), its HParams record, its event files and how many
+    times each scalar series went back in step (tag -> count, for ``restarts``). ``hparams`` and ``info`` hold only
+    what the event files say (HParams events; no run info): the caller adds the side files' (see
+    :func:`runs_table`)."""
     first, last, last_step = math.inf, -math.inf, -math.inf
     tags = {}
     for tag, series in scalars.items():
@@ -145,30 +145,32 @@ def run_row(name: str, scalars: Mapping[str, ScalarSeries], hparams: Optional[HP
                 first, last = min(first, float(lo)), max(last, float(hi))
             last_step = max(last_step, float(series.step.max()))
     first, last, last_step = (v if math.isfinite(v) else _NAN for v in (first, last, last_step))
-    return RunRow(name, first, last, last_step, len(files), count_restarts(problems, mode),
+    return RunRow(name, first, last, last_step, len(files), count_restarts(out_of_order),
                   flatten(hparams.hparams) if hparams is not None else {}, RunInfo(), tags)
 
 
-def _reduce_run(data: RunData, mode: str) -> RunRow:
-    """The reducer :func:`runs_table` runs in each read job (picklable through ``functools.partial``)."""
-    return run_row(data.run, data.scalars, data.hparams, data.files, data.problems, mode)
+def _scalar_steps_back(out_of_order: Mapping[tuple, int]) -> Dict[str, int]:
+    """tag -> count of the scalar series among a run's ``(kind, tag)`` (or ``(run, kind, tag)``) out-of-order counts."""
+    return {key[-1]: n for key, n in out_of_order.items() if key[-2] == "scalars"}
+
+
+def _reduce_run(data: RunData) -> RunRow:
+    """The reducer :func:`runs_table` runs in each read job (a module-level function: picklable)."""
+    return run_row(data.run, data.scalars, data.hparams, data.files, _scalar_steps_back(data.out_of_order))
 
 
 def _rows_of_logdir(logdir: Logdir, runs: Optional[str]) -> List[RunRow]:
-    """Every run's row from a loaded Logdir (its scalars, hparams, files and purge problems); no file is read."""
+    """Every run's row from a loaded Logdir (its scalars, hparams, files and out-of-order counts); no file is read."""
     select = re.compile(runs).search if runs is not None else None
     names = [r for r in logdir.runs if select is None or select(r) is not None]
     scalars: Dict[str, Dict[str, ScalarSeries]] = defaultdict(dict)
     for (run, tag), series in logdir.scalars.items():
         scalars[run][tag] = series
-    owner = {path: run for run, paths in logdir.files.items() for path in paths}
-    problems: Dict[str, List[Problem]] = defaultdict(list)
-    for problem in logdir.problems:
-        if problem.kind == "purged" and problem.path in owner:
-            problems[owner[problem.path]].append(problem)
-    mode = normalize_mode(logdir.restarts)
+    steps_back: Dict[str, Dict[tuple, int]] = defaultdict(dict)
+    for key, n in logdir.out_of_order.items():
+        steps_back[key[0]][key] = n
     return [run_row(run, scalars.get(run, {}), logdir.hparams.get(run), logdir.files.get(run, []),
-                    problems.get(run, []), mode) for run in names]
+                    _scalar_steps_back(steps_back.get(run, {}))) for run in names]
 
 
 # ---------------------------------------------------------------- the files beside the event files
@@ -312,7 +314,7 @@ def runs_table(source: Union[str, "os.PathLike[str]", Logdir], *, runs: Optional
         found = discover(source.path, storage_options=storage_options, listing=True)
     else:
         mode = check_read_options(on_error, "tensorboard" if restarts is None else restarts, None, runs)
-        found, reduced = reduce_logdir(source, functools.partial(_reduce_run, mode=mode), runs=runs,
+        found, reduced = reduce_logdir(source, _reduce_run, runs=runs,
                                        kinds=("scalars", "hparams"), restarts=mode, on_error=on_error,
                                        workers=workers, storage_options=storage_options, listing=True)
         rows = [r.value for r in reduced]
