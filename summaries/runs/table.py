@@ -294,7 +294,8 @@ def runs_table(source: Union[str, "os.PathLike[str]", Logdir], *, runs: Optional
 
     ``source``: a logdir, run directory or event file path, an fsspec URL (``s3://...``; ``storage_options`` go to
     fsspec), or a loaded :class:`~tfevents.summaries.reader.load.Logdir` (its series are used as they are: no event
-    file is read again, only the small side files; a Logdir loaded with ``tags=`` has those tags only).
+    file is read again, only the small side files, found by one walk of the logdir, which a Logdir does not keep;
+    a Logdir loaded with ``tags=`` has those tags only).
     ``runs``: a regex (re.search) on run names. ``where``: a query (:mod:`tfevents.summaries.runs.query`) the rows
     must satisfy (a QueryError before anything is read when it does not parse). ``archived=False`` leaves the
     archived runs out. ``restarts``: the restarts rule (``load_logdir``'s; None: ``'tensorboard'`` for a path, the
