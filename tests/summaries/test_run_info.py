@@ -13,6 +13,7 @@ import shutil
 import numpy as np
 import pytest
 
+from _s3 import make_bucket
 from tfevents.summaries import SummaryWriter, load_logdir
 from tfevents.summaries.live.loader import LiveLogdir
 from tfevents.summaries.run_info import (SIDECAR_PREFIX, STATE_NAME, RunInfo, change_run_info, is_run_info_file,
@@ -26,13 +27,7 @@ BUCKET = "tfevents-run-info"
 @pytest.fixture(scope="module")
 def s3(s3_endpoint):
     """``(storage_options, s3fs filesystem)`` for moto's server, with this module's bucket made."""
-    import boto3
-    import s3fs
-    opts = {"key": "testing", "secret": "testing",
-            "client_kwargs": {"endpoint_url": s3_endpoint, "region_name": "us-east-1"}}
-    boto3.client("s3", endpoint_url=s3_endpoint, aws_access_key_id="testing", aws_secret_access_key="testing",
-                 region_name="us-east-1").create_bucket(Bucket=BUCKET)
-    return opts, s3fs.S3FileSystem(**opts)
+    return make_bucket(s3_endpoint, BUCKET)
 
 
 @pytest.fixture(params=["local", "memory", "s3"])

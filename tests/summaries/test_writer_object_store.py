@@ -17,6 +17,7 @@ import textwrap
 import numpy as np
 import pytest
 
+from _s3 import make_bucket
 from _tensorboard import TensorBoardServer, tensorboard_without_tensorflow_command
 
 fsspec = pytest.importorskip("fsspec")
@@ -108,13 +109,7 @@ def assert_same_run(remote, local) -> None:
 @pytest.fixture(scope="module")
 def s3(s3_endpoint):
     """``(storage_options, s3fs filesystem)`` for moto's server, with the bucket made."""
-    import s3fs
-    opts = {"key": "testing", "secret": "testing",
-            "client_kwargs": {"endpoint_url": s3_endpoint, "region_name": "us-east-1"}}
-    import boto3
-    boto3.client("s3", endpoint_url=s3_endpoint, aws_access_key_id="testing", aws_secret_access_key="testing",
-                 region_name="us-east-1").create_bucket(Bucket=BUCKET)
-    return opts, s3fs.S3FileSystem(**opts)
+    return make_bucket(s3_endpoint, BUCKET)
 
 
 @pytest.fixture(scope="module")
