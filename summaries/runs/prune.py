@@ -42,12 +42,12 @@ from dataclasses import dataclass, field
 from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 
 from ..reader.walk import discover, fsspec_url, is_event_file, is_url
+from ..run_info import SIDECAR_PREFIX
 
 __all__ = ["RunRemoval", "RunMove", "UnknownRunError", "UnsafePathError", "RunPathError", "plan_removal",
            "remove_runs", "move_run", "is_own_file"]
 
 HPARAMS_FILE = "hparams.yaml"      # Lightning's, a run's own
-RUN_INFO_PREFIX = ".runinfo"       # labels, notes, archive sidecars (tfevents.summaries.run_info)
 
 
 class UnknownRunError(ValueError):
@@ -102,8 +102,9 @@ class RunMove:
 
 def is_own_file(name: str) -> bool:
     """Whether a file of this name in a run's directory belongs to that run itself: event files, ``.runinfo*``
-    sidecars and ``hparams.yaml`` (what deleting or moving a run with sub-runs takes)."""
-    return is_event_file(name) or name.startswith(RUN_INFO_PREFIX) or name == HPARAMS_FILE
+    sidecars (``tfevents.summaries.run_info``'s, with any temporary file a write left) and ``hparams.yaml`` (what
+    deleting or moving a run with sub-runs takes)."""
+    return is_event_file(name) or name.startswith(SIDECAR_PREFIX) or name == HPARAMS_FILE
 
 
 # ------------------------------------------------------------------ the logdir and its runs
