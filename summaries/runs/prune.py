@@ -17,6 +17,8 @@ What deleting a run deletes (:func:`plan_removal` says it, :func:`remove_runs` d
 - **the link** (``action="symlink"``) when the run's directory is a symbolic link (local disks): the link is
   removed (``os.unlink``), its target is untouched, wherever it is.
 
+The folders above a deleted run stay, even when nothing is left in them (``sweep/`` after its last ``sweep/seed1``).
+
 Never anything outside the logdir: each run's path is resolved (``os.path.realpath``) and must be inside the
 resolved logdir, else :class:`UnsafePathError` (a run reached through a symlink to elsewhere is deleted by removing
 that link, never through it). Deleting never follows a symlink: a directory is removed by ``shutil.rmtree``, which
