@@ -484,6 +484,13 @@ def test_ls_table_is_terminal_safe_and_fits(annotated, capsys, monkeypatch):
     assert len(out.splitlines()) == 1 + 7  # archived c/seed2 left out
     row = next(line for line in out.splitlines() if line.startswith("c/seed1"))
     assert "bad, keep" in row
+    # hparams from a file: a hostile name and value, shown escaped too
+    (annotated / "evil\x1b[31m" / "hparams.yaml").write_text('"opt\\e[2J": "adam\\e]0;x\\a"\n')
+    status, out, err = cli(capsys, "ls", annotated, "--columns", "name,opt\x1b[2J,labels")
+    assert status == 0, err
+    assert "\x1b" not in out and "\x07" not in out
+    assert out.splitlines()[0].split() == ["name", "opt\\x1b[2J", "labels"]
+    assert "adam\\x1b]0;x\\x07" in out
     monkeypatch.setenv("COLUMNS", "70")  # only the columns that fit
     status, out, err = cli(capsys, "ls", annotated)
     assert "loss.last" not in out.splitlines()[0] and max(len(line) for line in out.splitlines()) <= 70

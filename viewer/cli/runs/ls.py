@@ -120,7 +120,7 @@ def cell_text(column: str, value: Any) -> str:
     if isinstance(value, float):
         return "%.6g" % value
     if isinstance(value, list):
-        return ", ".join(str(v) for v in value) or "-"
+        return printable(", ".join(str(v) for v in value)) or "-"
     return printable(value)
 
 
