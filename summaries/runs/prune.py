@@ -322,12 +322,15 @@ def _move_local(lg: _Logdir, old: str, new: str) -> RunMove:
         raise RunPathError("%r would be outside the logdir: %s resolves to %s" % (new, ancestor,
                                                                                   os.path.realpath(ancestor)))
     src = lg.local_path(old)
-    if whole and os.path.islink(src):
+    if old != "." and os.path.islink(src):  # the link moves, with whatever is seen through it
+        if new.startswith(old + "/"):
+            raise RunPathError("cannot move run %r into itself (%r)" % (old, new))
         link = _link_parent_checked(lg, old)
         target = os.readlink(link)
-        if not os.path.isabs(target):  # keep a relative link pointing where it did
-            target = os.path.relpath(os.path.join(os.path.dirname(link), target), os.path.dirname(dst))
         os.makedirs(os.path.dirname(dst), exist_ok=True)
+        if not os.path.isabs(target):  # keep a relative link pointing where it did (both folders resolved)
+            target = os.path.relpath(os.path.join(os.path.dirname(link), target),
+                                     os.path.realpath(os.path.dirname(dst)))
         os.symlink(target, dst, target_is_directory=True)
         os.unlink(link)
         return RunMove(old, new, ((link, dst),), True)

@@ -209,10 +209,17 @@ def test_mv_renames_and_moves_inside_the_logdir(sweep, capsys):
 def test_mv_keeps_a_relative_symlink_pointing_where_it_did(tmp_path, capsys):
     logdir = tmp_path / "logs"
     write_run(tmp_path / "target", [1.0])
+    write_run(tmp_path / "target" / "sub", [1.0])  # a run seen through the link: it moves with the link
     logdir.mkdir()
     os.symlink("../target", str(logdir / "rel"))
-    assert cli(capsys, "mv", logdir, "rel", "x/y/rel")[0] == 0
+    os.symlink(str(logdir), str(tmp_path / "logs-alias"))  # the logdir named through a symlink of its own
+    assert cli(capsys, "mv", tmp_path / "logs-alias", "rel", "rel/inner")[0] == 2
+    status, out, err = cli(capsys, "mv", tmp_path / "logs-alias", "rel", "x/y/rel")
+    assert status == 0, err
+    assert os.readlink(logdir / "x" / "y" / "rel") == "../../../target"
     assert os.path.samefile(logdir / "x" / "y" / "rel", tmp_path / "target")
+    assert [r for r, _ in _runs(logdir)] == ["x/y/rel", "x/y/rel/sub"]
+    assert len(tree(tmp_path / "target")) == 2
 
 
 @pytest.mark.parametrize("new", ["../x", "a/../../x", "/tmp/elsewhere", os.sep + "x", "", ".", "b", "c",
