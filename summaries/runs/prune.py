@@ -77,7 +77,8 @@ class RunPathError(ValueError):
 class RunRemoval:
     """What deleting one run deletes: ``action`` is ``directory`` (``paths`` holds the directory, or on an object
     store every object), ``files`` (its own files only; ``kept_runs`` are the sub-runs left below), ``symlink``
-    (``paths`` holds the link; ``target`` is kept) or ``inside`` (deleted with the directory of ``within``).
+    (``paths`` holds the link; ``target`` is kept), ``inside`` (deleted with the directory of ``within``) or
+    ``behind_link`` (seen through the symlink run ``within``: gone from the logdir with the link, its files kept).
     ``bytes`` is the data deleted (a link counts 0)."""
 
     run: str
@@ -212,7 +213,8 @@ def _plan(lg: _Logdir, names: Sequence[str]) -> List[RunRemoval]:
         ancestors = [a for a in plans if a == "." or run.startswith(a + "/")]
         covering = next((a for a in ancestors if plans[a].action in ("directory", "symlink")), None)
         if covering is not None:
-            plans[run] = RunRemoval(run, "inside", within=covering)
+            action = "inside" if plans[covering].action == "directory" else "behind_link"
+            plans[run] = RunRemoval(run, action, within=covering)
             continue
         kept = tuple(r for r in lg.below(run) if r not in chosen)
         if lg.remote:

@@ -220,6 +220,10 @@ def test_mv_keeps_a_relative_symlink_pointing_where_it_did(tmp_path, capsys):
     assert os.path.samefile(logdir / "x" / "y" / "rel", tmp_path / "target")
     assert [r for r, _ in _runs(logdir)] == ["x/y/rel", "x/y/rel/sub"]
     assert len(tree(tmp_path / "target")) == 2
+    status, out, err = cli(capsys, "rm", logdir, "x/y/rel", "x/y/rel/sub", "--yes")
+    assert status == 0, err
+    assert "x/y/rel/sub  seen through the symlink x/y/rel: gone with it, its files kept" in out
+    assert not os.path.lexists(logdir / "x" / "y" / "rel") and len(tree(tmp_path / "target")) == 2
 
 
 @pytest.mark.parametrize("new", ["../x", "a/../../x", "/tmp/elsewhere", os.sep + "x", "", ".", "b", "c",

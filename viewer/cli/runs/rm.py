@@ -34,6 +34,8 @@ def describe(plan) -> str:
             ", ".join(plan.kept_runs) if plan.kept_runs else "none")
     elif plan.action == "symlink":
         what = "the symlink (its target %s is kept)" % plan.target
+    elif plan.action == "behind_link":
+        what = "seen through the symlink %s: gone with it, its files kept" % plan.within
     else:
         what = "with the directory of %s" % plan.within
     return printable("  %s  %s" % (plan.run, what))
