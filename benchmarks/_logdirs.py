@@ -28,13 +28,9 @@ def _write_share(job) -> None:
     write_scalar_runs(*job)
 
 
-def cached_logdir(name: str, runs: int, tags: int, steps: int, run_path: Callable[[int], str]) -> str:
-    """``<tmp>/tfevents-<name>-<runs>x<tags>x<steps>``, generated the first time (``run_path`` must be a
-    module-level function: it is sent to the worker processes)."""
-    root = os.path.join(tempfile.gettempdir(), "tfevents-%s-%dx%dx%d" % (name, runs, tags, steps))
-    done = os.path.join(root, ".complete")
-    if os.path.exists(done):
-        return root
+def generate(root: str, runs: int, tags: int, steps: int, run_path: Callable[[int], str]) -> None:
+    """Write the logdir at ``root`` afresh, the runs shared among processes (one per CPU); ``root/.complete`` marks
+    it done (``run_path`` must be a module-level function: it is sent to the worker processes)."""
     shutil.rmtree(root, ignore_errors=True)
     os.makedirs(root)
     t = time.perf_counter()
@@ -42,6 +38,13 @@ def cached_logdir(name: str, runs: int, tags: int, steps: int, run_path: Callabl
     bounds = [runs * i // procs for i in range(procs + 1)]
     with ProcessPoolExecutor(procs) as pool:
         list(pool.map(_write_share, [(root, bounds[i], bounds[i + 1], tags, steps, run_path) for i in range(procs)]))
-    open(done, "w").close()
+    open(os.path.join(root, ".complete"), "w").close()
     print("generated %s in %.1f s" % (root, time.perf_counter() - t), flush=True)
+
+
+def cached_logdir(name: str, runs: int, tags: int, steps: int, run_path: Callable[[int], str]) -> str:
+    """``<tmp>/tfevents-<name>-<runs>x<tags>x<steps>``, generated the first time."""
+    root = os.path.join(tempfile.gettempdir(), "tfevents-%s-%dx%dx%d" % (name, runs, tags, steps))
+    if not os.path.exists(os.path.join(root, ".complete")):
+        generate(root, runs, tags, steps, run_path)
     return root

@@ -16,15 +16,13 @@ import argparse
 import fcntl
 import gc
 import os
-import shutil
 import statistics
 import sys
 import tempfile
 import time
-from concurrent.futures import ProcessPoolExecutor
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from _logdirs import write_scalar_runs  # noqa: E402 - benchmarks/ is not a package
+from _logdirs import generate  # noqa: E402 - benchmarks/ is not a package
 
 from tfevents.summaries import load_logdir, runs_table  # noqa: E402
 
@@ -33,30 +31,16 @@ def _run_path(r: int) -> str:
     return "run_%05d" % r
 
 
-def _write_share(job) -> None:
-    write_scalar_runs(*job)
-
-
 def make_logdir(runs: int, tags: int, steps: int, cache: str = None) -> str:
     """``<cache>/runs_<runs>x<tags>x<steps>`` (cache: the temp dir), written the first time; a lock file beside it
     makes a second process (runs_ls.py started at once) wait for the first's logdir rather than write its own."""
     cache = cache or tempfile.gettempdir()
     os.makedirs(cache, exist_ok=True)
     root = os.path.join(cache, "runs_%dx%dx%d" % (runs, tags, steps))
-    done = os.path.join(root, ".complete")
     with open(root + ".lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        if not os.path.exists(done):
-            shutil.rmtree(root, ignore_errors=True)
-            os.makedirs(root)
-            t = time.perf_counter()
-            procs = max(1, min(len(os.sched_getaffinity(0)), runs))
-            bounds = [runs * i // procs for i in range(procs + 1)]
-            with ProcessPoolExecutor(procs) as pool:
-                list(pool.map(_write_share, [(root, bounds[i], bounds[i + 1], tags, steps, _run_path)
-                                             for i in range(procs)]))
-            open(done, "w").close()
-            print("generated %s in %.1f s" % (root, time.perf_counter() - t), flush=True)
+        if not os.path.exists(os.path.join(root, ".complete")):
+            generate(root, runs, tags, steps, _run_path)
     return root
 
 

@@ -45,11 +45,11 @@ from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 
 from ..reader.walk import discover, fsspec_url, is_event_file, is_url
 from ..run_info import SIDECAR_PREFIX
+from .hparams import LIGHTNING_FILE
 
 __all__ = ["RunRemoval", "RunMove", "UnknownRunError", "UnsafePathError", "RunPathError", "plan_removal",
            "remove_runs", "move_run", "is_own_file"]
 
-HPARAMS_FILE = "hparams.yaml"      # Lightning's, a run's own
 
 
 class UnknownRunError(ValueError):
@@ -107,7 +107,7 @@ def is_own_file(name: str) -> bool:
     """Whether a file of this name in a run's directory belongs to that run itself: event files, ``.runinfo*``
     sidecars (``tfevents.summaries.run_info``'s, with any temporary file a write left) and ``hparams.yaml`` (what
     deleting or moving a run with sub-runs takes)."""
-    return is_event_file(name) or name.startswith(SIDECAR_PREFIX) or name == HPARAMS_FILE
+    return is_event_file(name) or name.startswith(SIDECAR_PREFIX) or name == LIGHTNING_FILE
 
 
 # ------------------------------------------------------------------ the logdir and its runs
