@@ -178,6 +178,8 @@ ALLOWED = {
     "core/train/__init__.py": ({"__import__"}, "imports its own queue_runner submodule by a fixed name"),
     "viewer/cli/cmd_demo.py": ({"subprocess"},
                                "starts the tensorboard binary on the demo's logdir (argv list, no shell)"),
+    "summaries/runs/hparams.py": ({"yaml.load"}, "with its own yaml.SafeLoader subclass: Python tags (Lightning's "
+                                                 "!!python/tuple) are read as plain lists and maps, never constructed"),
     "viewer/serve/web.py": ({"subprocess"}, "starts TensorBoard's web server on our data provider (argv list, no "
                                             "shell; the logdir is one argument)"),
 }
