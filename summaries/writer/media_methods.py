@@ -1,15 +1,15 @@
-"""The tensorboardX / ``torch.utils.tensorboard`` methods of ``SummaryWriter`` beyond scalars, histograms, images,
-audio, text, PR curves and hparams: video, boxes, meshes, embeddings, custom-scalar charts, tensors, scalar JSON
-export, torch and ONNX graphs. Each method checks nothing itself: it calls a pure builder (``_video``, ``_boxes``,
-``_mesh``, ``_plugins``, ``_tensors``, ``_torch_graph``) or the projector file writer (``_projector``) and queues the
-result, as the other ``add_*`` methods do; video, boxes and mesh through ``_add_encoded``, on the writer's thread (see
-``summary_writer``'s docstring); an embedding's files are written in the call, as the peers write them. The builders
-are imported on first use."""
+"""The ``add_*`` methods of ``SummaryWriter`` for every kind a builder makes (all but scalars, graphs and hparams):
+histograms, images and image grids, figures, text, audio, PR curves, video, boxes, meshes, embeddings, custom
+scalars and their charts, tensors, scalar JSON export, torch and ONNX graphs. Each method checks nothing itself: it
+calls a pure builder (``builders``, ``_video``, ``_boxes``, ``_mesh``, ``_plugins``, ``_tensors``, ``_torch_graph``)
+or the projector file writer (``_projector``) and queues the result; histograms, images, audio, PR curves, video,
+boxes and meshes through ``_add_encoded``, on the writer's thread (see ``summary_writer``'s docstring); an
+embedding's files are written in the call, as the peers write them. The builders are imported on first use."""
 from __future__ import annotations
 
 import sys
 import time
-from typing import Any, Optional, Sequence
+from typing import Any, Optional, Sequence, Union
 
 from ..tags import tags_as_given
 
@@ -143,3 +143,99 @@ class MediaMethods:
         with open(path, "w") as f:
             f.write(text)
         self._scalar_records = {}
+
+    def add_histogram(self, tag: str, values: Any, global_step: Optional[int] = None,
+                      bins: Union[str, int, Sequence[float]] = "tensorflow", walltime: Optional[float] = None,
+                      max_bins: Optional[int] = None) -> None:
+        """Histogram of ``values`` (see ``builders.histogram`` for ``bins``)."""
+        from .. import builders  # lazy: numpy
+
+        self._add_encoded("add_histogram", builders.histogram, tag, (values,), dict(bins=bins, max_bins=max_bins),
+                          global_step, walltime, check=builders.arguments.histogram)
+
+    def add_histogram_raw(self, tag: str, min: float, max: float, num: float, sum: float, sum_squares: float,
+                          bucket_limits: Sequence[float], bucket_counts: Sequence[float],
+                          global_step: Optional[int] = None, walltime: Optional[float] = None) -> None:
+        """Histogram from precomputed statistics and buckets."""
+        from .. import builders  # lazy: numpy
+
+        with tags_as_given():
+            summary = builders.histogram_raw(tag, min, max, num, sum, sum_squares, bucket_limits, bucket_counts)
+        self._add_summary_proto(summary, global_step, walltime)
+
+    def add_image(self, tag: str, img_tensor: Any, global_step: Optional[int] = None,
+                  walltime: Optional[float] = None, dataformats: str = "CHW") -> None:
+        """One image (PNG); ``dataformats`` CHW, HWC, HW (float in [0, 1] or uint8)."""
+        from .. import builders  # lazy: numpy
+
+        self._add_encoded("add_image", builders.image, tag, (img_tensor,), dict(dataformats=dataformats),
+                          global_step, walltime, check=builders.arguments.image)
+
+    def add_images(self, tag: str, img_tensor: Any, global_step: Optional[int] = None,
+                   walltime: Optional[float] = None, dataformats: str = "NCHW") -> None:
+        """A batch of images tiled into one grid image. ``img_tensor`` may be a list of same-shaped images (CHW,
+        HWC or HW, or with the default ``NCHW`` each CHW), stacked into the batch, as tensorboardX and torch take it."""
+        from .. import builders  # lazy: numpy
+        from ..builders import common  # lazy: numpy
+
+        if isinstance(img_tensor, (list, tuple)):
+            img_tensor = common.stack_arrays(img_tensor, "img_tensor")
+            if isinstance(dataformats, str) and "N" not in dataformats.upper():
+                dataformats = "N" + dataformats
+        self._add_encoded("add_images", builders.images, tag, (img_tensor,), dict(dataformats=dataformats),
+                          global_step, walltime, check=builders.arguments.images)
+
+    def add_figure(self, tag: str, figure: Any, global_step: Optional[int] = None, close: bool = True,
+                   walltime: Optional[float] = None) -> None:
+        """A matplotlib Figure (or a list of them, tiled) rendered to an image."""
+        from .. import builders  # lazy: numpy
+
+        with tags_as_given():
+            summary = builders.figure(tag, figure, close=close)
+        self._add_summary_proto(summary, global_step, walltime)
+
+    def add_text(self, tag: str, text_string: Any, global_step: Optional[int] = None,
+                 walltime: Optional[float] = None) -> None:
+        """Text (markdown) for the Text dashboard."""
+        from .. import builders  # lazy: numpy
+
+        with tags_as_given():
+            summary = builders.text(tag, text_string)
+        self._add_summary_proto(summary, global_step, walltime)
+
+    def add_audio(self, tag: str, snd_tensor: Any, global_step: Optional[int] = None, sample_rate: float = 44100,
+                  walltime: Optional[float] = None) -> None:
+        """Audio samples in [-1, 1] (16-bit WAV)."""
+        from .. import builders  # lazy: numpy
+
+        self._add_encoded("add_audio", builders.audio, tag, (snd_tensor,), dict(sample_rate=sample_rate),
+                          global_step, walltime, check=builders.arguments.audio)
+
+    def add_pr_curve(self, tag: str, labels: Any, predictions: Any, global_step: Optional[int] = None,
+                     num_thresholds: int = 127, weights: Any = None, walltime: Optional[float] = None) -> None:
+        """Precision-recall curve of ``predictions`` in [0, 1] against boolean ``labels``."""
+        from .. import builders  # lazy: numpy
+
+        self._add_encoded("add_pr_curve", builders.pr_curve, tag, (labels, predictions),
+                          dict(num_thresholds=num_thresholds, weights=weights), global_step, walltime,
+                          check=builders.arguments.pr_curve)
+
+    def add_pr_curve_raw(self, tag: str, true_positive_counts: Any, false_positive_counts: Any,
+                         true_negative_counts: Any, false_negative_counts: Any, precision: Any, recall: Any,
+                         global_step: Optional[int] = None, num_thresholds: int = 127, weights: Any = None,
+                         walltime: Optional[float] = None) -> None:
+        """Precision-recall curve from precomputed counts, six rows of one length. ``num_thresholds`` and ``weights``
+        are not used (as in torch and tensorboardX, which take rows of any length): TensorBoard reads the curve's
+        thresholds from the rows' length, which the plugin metadata records here."""
+        from .. import builders  # lazy: numpy
+
+        with tags_as_given():
+            summary = builders.pr_curve_raw(tag, true_positive_counts, false_positive_counts, true_negative_counts,
+                                            false_negative_counts, precision, recall)
+        self._add_summary_proto(summary, global_step, walltime)
+
+    def add_custom_scalars(self, layout: Any) -> None:
+        """Layout of the Custom Scalars dashboard (see ``builders.custom_scalars``)."""
+        from .. import builders  # lazy: numpy
+
+        self._add_summary_proto(builders.custom_scalars(layout), None, None)

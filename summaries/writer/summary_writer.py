@@ -56,11 +56,12 @@ from __future__ import annotations
 import contextlib
 import os
 import time
-from typing import Any, Callable, Dict, Iterator, Mapping, Optional, Sequence, Union
+from typing import Any, Callable, Dict, Iterator, Mapping, Optional, Sequence
 
 from . import event_bytes as _event_bytes, ranks as _ranks
 from .. import run_info
 from .graph_methods import GraphMethods
+from .hparams_methods import HParamsMethods
 from .media_methods import MediaMethods
 from ..tags import check_tag as _check_tag, tags_as_given
 from .call_values import as_scalar_value, as_step, as_walltime, message_bytes
@@ -80,7 +81,7 @@ def _default_logdir(comment: str) -> str:
     return os.path.join("runs", time.strftime("%b%d_%H-%M-%S") + "_" + socket.gethostname() + comment)
 
 
-class SummaryWriter(GraphMethods, MediaMethods):
+class SummaryWriter(GraphMethods, MediaMethods, HParamsMethods):
     """Writes Events for TensorBoard to a new event file in ``logdir``.
 
     Args (TF1 ``FileWriter`` order, except that a str second argument is the peers' ``comment``; the peers'
@@ -403,147 +404,6 @@ class SummaryWriter(GraphMethods, MediaMethods):
                                      **self._store)
             self._sub_writers[path] = writer
         return writer
-
-    def add_histogram(self, tag: str, values: Any, global_step: Optional[int] = None,
-                      bins: Union[str, int, Sequence[float]] = "tensorflow", walltime: Optional[float] = None,
-                      max_bins: Optional[int] = None) -> None:
-        """Histogram of ``values`` (see ``builders.histogram`` for ``bins``)."""
-        from .. import builders  # lazy: numpy
-
-        self._add_encoded("add_histogram", builders.histogram, tag, (values,), dict(bins=bins, max_bins=max_bins),
-                          global_step, walltime, check=builders.arguments.histogram)
-
-    def add_histogram_raw(self, tag: str, min: float, max: float, num: float, sum: float, sum_squares: float,
-                          bucket_limits: Sequence[float], bucket_counts: Sequence[float],
-                          global_step: Optional[int] = None, walltime: Optional[float] = None) -> None:
-        """Histogram from precomputed statistics and buckets."""
-        from .. import builders  # lazy: numpy
-
-        with tags_as_given():
-            summary = builders.histogram_raw(tag, min, max, num, sum, sum_squares, bucket_limits, bucket_counts)
-        self._add_summary_proto(summary, global_step, walltime)
-
-    def add_image(self, tag: str, img_tensor: Any, global_step: Optional[int] = None,
-                  walltime: Optional[float] = None, dataformats: str = "CHW") -> None:
-        """One image (PNG); ``dataformats`` CHW, HWC, HW (float in [0, 1] or uint8)."""
-        from .. import builders  # lazy: numpy
-
-        self._add_encoded("add_image", builders.image, tag, (img_tensor,), dict(dataformats=dataformats),
-                          global_step, walltime, check=builders.arguments.image)
-
-    def add_images(self, tag: str, img_tensor: Any, global_step: Optional[int] = None,
-                   walltime: Optional[float] = None, dataformats: str = "NCHW") -> None:
-        """A batch of images tiled into one grid image. ``img_tensor`` may be a list of same-shaped images (CHW,
-        HWC or HW, or with the default ``NCHW`` each CHW), stacked into the batch, as tensorboardX and torch take it."""
-        from .. import builders  # lazy: numpy
-        from ..builders import common  # lazy: numpy
-
-        if isinstance(img_tensor, (list, tuple)):
-            img_tensor = common.stack_arrays(img_tensor, "img_tensor")
-            if isinstance(dataformats, str) and "N" not in dataformats.upper():
-                dataformats = "N" + dataformats
-        self._add_encoded("add_images", builders.images, tag, (img_tensor,), dict(dataformats=dataformats),
-                          global_step, walltime, check=builders.arguments.images)
-
-    def add_figure(self, tag: str, figure: Any, global_step: Optional[int] = None, close: bool = True,
-                   walltime: Optional[float] = None) -> None:
-        """A matplotlib Figure (or a list of them, tiled) rendered to an image."""
-        from .. import builders  # lazy: numpy
-
-        with tags_as_given():
-            summary = builders.figure(tag, figure, close=close)
-        self._add_summary_proto(summary, global_step, walltime)
-
-    def add_text(self, tag: str, text_string: Any, global_step: Optional[int] = None,
-                 walltime: Optional[float] = None) -> None:
-        """Text (markdown) for the Text dashboard."""
-        from .. import builders  # lazy: numpy
-
-        with tags_as_given():
-            summary = builders.text(tag, text_string)
-        self._add_summary_proto(summary, global_step, walltime)
-
-    def add_audio(self, tag: str, snd_tensor: Any, global_step: Optional[int] = None, sample_rate: float = 44100,
-                  walltime: Optional[float] = None) -> None:
-        """Audio samples in [-1, 1] (16-bit WAV)."""
-        from .. import builders  # lazy: numpy
-
-        self._add_encoded("add_audio", builders.audio, tag, (snd_tensor,), dict(sample_rate=sample_rate),
-                          global_step, walltime, check=builders.arguments.audio)
-
-    def add_pr_curve(self, tag: str, labels: Any, predictions: Any, global_step: Optional[int] = None,
-                     num_thresholds: int = 127, weights: Any = None, walltime: Optional[float] = None) -> None:
-        """Precision-recall curve of ``predictions`` in [0, 1] against boolean ``labels``."""
-        from .. import builders  # lazy: numpy
-
-        self._add_encoded("add_pr_curve", builders.pr_curve, tag, (labels, predictions),
-                          dict(num_thresholds=num_thresholds, weights=weights), global_step, walltime,
-                          check=builders.arguments.pr_curve)
-
-    def add_pr_curve_raw(self, tag: str, true_positive_counts: Any, false_positive_counts: Any,
-                         true_negative_counts: Any, false_negative_counts: Any, precision: Any, recall: Any,
-                         global_step: Optional[int] = None, num_thresholds: int = 127, weights: Any = None,
-                         walltime: Optional[float] = None) -> None:
-        """Precision-recall curve from precomputed counts, six rows of one length. ``num_thresholds`` and ``weights``
-        are not used (as in torch and tensorboardX, which take rows of any length): TensorBoard reads the curve's
-        thresholds from the rows' length, which the plugin metadata records here."""
-        from .. import builders  # lazy: numpy
-
-        with tags_as_given():
-            summary = builders.pr_curve_raw(tag, true_positive_counts, false_positive_counts, true_negative_counts,
-                                            false_negative_counts, precision, recall)
-        self._add_summary_proto(summary, global_step, walltime)
-
-    def add_custom_scalars(self, layout: Any) -> None:
-        """Layout of the Custom Scalars dashboard (see ``builders.custom_scalars``)."""
-        from .. import builders  # lazy: numpy
-
-        self._add_summary_proto(builders.custom_scalars(layout), None, None)
-
-    def add_hparams(self, hparam_dict: Mapping[str, Any], metric_dict: Mapping[str, Any],
-                    hparam_domain_discrete: Optional[Mapping[str, Sequence[Any]]] = None,
-                    run_name: Optional[str] = None, global_step: Optional[int] = None, *,
-                    name: Optional[str] = None) -> None:
-        """One trial for the HParams dashboard: its hyperparameters and final metrics.
-
-        Writes the experiment, session-start and session-end summaries and each metric as a
-        scalar (tag = metric name) into ``logdir`` itself, or into the sub-run
-        ``<logdir>/<run_name>`` when ``run_name`` is given. (torch and tensorboardX write into a new
-        sub-run named after the current time; this writer makes no such run.) A metric goes at
-        ``global_step``, by default the highest step this writer has logged, so that a metric named like
-        a series already logged here (e.g. ``loss``) never makes that series' step go back, which would
-        make TensorBoard drop the series' earlier points.
-
-        ``name`` is tensorboardX's ``run_name``; its order, ``add_hparams(hparams, metrics, name,
-        global_step)``, is read too: a str third argument is ``name``, and then a number fourth is
-        ``global_step``.
-        """
-        from .. import builders  # lazy: numpy
-
-        if isinstance(hparam_domain_discrete, str):     # tensorboardX's (hparams, metrics, name, global_step)
-            name, hparam_domain_discrete = hparam_domain_discrete, None
-            if run_name is not None and not isinstance(run_name, str):
-                global_step, run_name = run_name, None
-        if name is not None:
-            if run_name is not None and run_name != name:
-                raise ValueError("add_hparams: name=%r and run_name=%r name two runs; pass one" % (name, run_name))
-            run_name = name
-        experiment, start, end = builders.hparams(hparam_dict, metric_dict, hparam_domain_discrete)
-        for key in metric_dict:
-            _check_tag(key)
-        wall = time.time()
-        step = self._max_step if global_step is None else as_step(global_step)
-        # every metric is checked before anything is queued: a bad one leaves no half-written trial
-        metrics = [_event_bytes.scalar_event(wall, step, _event_bytes.scalar_packer(key), as_scalar_value(value, key))
-                   for key, value in metric_dict.items()]
-        if run_name is None:
-            add = self._open_writer().add_serialized_event
-        else:
-            add = self._sub_writer(_check_tag(run_name)).add_serialized_event
-        for summary in (experiment, start, end):
-            add(_event_bytes.summary_event(wall, 0, summary.SerializeToString()))
-        for payload in metrics:
-            add(payload)
 
     # ------------------------------------------------------------------ helpers
     @contextlib.contextmanager
