@@ -82,6 +82,9 @@ class Logdir:
     out_of_order: Dict[Tuple[str, str, str], int] = field(default_factory=dict)  # (run, kind, tag) -> count
     purged: Dict[Tuple[str, str, str], int] = field(default_factory=dict)        # (run, kind, tag) -> points
     restarts: str = "tensorboard"
+    # the walk that found its runs, with every folder's file names: the side files (run info, hparams.yaml) are
+    # found in it without a second listing, as they were when the Logdir was read (None: a Logdir made otherwise)
+    walk: Optional[Discovery] = field(default=None, repr=False, compare=False)
 
     def tags(self, kind: Optional[str] = None) -> Dict[str, List[Tuple[str, str]]]:
         """``{kind: sorted [(run, tag)]}`` for the series kinds and embeddings (or just ``kind``)."""
@@ -301,9 +304,10 @@ def load_logdir(path: PathLike, tags: Optional[str] = None, runs: Optional[str] 
     mode = check_read_options(on_error, restarts, tags, runs)
     kinds = check_kinds(kinds)
     found, read = _discover_and_read(path, tags, runs, kinds, mode, on_error, workers, check_crc, progress,
-                                     storage_options)
+                                     storage_options, listing=True)
     fs, groups = found.fs, found.runs
-    logdir = Logdir(os.fspath(path), runs=[run for run, _ in groups], restarts=restarts, problems=list(found.problems))
+    logdir = Logdir(os.fspath(path), runs=[run for run, _ in groups], restarts=restarts, problems=list(found.problems),
+                    walk=found)
     for data, file_problems in read:
         _report_run_problems(data.problems, file_problems, on_error)
         logdir.add_run(data)

@@ -30,10 +30,10 @@ from ..reader.walk import Discovery, discover
 from ..run_info import RunInfo, is_run_info_file, read_run_info
 from .live_table import live_runs_table
 from .query import Query, parse
-from .table import runs_table
+from .table import logdir_walk, runs_table
 
-__all__ = ["restrict", "chosen_names", "load_chosen", "choose_in", "archived_runs", "infos_in", "run_infos", "choose_names",
-           "live_chooser"]
+__all__ = ["restrict", "chosen_names", "load_chosen", "choose_in", "archived_runs", "infos_in", "run_infos",
+           "choose_names", "live_chooser"]
 
 TABLE_KINDS = ("scalars", "hparams")   # what the run table is made of
 
@@ -42,7 +42,8 @@ def restrict(logdir: Logdir, names: Collection[str]) -> Logdir:
     """A Logdir of ``logdir``'s records of the runs in ``names`` only (the records are shared, not copied); its
     problems are those of the chosen runs' files and those of no run (the walk's)."""
     chosen = set(names)
-    out = Logdir(logdir.path, runs=[r for r in logdir.runs if r in chosen], restarts=logdir.restarts)
+    out = Logdir(logdir.path, runs=[r for r in logdir.runs if r in chosen], restarts=logdir.restarts,
+                 walk=logdir.walk)
     for kind, records in logdir.data.items():
         out.data[kind] = {key: value for key, value in records.items()
                           if (key[0] if isinstance(key, tuple) else key) in chosen}
@@ -106,17 +107,20 @@ def infos_in(found: Discovery) -> Dict[str, RunInfo]:
     return out
 
 
-def run_infos(path, storage_options: Optional[Dict[str, Any]] = None) -> Dict[str, RunInfo]:
-    """:func:`infos_in` of one walk of ``path`` (no event file is read); ``{}`` when ``path`` is gone."""
+def run_infos(source, storage_options: Optional[Dict[str, Any]] = None) -> Dict[str, RunInfo]:
+    """:func:`infos_in` of a loaded Logdir's own walk (``Logdir.walk``), or of one walk of a path (no event file is
+    read); ``{}`` when the folder is gone."""
     try:
-        return infos_in(discover(os.fspath(path), storage_options=storage_options, listing=True))
+        if isinstance(source, Logdir):
+            return infos_in(logdir_walk(source, storage_options))
+        return infos_in(discover(os.fspath(source), storage_options=storage_options, listing=True))
     except FileNotFoundError:   # a Logdir whose folder has gone since it was read: no run info there now
         return {}
 
 
-def archived_runs(path, storage_options: Optional[Dict[str, Any]] = None) -> Set[str]:
-    """The runs under ``path`` archived with ``tfevents runs archive`` (one walk; no event file is read)."""
-    return {run for run, info in run_infos(path, storage_options).items() if info.archived}
+def archived_runs(source, storage_options: Optional[Dict[str, Any]] = None) -> Set[str]:
+    """The runs of a path or loaded Logdir archived with ``tfevents runs archive`` (:func:`run_infos`)."""
+    return {run for run, info in run_infos(source, storage_options).items() if info.archived}
 
 
 def choose_in(logdir: Logdir, where: Optional[str] = None, archived: bool = True,
@@ -126,7 +130,7 @@ def choose_in(logdir: Logdir, where: Optional[str] = None, archived: bool = True
     if _query(where) is None:
         if archived:
             return logdir
-        hidden = archived_runs(logdir.path, storage_options)
+        hidden = archived_runs(logdir, storage_options)
         return restrict(logdir, [r for r in logdir.runs if r not in hidden]) if hidden else logdir
     table = runs_table(logdir, on_error="skip", storage_options=storage_options)
     return restrict(logdir, chosen_names(table, where, archived))

@@ -81,7 +81,7 @@ from .hparams import (HYDRA_DIR, HYDRA_FILE, LIGHTNING_FILE, HParamsFileError, f
                       parse_hparams_yaml, run_hparams)
 from .query import parse
 
-__all__ = ["RunRow", "BUILT_IN_COLUMNS", "TAG_FIELDS", "runs_table", "table_from_rows", "run_row", "add_side_files",
+__all__ = ["RunRow", "BUILT_IN_COLUMNS", "TAG_FIELDS", "runs_table", "table_from_rows", "run_row", "add_side_files", "logdir_walk",
            "table_to_arrow", "table_to_polars"]
 
 BUILT_IN_COLUMNS = ("name", "first_wall_time", "last_wall_time", "last_step", "files", "restarts", "labels", "notes",
@@ -286,6 +286,14 @@ def add_side_files(rows: List[RunRow], found: Discovery, on_error: str, workers:
 
 # ---------------------------------------------------------------- the table
 
+def logdir_walk(logdir: Logdir, storage_options: Optional[dict] = None) -> Discovery:
+    """The walk that found a loaded Logdir's runs, with every folder's file names (``Logdir.walk``), or a walk of its
+    path now when it has none."""
+    if logdir.walk is not None:
+        return logdir.walk
+    return discover(logdir.path, storage_options=storage_options, listing=True)
+
+
 def runs_table(source: Union[str, "os.PathLike[str]", Logdir], *, runs: Optional[str] = None,
                where: Optional[str] = None, archived: bool = True, restarts: Optional[str] = None,
                on_error: str = "warn", workers: Optional[int] = None,
@@ -294,8 +302,8 @@ def runs_table(source: Union[str, "os.PathLike[str]", Logdir], *, runs: Optional
 
     ``source``: a logdir, run directory or event file path, an fsspec URL (``s3://...``; ``storage_options`` go to
     fsspec), or a loaded :class:`~tfevents.summaries.reader.load.Logdir` (its series are used as they are: no event
-    file is read again, only the small side files, found by one walk of the logdir, which a Logdir does not keep;
-    a Logdir loaded with ``tags=`` has those tags only).
+    file is read again, only the small side files, found in the walk that read it, ``Logdir.walk``: a side file
+    made since is not seen, as a point logged since is not; a Logdir loaded with ``tags=`` has those tags only).
     ``runs``: a regex (re.search) on run names. ``where``: a query (:mod:`tfevents.summaries.runs.query`) the rows
     must satisfy (a QueryError before anything is read when it does not parse). ``archived=False`` leaves the
     archived runs out. ``restarts``: the restarts rule (``load_logdir``'s; None: ``'tensorboard'`` for a path, the
@@ -312,7 +320,7 @@ def runs_table(source: Union[str, "os.PathLike[str]", Logdir], *, runs: Optional
             raise ValueError("this Logdir was read with restarts=%r, not %r: load it again with restarts=%r"
                              % (source.restarts, restarts, restarts))
         rows = _rows_of_logdir(source, runs)
-        found = discover(source.path, storage_options=storage_options, listing=True)
+        found = logdir_walk(source, storage_options)
     else:
         mode = check_read_options(on_error, "tensorboard" if restarts is None else restarts, None, runs)
         found, reduced = reduce_logdir(source, _reduce_run, runs=runs,

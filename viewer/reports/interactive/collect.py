@@ -76,13 +76,12 @@ def collect(logdir: Any, *, tags: Optional[str] = None, runs: Optional[str] = No
 
 
 def _run_infos(logdir: Any) -> Dict[str, Any]:
-    """The runs' labels and notes (``tfevents runs label``/``note``) from the folder a Logdir was read from; none for
-    a mapping of records or a folder gone."""
-    path = getattr(logdir, "path", None)
-    if not isinstance(path, str) or not logdir_data.exists(path):
+    """The runs' labels and notes (``tfevents runs label``/``note``), from the walk that read a Logdir; none for a
+    mapping of records or a folder gone."""
+    if not isinstance(getattr(logdir, "path", None), str) or not hasattr(logdir, "walk"):
         return {}
     from tfevents.summaries.runs.choose import run_infos  # lazy: the run table's modules, only for a logdir
-    return run_infos(path)
+    return run_infos(logdir)
 
 
 def _run_entries(run_names: List[str], colors: dict, scalars: dict, hparams: dict,
