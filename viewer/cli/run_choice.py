@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Optional
-
 WHERE_HELP = ("only runs this run query chooses, e.g. 'lr < 0.01 and \"val/acc\".max > 0.9 and \"bad\" not in "
               "labels' (hparams, labels, notes, archived and each scalar tag's .last/.min/.max/.step; README: "
               "Run queries)")
@@ -41,9 +39,3 @@ def choice(args: argparse.Namespace) -> dict:
     """``where=`` and ``archived=`` for the readers, from the command's arguments."""
     return {"where": getattr(args, "where", None), "archived": bool(getattr(args, "archived", False))}
 
-
-def query_error(err: BaseException) -> Optional[str]:
-    """The message of a QueryError raised while a query was evaluated (an unknown column, kinds that never
-    compare), None for any other error."""
-    from tfevents.summaries.runs.query import QueryError  # lazy: lark, only for a query
-    return str(err) if isinstance(err, QueryError) else None
