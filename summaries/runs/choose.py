@@ -143,11 +143,9 @@ def choose_names(path, where: Optional[str] = None, archived: bool = True, runs:
     files."""
     if _query(where) is not None:
         return list(runs_table(path, runs=runs, where=where, archived=archived, **table_options)["name"])
-    names = [run for run, _ in discover(os.fspath(path), runs, table_options.get("storage_options")).runs]
-    if archived:
-        return names
-    hidden = archived_runs(path, table_options.get("storage_options"))
-    return [run for run in names if run not in hidden]
+    found = discover(os.fspath(path), runs, table_options.get("storage_options"), listing=not archived)
+    hidden = set() if archived else {run for run, info in infos_in(found).items() if info.archived}
+    return [run for run, _ in found.runs if run not in hidden]
 
 
 def live_chooser(where: Optional[str] = None, archived: bool = True
