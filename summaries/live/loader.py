@@ -190,6 +190,12 @@ class LiveLogdir:
             return self.runs
         return {name: run for name, run in self.runs.items() if name in chosen}
 
+    def _shown_run(self, name: str) -> Optional[LiveRun]:
+        """The run ``name`` if the read API shows it (the caller holds the lock): one lookup, not :meth:`_shown`'s
+        dict of every run (a chart of 10,000 runs asks for each run's points)."""
+        chosen = self.chosen
+        return self.runs.get(name) if chosen is None or name in chosen else None
+
     def run_names(self, every: bool = False) -> List[str]:
         """Every run found (of those chosen, unless ``every``), sorted."""
         with self.lock:
@@ -224,8 +230,11 @@ class LiveLogdir:
         """The non-empty series chosen by exact run names, exact tags, plugin and data class (None: any), by run
         then tag as found; of the runs ``choose`` chose, unless ``every``."""
         with self.lock:
-            shown = self._shown(every)
-            chosen = ([(r, shown[r]) for r in runs if r in shown] if runs is not None else list(shown.items()))
+            if runs is not None:
+                chosen = [(r, run) for r, run in ((r, self.runs.get(r) if every else self._shown_run(r))
+                                                  for r in runs) if run is not None]
+            else:
+                chosen = list(self._shown(every).items())
             found = []
             for name, run in chosen:
                 items = ([(t, run.series[t]) for t in tags if t in run.series] if tags is not None
@@ -238,7 +247,7 @@ class LiveLogdir:
 
     def _series_of(self, run: str, tag: str) -> Optional[Series]:
         with self.lock:
-            r = self._shown().get(run)
+            r = self._shown_run(run)
             return r.series.get(tag) if r is not None else None
 
     def points(self, run: str, tag: str, num_points: Optional[int] = None) -> Optional[Points]:
@@ -257,7 +266,7 @@ class LiveLogdir:
         """Blob ``index`` of the blob sequence ``run``/``tag`` at ``step``; LookupError saying which part is
         missing (the run, the tag, the step — evicted or never logged — or the index)."""
         with self.lock:
-            r = self._shown().get(run)
+            r = self._shown_run(run)
             s = r.series.get(tag) if r is not None else None
         if r is None:
             raise LookupError("no such run: %r" % run)
