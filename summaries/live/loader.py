@@ -7,7 +7,7 @@ This is the loader behind ``tfevents serve``, with the Rust data server's model 
 - every file keeps a byte offset; a pass scans from there (the C fast path), and a record the file ends
   inside is read again next pass, not reported. The scanner reduces the rows of a scalar series, and the lone
   histograms of a histogram series, to what its reservoir would keep of them as it reads, so a scan holds little
-  whatever the file's length (``HOLD_BYTES``). A file that shrank or was replaced (new inode) is read
+  whatever the file's length (``read.HOLD_BYTES``). A file that shrank or was replaced (new inode) is read
   again from its start. A corrupted record is reported once with file and offset, and the records after it
   are read (the Rust server stops reading such a file);
 - a run's series are keyed by tag; the first value of a tag fixes its *data class* and metadata (TF1
@@ -32,45 +32,37 @@ from typing import Callable, Collection, Dict, Iterable, List, Mapping, NamedTup
 import numpy as np
 
 from tfevents.proto import plugin_hparams_pb2, summary_pb2
-from ..reader.decode import FileRows, Problem
+from ..reader.decode import Problem
 from ..reader.kinds import BLOB_SEQUENCE, SCALAR, TENSOR, UNKNOWN
-from .reservoir import sample_indices
-from .run import UNBOUNDED, LiveRun, Series, FileCursor
-from ..reader.scan import have_fast_path, scan_stream
 from ..reader.walk import Discovery, discover
+from .read import read_run
+from .reservoir import sample_indices
+from .run import UNBOUNDED, LiveRun, Series
+from .workers import PROCESS_BYTES, jobs_of, read_in_processes
 
 __all__ = ["LiveLogdir", "TagInfo", "Points", "parse_samples_per_plugin", "SCALAR", "TENSOR", "BLOB_SEQUENCE",
            "UNKNOWN", "UNBOUNDED"]
 
 log = logging.getLogger("tfevents.serve")
 
-HOLD_BYTES = 16 << 20  # a scan of a file stops once the rows and undecoded records it holds reach this (C path)
-SCAN_BYTES = 16 << 20  # without the C scanner, a file is read in slices of this size instead
 # a run with less than this to read in a pass is read by the pass's own thread, not shared among threads: ~0.3 ms
 # a file of Python work then outweighs the C scan, and two threads contending for the GIL were slower than one
 # (10,000 runs of 270 kB: 10.4 s with 2 threads, 9.0 s with 1; 1,000 runs of 2.7 MB: 5.0 s with 2, 8.2 s with 1)
 SHARED_RUN_BYTES = 1 << 20
-READ_BYTES = 1 << 20   # read (and framed) at a time within a scan: ~8 MB less at the peak of a 2-thread load than
-#                        the offline reader's 4 MB, for the same CPU
 
 
-
-def _split_by_bytes_to_read(work: List[tuple]) -> Tuple[List[tuple], List[tuple]]:
-    """``(runs with at least SHARED_RUN_BYTES to read, the others)`` of a pass's ``(run, files)`` on a local disk,
-    by the bytes each file holds beyond its cursor (a file that cannot be stat'ed counts as nothing to read: its
-    scan reports it)."""
-    shared, alone = [], []
-    for run, files in work:
-        pending = 0
-        for path in files:
-            try:
-                size = os.stat(path).st_size
-            except OSError:
-                continue
-            cursor = run.files.get(path)
-            pending += max(0, size - (cursor.offset if cursor is not None else 0))
-        (shared if pending >= SHARED_RUN_BYTES else alone).append((run, files))
-    return shared, alone
+def _bytes_to_read(run: LiveRun, files: List[str]) -> int:
+    """The bytes ``files`` (local) hold beyond ``run``'s cursors (a file that cannot be stat'ed counts as nothing
+    to read: its scan reports it)."""
+    pending = 0
+    for path in files:
+        try:
+            size = os.stat(path).st_size
+        except OSError:
+            continue
+        cursor = run.files.get(path)
+        pending += max(0, size - (cursor.offset if cursor is not None else 0))
+    return pending
 
 
 class TagInfo(NamedTuple):
@@ -150,7 +142,9 @@ class LiveLogdir:
     scanned at once (default: the CPUs, at most 4: a scan holds little, ``HOLD_BYTES``, and does most of its work
     without the GIL, so on benchmarks/serve.py's 2-CPU machine two threads reached a full load sooner than one on
     both logdirs, scalars only 2.1 s against 2.9 s, with histograms and images 3.0 s against 3.3 s, for ~7-10 MB
-    more at the peak).
+    more at the peak). ``processes``: worker processes for a first read of many runs (``workers.py``: when the runs a
+    pass finds new hold at least ``PROCESS_BYTES`` on a local disk; 1, the default: none). A program that sets it
+    must start from a ``if __name__ == "__main__":`` guard, as any program using ``multiprocessing``'s ``spawn``.
 
     ``choose(live)``, when given, is called after every pass with the loader itself and returns the names of the
     runs the read API shows (None: every run): ``tfevents serve --where`` and the archived runs left out. It reads
@@ -162,7 +156,8 @@ class LiveLogdir:
                  storage_options: Optional[dict] = None,
                  on_problem: Optional[Callable[[Problem], None]] = None, check_crc: bool = True,
                  threads: Optional[int] = None, plugins: Optional[Iterable[str]] = None,
-                 choose: Optional[Callable[["LiveLogdir"], Optional[Collection[str]]]] = None):
+                 choose: Optional[Callable[["LiveLogdir"], Optional[Collection[str]]]] = None,
+                 processes: int = 1):
         self.path = os.fspath(path)
         self.capacity = dict(samples_per_plugin or {})
         self.plugins = frozenset(plugins) if plugins is not None else None
@@ -171,6 +166,7 @@ class LiveLogdir:
         self.check_crc = check_crc
         cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
         self.threads = max(1, threads if threads is not None else min(4, cpus))
+        self.processes = max(1, int(processes))
         self.runs: Dict[str, LiveRun] = {}
         self.problems: List[Problem] = []
         self.lock = threading.RLock()
@@ -334,7 +330,13 @@ class LiveLogdir:
         # since threads contending for the GIL there are slower than one (``SHARED_RUN_BYTES``). Within a run,
         # files in name order, each in scans that hold at most about HOLD_BYTES, folded in as they are read, so a
         # pass holds at most one scan's rows per thread.
-        shared, alone = (work, []) if fs is not None else _split_by_bytes_to_read(work)
+        if fs is None:
+            pending = [_bytes_to_read(run, files) for run, files in work]
+            work, pending = self._read_new_in_processes(work, pending)
+            shared = [w for w, size in zip(work, pending) if size >= SHARED_RUN_BYTES]
+            alone = [w for w, size in zip(work, pending) if size < SHARED_RUN_BYTES]
+        else:
+            shared, alone = work, []
         if self.threads > 1 and len(shared) > 1:
             with ThreadPoolExecutor(self.threads) as pool:
                 for future in [pool.submit(self._read_run, fs, run, files) for run, files in shared]:
@@ -349,59 +351,25 @@ class LiveLogdir:
             self.chosen = frozenset(chosen) if chosen is not None else None
         self.passes += 1
 
-    def _read_run(self, fs, run: "LiveRun", files: List[str]) -> None:
-        for path in files:
-            while True:
-                decided: Dict[str, int] = {}
+    def _read_new_in_processes(self, work: List[tuple], pending: List[int]) -> Tuple[List[tuple], List[int]]:
+        """Read the runs of ``work`` never read before in worker processes (``workers.py``) when there are
+        ``processes`` and those runs hold at least ``PROCESS_BYTES`` to read; ``(work, pending)`` of the others."""
+        new = [i for i, (run, _) in enumerate(work) if not run.files]
+        if self.processes < 2 or sum(pending[i] for i in new) < PROCESS_BYTES:
+            return work, pending
 
-                def keep(tag: str, metadata: Optional[bytes], first_what: str) -> int:
-                    decided[tag] = run.reservoir_capacity(tag, metadata, first_what)
-                    return decided[tag]
+        def install(runs: List[LiveRun], problems: List[Problem]) -> None:
+            for problem in problems:
+                self._report(problem)
+            with self.lock:
+                for run in runs:
+                    if run.name in self.runs:   # (always: a pass alone adds and drops runs)
+                        self.runs[run.name] = run
 
-                rows = self._scan(fs, run, path, keep)
-                reduced = rows is not None and (rows.reduced or rows.reduced_histograms)
-                if reduced and not run.reduction_exact(rows, decided):
-                    rows = self._scan(fs, run, path, None)
-                if rows is None:
-                    break
-                for problem in rows.problems:
-                    if problem.kind != "truncated":
-                        self._report(problem)
-                with self.lock:
-                    run.apply(rows)
-                run.files[path].offset = rows.end
+        jobs = jobs_of([(work[i][0].name, work[i][1], pending[i]) for i in new])
+        read_in_processes(jobs, self.processes, self.capacity, self.plugins, self.check_crc, install)
+        rest = sorted(set(range(len(work))) - set(new))
+        return [work[i] for i in rest], [pending[i] for i in rest]
 
-    def _scan(self, fs, run: "LiveRun", path: str, keep: Optional[Callable]) -> Optional[FileRows]:
-        """The rows appended to ``path`` since the last pass (None when nothing was), as far as one scan holds;
-        the caller moves the file's cursor to ``rows.end``. ``keep``: see ``scan_stream``."""
-        cursor = run.files.get(path)
-        if cursor is None:
-            cursor = run.files[path] = FileCursor()
-        try:
-            if fs is None:
-                f = open(path, "rb")
-                st = os.fstat(f.fileno())
-                size, inode = st.st_size, st.st_ino
-            else:
-                f = fs.open(path, "rb")
-                size, inode = fs.size(path), None
-        except OSError as err:
-            self._report(Problem(path, None, "unreadable", str(err)))
-            return None
-        with f:
-            if size < cursor.offset or (inode is not None and cursor.inode not in (None, inode)):
-                log.info("%s shrank or was replaced; reading it again from the start", path)
-                cursor.offset = 0
-            cursor.inode = inode
-            if size <= cursor.offset:
-                return None
-            start = cursor.offset
-            end = size if have_fast_path() else min(size, start + SCAN_BYTES)
-            rows = scan_stream(f, path, end, start=start, tail_ok=True, check_crc=self.check_crc, on_error="skip",
-                               keep_empty=True, raw_histograms=True, chunk=READ_BYTES, keep=keep, budget=HOLD_BYTES)
-            if rows.end == start and end < size:  # one record longer than a slice: read it whole
-                rows = scan_stream(f, path, size, start=start, tail_ok=True, check_crc=self.check_crc,
-                                   on_error="skip", keep_empty=True, raw_histograms=True, chunk=READ_BYTES)
-        if rows.end <= start:
-            return None  # only a partial record so far: the next pass reads it
-        return rows
+    def _read_run(self, fs, run: LiveRun, files: List[str]) -> None:
+        read_run(fs, run, files, self.check_crc, self._report, self.lock)

@@ -7,9 +7,9 @@ import pytest
 
 from tfevents.proto import event_pb2, summary_pb2, tensor_pb2, tensor_shape_pb2, types_pb2
 from tfevents.summaries import SummaryWriter, record
-from tfevents.summaries.live import loader
+from tfevents.summaries.live import read as live_read
 from tfevents.summaries.iterator import summary_iterator
-from tfevents.summaries.live.loader import SCALAR, TENSOR, LiveLogdir
+from tfevents.summaries.live.loader import BLOB_SEQUENCE, SCALAR, TENSOR, LiveLogdir
 from tfevents.summaries.live.run import LiveRun
 from tfevents.summaries.live.values import tensor_bytes
 from tfevents.summaries.live.packing import (CompactHistogram, _edge_table, pack_columns, unpack_columns,
@@ -427,17 +427,17 @@ def test_the_scanners_reduction_leaves_the_reservoirs_as_every_row_would(tmp_pat
     """The C scanner drops the rows a scalar reservoir would not keep as it reads; a live logdir must end up with
     the same series, points and start time as one that offers every row. Small reads make many feeds per scan (rows
     are filtered on arrival between them); a small ``HOLD_BYTES`` makes several scans per file."""
-    monkeypatch.setattr(loader, "READ_BYTES", 16 << 10)
+    monkeypatch.setattr(live_read, "READ_BYTES", 16 << 10)
     if hold is not None:
-        monkeypatch.setattr(loader, "HOLD_BYTES", hold)
+        monkeypatch.setattr(live_read, "HOLD_BYTES", hold)
     reduced, inexact = set(), []
-    scan = loader.scan_stream
+    scan = live_read.scan_stream
 
     def spying_scan(*args, **kwargs):
         rows = scan(*args, **kwargs)
         reduced.update(rows.reduced | rows.reduced_histograms)
         return rows
-    monkeypatch.setattr(loader, "scan_stream", spying_scan)
+    monkeypatch.setattr(live_read, "scan_stream", spying_scan)
     exact = LiveRun.reduction_exact
 
     def spying_exact(self, rows, decided):
@@ -567,7 +567,7 @@ def test_read_api_answers_with_plain_values_equal_to_the_offline_reader(tmp_path
     few = live.points("a", "loss", num_points=10)
     assert few.step.tolist() == points.step[sample_indices(points.step, 10)].tolist() and few.step[-1] == 1499
     assert live.points("a", "nope") is None
-    (image,) = live.tags(["b"], ["img"], data_class=loader.BLOB_SEQUENCE)
+    (image,) = live.tags(["b"], ["img"], data_class=BLOB_SEQUENCE)
     assert image.max_length == 3 and image.last_step == 2   # width, height, PNG
     png = offline.images[("b", "img")][-1].data
     assert live.blob("b", "img", 2, 2) == png

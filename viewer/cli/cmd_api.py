@@ -15,7 +15,8 @@ import sys
 from ..dashboard.access import root_url
 from .arg_types import positive_float
 from . import run_choice
-from .server_options import access_problem, add_access_options, add_page_options, choose_token
+from .server_options import (access_problem, add_access_options, add_load_options, add_page_options,
+                             choose_token)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -25,6 +26,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--port", type=int, default=6007, help="HTTP port (default 6007; 0: any free)")
     add_access_options(parser)
     add_page_options(parser)
+    add_load_options(parser)
     run_choice.add_arguments(parser)
     parser.add_argument("--reload-interval", type=positive_float, default=5.0,
                         help="seconds between reload passes (default 5)")
@@ -56,6 +58,7 @@ def run(args) -> int:
             raise
         return _fail("needs the dashboard extra: pip install 'tfevents[dashboard]' (%s is missing)" % err.name)
     from tfevents.summaries.live.loader import LiveLogdir, parse_samples_per_plugin  # lazy: numpy, after the extra
+    from tfevents.summaries.live.workers import default_processes  # lazy: likewise
     try:
         samples = parse_samples_per_plugin(args.samples_per_plugin)
     except ValueError as err:
@@ -68,7 +71,8 @@ def run(args) -> int:
         return _fail("cannot bind %s:%d: %s" % (args.host, args.port, err), 1)
     from tfevents.summaries.runs.choose import live_chooser  # lazy: the run table, after the extra
     live = LiveLogdir(args.logdir if remote else os.path.abspath(args.logdir), samples,
-                      choose=live_chooser(**run_choice.choice(args)))
+                      choose=live_chooser(**run_choice.choice(args)),
+                      processes=args.load_processes or default_processes())
     try:
         api = server.api_server(live, sock, token=token, path_prefix=args.path_prefix, certfile=args.certfile,
                                 keyfile=args.keyfile, reload_interval=args.reload_interval, aggregate=args.aggregate)

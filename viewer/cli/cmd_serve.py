@@ -28,7 +28,8 @@ from typing import Optional
 
 from ..dashboard.access import is_loopback, reachable_host, root_url
 from . import run_choice
-from .server_options import access_problem, add_access_options, add_page_options, choose_token
+from .server_options import (access_problem, add_access_options, add_load_options, add_page_options,
+                             choose_token)
 
 DASHBOARD_PORT = 6007        # the dashboard's default port; taken: the next free of DASHBOARD_PORT_TRIES
 DASHBOARD_PORT_TRIES = 10
@@ -50,6 +51,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="serve TensorBoard's UI only (no tfevents dashboard)")
     add_access_options(parser)
     add_page_options(parser)
+    add_load_options(parser)
     run_choice.add_arguments(parser)
     parser.add_argument("--grpc-port", type=int, default=0, help="the data provider's port (default: any free)")
     parser.add_argument("--reload-interval", type=float, default=5.0,
@@ -200,7 +202,7 @@ def _serve(args, logdir: str, grpc_host: str, reserved, child, stop: threading.E
     try:
         server = DataServer(logdir, host=grpc_host, port=reserved.getsockname()[1],
                             reload_interval=args.reload_interval, samples_per_plugin=samples,
-                            load_threads=args.load_threads, choose=live_chooser(**run_choice.choice(args))).start()
+                            load_threads=args.load_threads, load_processes=args.load_processes, choose=live_chooser(**run_choice.choice(args))).start()
     except OSError as err:
         print("tfevents serve: %s" % err, file=sys.stderr)
         return 1

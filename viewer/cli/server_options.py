@@ -2,7 +2,7 @@
 ``tfevents api``: its token (``--token``, ``$TFEVENTS_API_TOKEN``, generated; ``--no-token``), ``--path-prefix`` and
 TLS (``--certfile``/``--keyfile``); and what the dashboard's page shows (``--aggregate``). A non-loopback ``--host``
 needs a token: generated (``secrets``) and printed in the URL as Jupyter does, unless given; ``--no-token`` serves
-without one, with a warning. Stdlib only."""
+without one, with a warning. And how it loads the logdir (``--load-processes``). Stdlib only."""
 from __future__ import annotations
 
 import argparse
@@ -13,7 +13,8 @@ from typing import Optional
 from ..dashboard.access import TOKEN_CHARACTERS, is_loopback, new_token
 from .arg_types import regex
 
-__all__ = ["TOKEN_ENV", "add_access_options", "add_page_options", "access_problem", "choose_token"]
+__all__ = ["TOKEN_ENV", "add_access_options", "add_page_options", "add_load_options", "access_problem",
+           "choose_token"]
 
 TOKEN_ENV = "TFEVENTS_API_TOKEN"   # the token, kept out of the process list
 
@@ -35,6 +36,12 @@ def add_page_options(parser: argparse.ArgumentParser) -> None:
     """What the dashboard's page shows, as ``tfevents report``'s options of the same names."""
     parser.add_argument("--aggregate", type=regex, metavar="REGEX",
                         help="group runs by this regex (as tfevents report --aggregate): each group's band")
+
+
+def add_load_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--load-processes", type=int, default=None, metavar="N",
+                        help="worker processes for the first read of a big local logdir (default: the CPUs, at "
+                             "most 4; 1: read in the server's own process)")
 
 
 def access_problem(args) -> Optional[str]:

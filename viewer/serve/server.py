@@ -15,6 +15,7 @@ import grpc
 from tensorboard.data.proto import data_provider_pb2_grpc as pb_grpc
 
 from tfevents.summaries.live.loader import LiveLogdir, parse_samples_per_plugin  # the flag parser: re-exported
+from tfevents.summaries.live.workers import default_processes
 
 from .provider import DataProvider
 
@@ -59,15 +60,16 @@ def _trim() -> None:
 class DataServer:
     """The gRPC data provider over a logdir, reloading it every ``reload_interval`` seconds (0: load once).
     ``threads``: gRPC workers; ``load_threads``: files read at once in a reload pass (default: ``LiveLogdir``'s,
-    the CPUs, at most 4)."""
+    the CPUs, at most 4); ``load_processes``: worker processes for the first read of a big local logdir (default:
+    the CPUs, at most 4; 1: none; ``tfevents.summaries.live.workers``)."""
 
     def __init__(self, logdir: str, *, host: str = "127.0.0.1", port: int = 0, reload_interval: float = 5.0,
                  samples_per_plugin: Optional[Mapping[str, int]] = None, storage_options: Optional[dict] = None,
-                 threads: int = 8, load_threads: Optional[int] = None,
+                 threads: int = 8, load_threads: Optional[int] = None, load_processes: Optional[int] = None,
                  choose: Optional[Callable[[LiveLogdir], Optional[Collection[str]]]] = None):
         _tune_malloc()
         self.live = LiveLogdir(logdir, samples_per_plugin, storage_options, threads=load_threads,
-                               choose=choose)
+                               choose=choose, processes=load_processes or default_processes())
         self.reload_interval = reload_interval
         self._server = grpc.server(futures.ThreadPoolExecutor(max_workers=threads),
                                    options=[("grpc.max_send_message_length", _MAX_MESSAGE),
