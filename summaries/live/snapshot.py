@@ -173,7 +173,7 @@ def snapshot(live: LiveLogdir, kinds: Optional[Iterable[str]] = None) -> Logdir:
     names, kept = _kept(live, "scalars" in wanted)
     logdir = Logdir(live.path, runs=names, restarts="tensorboard")
     for run in names:
-        data = merge_run(run, [_file_rows(os.path.join(live.path, run), kept.get(run, []))], "none", wanted)
-        logdir.add_run(data)
+        if run in kept:   # (a run with nothing kept of these kinds adds nothing but its files: no merge needed)
+            logdir.add_run(merge_run(run, [_file_rows(os.path.join(live.path, run), kept[run])], "none", wanted))
         logdir.files[run] = []
     return logdir

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import datetime
 import math
+import operator
 from typing import Any, Dict, List, Optional
 
 
@@ -33,7 +34,7 @@ from ..plots.bands import BANDS, CENTERS
 from ..plots.hparams import metric_runs
 from ..plots.scalars import chart_groups
 from ..reports.interactive.collect import aggregate_entries, other_sections
-from ..reports.interactive.encode import Blob, finite_or_none, run_entry, short_number
+from ..reports.interactive.encode import Blob, finite_or_none, run_entry, short_numbers
 from ..reports.interactive.page import page_html
 from ..smoothing import DEFAULT_SMOOTHING
 
@@ -57,13 +58,14 @@ def live_document(live: LiveLogdir, *, title: str, api_base: str, reload_interva
     by_tag: Dict[str, List[int]] = {}
     newest = None   # the newest point's wall time and run: the page's "last change" until it polls
     scalars = live.tags(data_class=SCALAR)   # listed once: the charts, the run list and the HParams table
-    for info in sorted(scalars, key=lambda i: (i.run, i.tag)):   # the report's order
-        if info.run not in index:
-            continue
-        if math.isfinite(info.max_wall_time) and (newest is None or info.max_wall_time > newest["wall"]):
-            newest = {"wall": info.max_wall_time, "run": info.run}
+    shown = sorted((i for i in scalars if i.run in index), key=operator.attrgetter("run", "tag"))   # the report's
+    for info in shown:                                                                                # order
         by_tag.setdefault(info.tag, []).append(len(series))
         series.append({"run": index[info.run], "tag": info.tag, "fetch": [info.count, info.last_step]})
+    walls = [(i.max_wall_time, i.run) for i in shown if math.isfinite(i.max_wall_time)]
+    if walls:
+        wall, run = max(walls, key=operator.itemgetter(0))   # (the first of equal wall times, as before)
+        newest = {"wall": wall, "run": run}
     aggregates = aggregate_entries(snapshot(live, ("scalars",)), None, None, aggregate, index, blob) \
         if aggregate else []
     bands_of: Dict[str, List[int]] = {}
@@ -98,9 +100,9 @@ def _run_entries(live: LiveLogdir, scalars: List[TagInfo], run_names: List[str],
     max]`` as the loader keeps them (null when none or not finite; the sidebar's run list sorts by them), and its
     labels and notes (the run info files the loader's last walk listed)."""
     stats: Dict[str, Dict[str, list]] = {}
-    for info in scalars:
-        stats.setdefault(info.run, {})[info.tag] = [short_number(info.last), short_number(info.min),
-                                                    short_number(info.max)]
+    numbers = short_numbers([x for info in scalars for x in (info.last, info.min, info.max)])
+    for i, info in enumerate(scalars):
+        stats.setdefault(info.run, {})[info.tag] = numbers[3 * i:3 * i + 3]
     return [run_entry(run, colors[run], live.hparams(run), stats.get(run), infos.get(run)) for run in run_names]
 
 

@@ -121,6 +121,24 @@ def short_number(value: Any) -> Optional[float]:
     return float(str(single)) if float(single) == f else f
 
 
+def short_numbers(values: Any) -> List[Optional[float]]:
+    """:func:`short_number` of each of ``values`` (NaN for None), in a few array operations: numpy's ``astype(str)``
+    writes each float32 in its shortest digits (Dragon4, as ``str(np.float32(x))``) in C, ~3x sooner than one
+    call a value."""
+    f = np.asarray(values, dtype=np.float64)
+    out: List[Optional[float]] = f.tolist()
+    finite = np.isfinite(f)
+    with np.errstate(over="ignore"):
+        single = f.astype(np.float32)
+    exact = finite & (single.astype(np.float64) == f)   # (beyond float32's range the cast is inf: not equal)
+    for i in np.flatnonzero(~finite).tolist():
+        out[i] = None
+    at = np.flatnonzero(exact).tolist()
+    for i, text in zip(at, single[at].astype(str).tolist()):
+        out[i] = float(text)
+    return out
+
+
 def run_entry(name: str, color: str, hparams: Mapping[str, Any], stats: Optional[Dict[str, list]],
               info: Any = None) -> Dict[str, Any]:
     """A run of the page's list (report and served dashboard alike): its name and colour, its ``hparams`` when it
