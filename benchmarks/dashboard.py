@@ -464,6 +464,7 @@ def main() -> None:
                     help="the command serving our dashboard: tfevents api (today) or tfevents serve")
     ap.add_argument("--skip", default="", help="comma-separated: tensorboard, report")
     ap.add_argument("--cap", type=float, default=600, help="seconds a measurement may take (TensorBoard's cap)")
+    ap.add_argument("--logdirs", default="A,B", help="which logdirs of --sizes to measure (default A,B)")
     args = ap.parse_args()
     skip = {s for s in args.skip.split(",") if s}
     if skip - {"tensorboard", "report"}:
@@ -472,6 +473,8 @@ def main() -> None:
     print("load average %.2f %.2f %.2f; %d CPUs" % (os.getloadavg() + (os.cpu_count(),)), flush=True)
     with open(os.path.join(args.cache, "dashboard_bench.log"), "ab") as log:
         for label, runs, tags, steps in SIZES[args.sizes]:
+            if label not in args.logdirs.split(","):
+                continue
             t = time.perf_counter()
             logdir = make_logdir(args.cache, runs, tags, steps, "scalars")
             size = sum(os.path.getsize(os.path.join(d, f)) for d, _, fs in os.walk(logdir) for f in fs)
