@@ -52,16 +52,21 @@ SHARED_RUN_BYTES = 1 << 20
 
 
 def _bytes_to_read(run: LiveRun, files: List[str]) -> int:
-    """The bytes ``files`` (local) hold beyond ``run``'s cursors (a file that cannot be stat'ed counts as nothing
-    to read: its scan reports it)."""
+    """The bytes of ``files`` (local) that ``run`` has not read: beyond its cursor, or the whole of a file that is
+    new, shrank or was replaced (a new inode); a new file, or one that cannot be stat'ed, counts at least 1 (its
+    scan makes its cursor, or reports it), so 0 means the run has nothing to read."""
     pending = 0
     for path in files:
         try:
-            size = os.stat(path).st_size
+            st = os.stat(path)
         except OSError:
+            pending += 1
             continue
         cursor = run.files.get(path)
-        pending += max(0, size - (cursor.offset if cursor is not None else 0))
+        if cursor is None or st.st_size < cursor.offset or cursor.inode not in (None, st.st_ino):
+            pending += max(1, st.st_size)
+        else:
+            pending += st.st_size - cursor.offset
     return pending
 
 
@@ -176,6 +181,8 @@ class LiveLogdir:
         # the runs shown (None: all), as ``choose`` last said; none before its first answer
         self.chosen: Optional[frozenset] = frozenset() if choose is not None else None
         self.found: Optional[Discovery] = None     # the last pass's walk, with every folder's file names
+        # (run, tag) -> (reservoir stats, extremes, the pass that changed them), as last seen: ``changed_after``
+        self._changes: Dict[Tuple[str, str], tuple] = {}
 
     # -- the read API
 
@@ -222,9 +229,12 @@ class LiveLogdir:
                            if s.data_class != UNKNOWN})
 
     def tags(self, runs: Optional[Iterable[str]] = None, tags: Optional[Iterable[str]] = None,
-             plugin: Optional[str] = None, data_class: Optional[int] = None, every: bool = False) -> List[TagInfo]:
+             plugin: Optional[str] = None, data_class: Optional[int] = None, every: bool = False,
+             changed_after: Optional[int] = None) -> List[TagInfo]:
         """The non-empty series chosen by exact run names, exact tags, plugin and data class (None: any), by run
-        then tag as found; of the runs ``choose`` chose, unless ``every``."""
+        then tag as found; of the runs ``choose`` chose, unless ``every``; with ``changed_after``, only those whose
+        points or extremes changed in a pass after that one (``passes`` counts them: a poller keeps the count it
+        saw before it read, and asks for what changed after it)."""
         with self.lock:
             if runs is not None:
                 chosen = [(r, run) for r, run in ((r, self.runs.get(r) if every else self._shown_run(r))
@@ -237,7 +247,8 @@ class LiveLogdir:
                          else list(run.series.items()))
                 for tag, s in items:
                     if s.reservoir.stats[0] and (plugin is None or s.plugin == plugin) and (
-                            data_class is None or s.data_class == data_class):
+                            data_class is None or s.data_class == data_class) and (
+                            changed_after is None or self._changes.get((name, tag), (0, 0, 0))[2] > changed_after):
                         found.append(_tag_info(name, tag, s))
         return found
 
@@ -334,7 +345,7 @@ class LiveLogdir:
             pending = [_bytes_to_read(run, files) for run, files in work]
             work, pending = self._read_new_in_processes(work, pending)
             shared = [w for w, size in zip(work, pending) if size >= SHARED_RUN_BYTES]
-            alone = [w for w, size in zip(work, pending) if size < SHARED_RUN_BYTES]
+            alone = [w for w, size in zip(work, pending) if 0 < size < SHARED_RUN_BYTES]   # (0: nothing new)
         else:
             shared, alone = work, []
         if self.threads > 1 and len(shared) > 1:
@@ -349,7 +360,21 @@ class LiveLogdir:
         if self.choose is not None:
             chosen = self.choose(self)
             self.chosen = frozenset(chosen) if chosen is not None else None
+        self._note_changes(self.passes + 1)
         self.passes += 1
+
+    def _note_changes(self, this_pass: int) -> None:
+        """Mark each series whose points or extremes this pass changed (both are replaced, never changed in place,
+        so an identity check per series tells) with ``this_pass``; forget the series of runs that are gone."""
+        with self.lock:
+            seen, changes = self._changes, {}
+            for name, run in self.runs.items():
+                for tag, s in run.series.items():
+                    key, stats, found = (name, tag), s.reservoir.stats, s.extremes
+                    mark = seen.get(key)
+                    changes[key] = mark if mark is not None and mark[0] is stats and mark[1] is found else (
+                        stats, found, this_pass)
+            self._changes = changes
 
     def _read_new_in_processes(self, work: List[tuple], pending: List[int]) -> Tuple[List[tuple], List[int]]:
         """Read the runs of ``work`` never read before in worker processes (``workers.py``) when there are

@@ -338,8 +338,11 @@ def test_tls_with_a_self_signed_certificate(served):
 
 
 def test_a_growing_run_shows_its_new_last_step_within_two_reload_intervals(served):
-    url = served["plain"].base + "api/v1/scalars?" + query(run="growing", tag="loss")
+    """... and ``runs?after=PASS`` (the page's poll) lists exactly the series that changed after that pass."""
+    base = served["plain"].base
+    url = base + "api/v1/scalars?" + query(run="growing", tag="loss")
     assert get_json(url)["step"][-1] < 50
+    before = get_json(base + "api/v1/runs")["pass"]
     writer = served["writer"]
     for step in range(1, 51):
         writer.add_scalar("loss", 1.0 / step, step)
@@ -349,6 +352,12 @@ def test_a_growing_run_shows_its_new_last_step_within_two_reload_intervals(serve
         assert time.monotonic() - start < 2 * RELOAD_INTERVAL, "not served within two reload intervals"
         time.sleep(0.05)
     assert get_json(url)["step"] == list(range(51))
+    changed = get_json(base + "api/v1/runs?" + query(after=before))
+    assert changed["pass"] > before
+    assert [(run["run"], sorted(run["scalars"])) for run in changed["runs"]] == [("growing", ["loss"])]
+    assert changed["runs"][0]["scalars"]["loss"]["last_step"] == 50
+    assert get_json(base + "api/v1/runs?" + query(after=changed["pass"]))["runs"] == []   # nothing since
+    assert get(base + "api/v1/runs?after=-1")[0] == 400 and get(base + "api/v1/runs?after=x")[0] == 400
 
 
 def test_m4_in_step_order_ignores_nan_for_the_extremes_and_keeps_short_series_whole():

@@ -5,11 +5,13 @@
 API routes (every answer JSON, ``Content-Type: application/json``; run and tag names travel as query parameters,
 since they hold slashes):
 
-- ``GET /api/v1/runs``: ``{"runs": [{"run", "start_time", "hparams": {name: value}, "scalars": {tag: {"last",
-  "last_step", "last_wall_time", "min", "min_step", "max", "max_step", "points"}}}]}``, runs sorted by name;
-  ``min``/``max`` are of every value logged (NaN left out; null with their steps when there is none),
-  ``points`` the points kept. With ``since=WALL`` (seconds since the epoch) only the runs with a series whose last
-  point's wall time is at least ``WALL``, with only those series (what changed, for a page that polls). With
+- ``GET /api/v1/runs``: ``{"pass", "runs": [{"run", "start_time", "hparams": {name: value}, "scalars": {tag:
+  {"last", "last_step", "last_wall_time", "min", "min_step", "max", "max_step", "points"}}}]}``, runs sorted by
+  name; ``min``/``max`` are of every value logged (NaN left out; null with their steps when there is none),
+  ``points`` the points kept; ``pass`` the server's reload passes done. With ``after=PASS`` only the runs with a
+  series that changed in a pass after ``PASS`` (a previous answer's ``pass``), with only those series (what
+  changed, for a page that polls: the dashboard's); with ``since=WALL`` (seconds since the epoch) only those with
+  a series whose last point's wall time is at least ``WALL``, likewise. With
   ``where=QUERY`` only the runs the run query chooses (``tfevents.summaries.runs.query`` on the run table of what
   the server holds: hparams, labels, notes, each scalar tag's ``.last/.min/.max/.step``); a query that does not
   parse, or names no column of the table, is a 400 whose ``error`` has the position and a caret line.
@@ -160,18 +162,21 @@ def _scalar_summary(info: TagInfo) -> Dict[str, object]:
             "points": info.count}
 
 
-def runs(live: LiveLogdir, since: Optional[float] = None, where: Optional[frozenset] = None) -> Dict[str, object]:
+def runs(live: LiveLogdir, since: Optional[float] = None, where: Optional[frozenset] = None,
+         after: Optional[int] = None) -> Dict[str, object]:
     """Every run, or with ``since`` only the runs with a scalar series whose last point's wall time is at least
-    ``since``, and of those only such series (what a page that polls asks: what changed); with ``where`` only the
-    runs in it."""
+    ``since``, and with ``after`` only those with a scalar series that changed in a reload pass after that one, and
+    of those only such series (what a page that polls asks: what changed); with ``where`` only the runs in it.
+    ``pass``: the passes done when the answer was made (the next poll's ``after``)."""
+    passes = live.passes   # read first: a pass that ends while this answer is made is reported again next time
     scalars: Dict[str, Dict[str, object]] = {}
-    for info in live.tags(data_class=SCALAR):
+    for info in live.tags(data_class=SCALAR, changed_after=after):
         if (since is None or info.max_wall_time >= since) and (where is None or info.run in where):
             scalars.setdefault(info.run, {})[info.tag] = _scalar_summary(info)
-    names = live.run_names() if since is None else sorted(scalars)
+    names = live.run_names() if since is None and after is None else sorted(scalars)
     if where is not None:
         names = [name for name in names if name in where]
-    return {"runs": [{"run": name, "start_time": live.start_time(name),
+    return {"pass": passes, "runs": [{"run": name, "start_time": live.start_time(name),
                       "hparams": {k: json_number(v) if isinstance(v, float) else v
                                   for k, v in live.hparams(name).items()},
                       "scalars": scalars.get(name, {})}
@@ -189,6 +194,19 @@ def _since(request: Request) -> Optional[float]:
     if not math.isfinite(since):
         raise BadRequest(400, "since", "since must be a wall time in seconds, got %r" % text)
     return since
+
+
+def _after(request: Request) -> Optional[int]:
+    text = request.query_params.get("after")
+    if text is None:
+        return None
+    try:
+        after = int(text)
+    except ValueError:
+        after = -1
+    if after < 0:
+        raise BadRequest(400, "after", "after must be a reload pass (an integer, 0 or more), got %r" % text)
+    return after
 
 
 def tags(live: LiveLogdir, run: str) -> Dict[str, object]:
@@ -337,7 +355,7 @@ def build_app(live: LiveLogdir, path_prefix: str = "/", *, title: Optional[str] 
 
     routes = [
         Route("/", page),
-        Route("/api/v1/runs", answer(lambda r: runs(live, _since(r), _where(r, queries)))),
+        Route("/api/v1/runs", answer(lambda r: runs(live, _since(r), _where(r, queries), _after(r)))),
         Route("/api/v1/tags", answer(lambda r: tags(live, _required(r, "run")))),
         Route("/api/v1/scalars", answer(lambda r: scalars(live, _required(r, "run"), _required(r, "tag"),
                                                           _points_parameter(r), _step_range(r), _binary(r)))),

@@ -51,6 +51,7 @@ def live_document(live: LiveLogdir, *, title: str, api_base: str, reload_interva
     the reload interval and the path of TensorBoard's UI (``tensorboard``; None: not served); ``aggregate``: the
     regex grouping runs into bands."""
     blob = Blob()
+    passes = live.passes   # before reading: the page's first poll asks what changed after it
     run_names = live.run_names()
     colors = run_colors(live.run_names(every=True))   # a run keeps its colour whatever serve --where chose
     index = {run: i for i, run in enumerate(run_names)}
@@ -89,7 +90,7 @@ def live_document(live: LiveLogdir, *, title: str, api_base: str, reload_interva
                     "band": BANDS[0]},
         "rendered": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC"),
         "api": {"base": api_base, "interval": reload_interval, "density_above": DENSITY_ABOVE,
-                "tensorboard": tensorboard, "newest": newest},
+                "tensorboard": tensorboard, "newest": newest, "pass": passes},
     }
     return doc, blob
 

@@ -6,8 +6,8 @@
 // did; the header says when the logdir last changed and whether new runs or tags wait for a reload.
 
 const API = DATA.api;
-const SERVED = TFE.served = {requests: 0, polls: 0, loaded: new Set(), lastChange: null, newSeries: 0,
-                             unknown: new Set()};
+const SERVED = TFE.served = {requests: 0, polls: 0, pass: API.pass, loaded: new Set(), lastChange: null,
+                             newSeries: 0, unknown: new Set()};
 let observer = null;
 const waiting = new Set();   // charts with pending series, observed until they scroll into view
 
@@ -353,21 +353,18 @@ function chartOf(s) {
   return CHART_OF.get(s);
 }
 
-const SINCE_MARGIN = 60;   // seconds: a poll asks for the series whose last point is newer than the newest seen,
-                           // less this and an interval (writers whose clocks lag more are seen at a reload)
-
-/** Every interval: what changed since the page asked (GET api/v1/runs?since=: the series with a newer last point,
- * with their point count and last step); the loaded series that changed are asked for again, the others are
- * marked pending (asked for when drawn). */
+/** Every interval: what changed since the page asked (GET api/v1/runs?after=: the series the server's reload
+ * passes changed since the last answer's pass, with their point count and last step); the loaded series that
+ * changed are asked for again, the others are marked pending (asked for when drawn). */
 async function poll() {
   let listed;
   try {
-    const since = SERVED.lastChange ? {since: SERVED.lastChange.wall - API.interval - SINCE_MARGIN} : {};
-    listed = await getJson("runs", since);
+    listed = await getJson("runs", {after: SERVED.pass});
   } catch (err) {
     status("the server did not answer (" + err.message + ")");
     return;
   }
+  SERVED.pass = listed.pass;
   SERVED.polls++;
   if (TFE.updateRunStats) TFE.updateRunStats(listed);
   const bySeries = new Map(SERIES.map(s => [s.fetch.run + "\n" + s.fetch.tag, s]));
