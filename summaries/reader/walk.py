@@ -104,7 +104,8 @@ def _walk_local(root: str, listing: Optional[Dict[str, List[str]]] = None
             else:
                 found.append(entry.path)
         if found or listing is not None and names:
-            rel = os.path.relpath(directory, root).replace(os.sep, "/")
+            # (every folder below root is root joined with names by scandir: the rest of its path is relative)
+            rel = directory[len(root):].lstrip(os.sep).replace(os.sep, "/") or "."
             if found:
                 groups[rel] = found
             if listing is not None and names:
@@ -152,8 +153,9 @@ def discover(path: str, runs: Optional[str] = None, storage_options: Optional[di
     else:
         raise FileNotFoundError("no such file or directory: %s" % path)
     select = re.compile(runs).search if runs is not None else None
-    found = [(run, sorted(files)) for run, files in sorted(groups.items())
+    in_order = fs is None   # (a local walk lists each folder sorted by name already)
+    found = [(run, files if in_order else sorted(files)) for run, files in sorted(groups.items())
              if select is None or select(run) is not None]
-    if names is not None:
+    if names is not None and not in_order:
         names = {folder: sorted(files) for folder, files in names.items()}
     return Discovery(fs, found, problems, root, names)
