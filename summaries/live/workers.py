@@ -6,15 +6,17 @@ processes, in jobs of consecutive runs of about ``JOB_BYTES`` of files each. A j
 arrives. Python's per-file work (folding each scan into the series) holds the GIL, so threads cannot share it out;
 processes can.
 
-The runs travel as a pickle of everything but their numeric arrays, which go in one buffer beside it (pickle's
-persistent ids): the loader's process then makes each array a view into that buffer (~0.5 us) instead of
-unpickling it (~7 us: 10,000 runs of 5 scalar tags hold ~250,000 of them, ~2 s on the loader's one thread).
+The runs travel as a pickle of everything but their numeric arrays, whose bytes go in one buffer beside it (each
+array pickled as a reference to its place): the loader's process then makes each array a view into that buffer
+(~0.5 us) instead of unpickling it (~7 us: 10,000 runs of 5 scalar tags hold ~200,000 of them, ~1.5 s on the
+loader's one thread).
 
 The workers are started with ``spawn``: the server has threads (gRPC, the web server), and a forked child could
 inherit a lock one of them held. If the pool cannot start or a worker dies, the jobs not done are read in-process.
 """
 from __future__ import annotations
 
+import copyreg
 import io
 import logging
 import multiprocessing
@@ -48,33 +50,52 @@ def default_processes() -> int:
     return max(1, min(4, cpus))
 
 
+def _array_at(index: int) -> np.ndarray:
+    """What a packed array is pickled as: a call of this with its index, which only :class:`_Unpacker` resolves
+    (to a view into its buffer)."""
+    raise RuntimeError("a packed array is rebuilt by unpack_runs only")
+
+
 class _Packer(pickle.Pickler):
-    """Pickles everything but numeric ndarrays, which it collects (each once) for the buffer."""
+    """Pickles numeric ndarrays as ``_array_at(index)`` with their bytes set aside in ``parts`` (each padded to a
+    multiple of 8 bytes), everything else as pickle does. Through ``dispatch_table``, so only arrays cost a Python
+    call; the pickler's memo keeps an array referenced twice one array."""
 
     def __init__(self, file):
         super().__init__(file, protocol=pickle.HIGHEST_PROTOCOL)
-        self.arrays: List[np.ndarray] = []
-        self.index: Dict[int, int] = {}
+        self.parts: List[bytes] = []
+        self.specs: List[tuple] = []   # (dtype, shape, offset) of each array
+        self.offset = 0
+        self.dispatch_table = {**copyreg.dispatch_table, np.ndarray: self._reduce_array}
 
-    def persistent_id(self, obj):
-        if type(obj) is not np.ndarray or obj.dtype.kind not in "biuf":
-            return None
-        at = self.index.get(id(obj))
-        if at is None:
-            at = self.index[id(obj)] = len(self.arrays)
-            self.arrays.append(obj)
-        return at
+    def _reduce_array(self, a: np.ndarray):
+        if a.dtype.kind not in "biuf":
+            return a.__reduce_ex__(pickle.HIGHEST_PROTOCOL)
+        data = a.tobytes()
+        self.specs.append((a.dtype.str, a.shape, self.offset))
+        self.parts.append(data)
+        pad = -len(data) % _ALIGN
+        if pad:
+            self.parts.append(bytes(pad))
+        self.offset += len(data) + pad
+        return _array_at, (len(self.specs) - 1,)
 
 
 class _Unpacker(pickle.Unpickler):
-    """Makes each array a slice of the buffer read as its dtype (slicing costs less than ``np.frombuffer``)."""
+    """Resolves ``_array_at(index)`` to a slice of the buffer read as the array's dtype (slicing costs less than
+    ``np.frombuffer``)."""
 
     def __init__(self, file, buffer: bytearray, specs: Sequence[tuple]):
         super().__init__(file)
         self.buffer, self.specs = buffer, specs
         self.as_dtype: Dict[str, np.ndarray] = {}
 
-    def persistent_load(self, at):
+    def find_class(self, module: str, name: str):
+        if module == __name__ and name == "_array_at":
+            return self._view
+        return super().find_class(module, name)
+
+    def _view(self, at: int) -> np.ndarray:
         dtype, shape, offset = self.specs[at]
         whole = self.as_dtype.get(dtype)
         if whole is None:
@@ -89,26 +110,18 @@ class _Unpacker(pickle.Unpickler):
         return whole[start:start + count].reshape(shape)
 
 
-def pack_runs(runs: List[LiveRun]) -> Tuple[bytes, bytearray, List[tuple]]:
-    """``(pickle, buffer, specs)`` of ``runs``: their numeric arrays copied into ``buffer`` (each at an offset a
-    multiple of 8) and described by ``specs`` (dtype, shape, offset), the rest pickled."""
+def pack_runs(runs: List[LiveRun]) -> Tuple[bytes, bytes, List[tuple]]:
+    """``(pickle, buffer, specs)`` of ``runs``: their numeric arrays' bytes one after the other in ``buffer`` (each
+    at an offset a multiple of 8) and described by ``specs`` (dtype, shape, offset), the rest pickled."""
     out = io.BytesIO()
     packer = _Packer(out)
     packer.dump(runs)
-    specs, offset = [], 0
-    for a in packer.arrays:
-        specs.append((a.dtype.str, a.shape, offset))
-        offset += -(-a.nbytes // _ALIGN) * _ALIGN
-    buffer = bytearray(offset)
-    raw = np.frombuffer(buffer, dtype=np.uint8)
-    for a, (_, _, at) in zip(packer.arrays, specs):
-        raw[at:at + a.nbytes] = np.ascontiguousarray(a).reshape(-1).view(np.uint8)
-    return out.getvalue(), buffer, specs
+    return out.getvalue(), b"".join(packer.parts), packer.specs
 
 
-def unpack_runs(pickled: bytes, buffer: bytearray, specs: Sequence[tuple]) -> List[LiveRun]:
-    """The runs :func:`pack_runs` packed, their numeric arrays views into ``buffer`` (writable)."""
-    return _Unpacker(io.BytesIO(pickled), buffer, specs).load()
+def unpack_runs(pickled: bytes, buffer: bytes, specs: Sequence[tuple]) -> List[LiveRun]:
+    """The runs :func:`pack_runs` packed, their numeric arrays writable views into one copy of ``buffer``."""
+    return _Unpacker(io.BytesIO(pickled), bytearray(buffer), specs).load()
 
 
 def _read_runs(capacity: Mapping[str, int], plugins: Optional[FrozenSet[str]], check_crc: bool,
