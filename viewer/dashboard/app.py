@@ -63,7 +63,7 @@ from .density import MAX_PIXELS, MAX_SIDE, data_range, density
 from .page import dashboard_html
 from .proxy import MOUNT, tensorboard_routes
 from .reduce import m4_indices
-from .responses import json_list, json_number, json_response
+from .responses import base64_series_response, json_list, json_number, json_response
 
 __all__ = ["build_app", "normalize_prefix", "MAX_POINTS"]
 
@@ -275,19 +275,23 @@ def _chosen_runs(live: LiveLogdir, tag: str, request: Request, queries: RunQueri
     named = set(request.query_params.getlist("run"))
     chosen = _runs_pattern(request)
     where = _where(request, queries)
-    names = sorted(i.run for i in live.tags(tags=[tag], data_class=SCALAR)
-                   if (not named or i.run in named) and chosen.search(i.run) and (where is None or i.run in where))
+    listed = live.tags(runs=sorted(named) if named else None, tags=[tag], data_class=SCALAR)   # (named: those only)
+    names = sorted(i.run for i in listed if chosen.search(i.run) and (where is None or i.run in where))
     if not names:
         raise BadRequest(404, "tag", "no run chosen (runs=%r, %d run= names) has a scalar series %r"
                          % (chosen.pattern, len(named), tag))
     return names
 
 
-def scalars_of_tag(live: LiveLogdir, request: Request, queries: RunQueries) -> Dict[str, object]:
+def scalars_of_tag(live: LiveLogdir, request: Request, queries: RunQueries):
+    """The answer's content, or with ``encoding=base64`` the answer itself (``base64_series_response``)."""
     tag, points, steps = _required(request, "tag"), _points_parameter(request), _step_range(request)
     binary = _binary(request)
-    return {"tag": tag, "series": [{"run": run, **_series(live, run, tag, points, steps, binary)}
-                                   for run in _chosen_runs(live, tag, request, queries)]}
+    series = [(run, _series(live, run, tag, points, steps, binary))
+              for run in _chosen_runs(live, tag, request, queries)]
+    if binary:
+        return base64_series_response({"tag": tag}, series)
+    return {"tag": tag, "series": [{"run": run, **columns} for run, columns in series]}
 
 
 def _side(request: Request, name: str) -> int:
@@ -348,7 +352,8 @@ def build_app(live: LiveLogdir, path_prefix: str = "/", *, title: Optional[str] 
     def answer(read):
         def endpoint(request: Request) -> Response:   # sync: Starlette runs it on its thread pool
             try:
-                return json_response(read(request))
+                content = read(request)
+                return content if isinstance(content, Response) else json_response(content)
             except BadRequest as err:
                 return json_response({"error": err.message, "parameter": err.parameter}, err.status)
         return endpoint

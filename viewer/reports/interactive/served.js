@@ -33,13 +33,15 @@ TFE.whenPending = function (chart) {
   if (!window.IntersectionObserver) { load(chart); return; }
   if (!observer) observer = new IntersectionObserver(entries => {
     entries.sort((a, b) => a.boundingClientRect.top - b.boundingClientRect.top);   // the top of the page first
+    const inView = [], nearby = [];   // nearby: within the margin, asked once those in view have their data
     for (const entry of entries) {
       if (!entry.isIntersecting) continue;
-      const chart = entry.target.__chart;
+      const chart = entry.target.__chart, box = entry.boundingClientRect;
       observer.unobserve(entry.target);
       waiting.delete(chart);
-      load(chart);
+      (box.bottom > 0 && box.top < window.innerHeight ? inView : nearby).push(chart);
     }
+    Promise.allSettled(inView.map(load)).then(() => nearby.forEach(load));
   }, {rootMargin: "200px"});
   if (waiting.has(chart)) return;
   waiting.add(chart);
@@ -85,9 +87,10 @@ const DENSITY_AT_ONCE = 2;   // densities asked at once: each is a second or mor
 const densityQueue = [];     // and a third at once only slows the first two (the charts in view come first)
 let densityAsking = 0;
 
+/** Ask for what ``chart`` draws: its series, or its density (queued); a promise of the series' arrival. */
 function load(chart) {
-  if (chart.shown.length > API.density_above) { densityQueue.push(chart); nextDensity(); }
-  else loadChart(chart);
+  if (chart.shown.length > API.density_above) { densityQueue.push(chart); nextDensity(); return Promise.resolve(); }
+  return loadChart(chart);
 }
 
 function nextDensity() {
