@@ -181,8 +181,9 @@ class LiveLogdir:
         # the runs shown (None: all), as ``choose`` last said; none before its first answer
         self.chosen: Optional[frozenset] = frozenset() if choose is not None else None
         self.found: Optional[Discovery] = None     # the last pass's walk, with every folder's file names
-        # (run, tag) -> (reservoir stats, extremes, the pass that changed them), as last seen: ``changed_after``
-        self._changes: Dict[Tuple[str, str], tuple] = {}
+        # run -> tag -> (reservoir stats, extremes, the pass that changed them), as last seen: ``changed_after``
+        self._changes: Dict[str, Dict[str, tuple]] = {}
+        self._folders: dict = {}   # the walk's listing of each folder, used again while the folder is unchanged
 
     # -- the read API
 
@@ -243,12 +244,13 @@ class LiveLogdir:
                 chosen = list(self._shown(every).items())
             found = []
             for name, run in chosen:
+                marks = self._changes.get(name, {})
                 items = ([(t, run.series[t]) for t in tags if t in run.series] if tags is not None
                          else list(run.series.items()))
                 for tag, s in items:
                     if s.reservoir.stats[0] and (plugin is None or s.plugin == plugin) and (
                             data_class is None or s.data_class == data_class) and (
-                            changed_after is None or self._changes.get((name, tag), (0, 0, 0))[2] > changed_after):
+                            changed_after is None or marks.get(tag, (0, 0, 0))[2] > changed_after):
                         found.append(_tag_info(name, tag, s))
         return found
 
@@ -316,7 +318,7 @@ class LiveLogdir:
     def reload(self) -> None:
         """One pass: find runs and files, read what was appended to each file since the last pass."""
         try:
-            found = discover(self.path, storage_options=self.storage_options, listing=True)
+            found = discover(self.path, storage_options=self.storage_options, listing=True, cache=self._folders)
         except FileNotFoundError:
             found = None  # a logdir may be created after the server starts, as TensorBoard allows
         groups = dict(found.runs) if found is not None else {}
@@ -348,6 +350,7 @@ class LiveLogdir:
             alone = [w for w, size in zip(work, pending) if 0 < size < SHARED_RUN_BYTES]   # (0: nothing new)
         else:
             shared, alone = work, []
+        touched = {run.name for run, _ in shared + alone}   # (and the runs the workers read: new, so unmarked)
         if self.threads > 1 and len(shared) > 1:
             with ThreadPoolExecutor(self.threads) as pool:
                 for future in [pool.submit(self._read_run, fs, run, files) for run, files in shared]:
@@ -360,20 +363,27 @@ class LiveLogdir:
         if self.choose is not None:
             chosen = self.choose(self)
             self.chosen = frozenset(chosen) if chosen is not None else None
-        self._note_changes(self.passes + 1)
+        self._note_changes(self.passes + 1, touched)
         self.passes += 1
 
-    def _note_changes(self, this_pass: int) -> None:
+    def _note_changes(self, this_pass: int, touched: Collection[str]) -> None:
         """Mark each series whose points or extremes this pass changed (both are replaced, never changed in place,
-        so an identity check per series tells) with ``this_pass``; forget the series of runs that are gone."""
+        so an identity check per series tells) with ``this_pass``: those of the runs read in it (``touched``) and
+        of runs new to the marks; forget the runs that are gone."""
         with self.lock:
             seen, changes = self._changes, {}
             for name, run in self.runs.items():
+                before = seen.get(name)
+                if before is not None and name not in touched:
+                    changes[name] = before
+                    continue
+                before, marks = before or {}, {}
                 for tag, s in run.series.items():
-                    key, stats, found = (name, tag), s.reservoir.stats, s.extremes
-                    mark = seen.get(key)
-                    changes[key] = mark if mark is not None and mark[0] is stats and mark[1] is found else (
+                    stats, found = s.reservoir.stats, s.extremes
+                    mark = before.get(tag)
+                    marks[tag] = mark if mark is not None and mark[0] is stats and mark[1] is found else (
                         stats, found, this_pass)
+                changes[name] = marks
             self._changes = changes
 
     def _read_new_in_processes(self, work: List[tuple], pending: List[int]) -> Tuple[List[tuple], List[int]]:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import re
 import stat
+import time
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Tuple
 
@@ -64,12 +65,55 @@ def _check_local_file(path: str, st: os.stat_result) -> Optional[Problem]:
     return None
 
 
-def _walk_local(root: str, listing: Optional[Dict[str, List[str]]] = None
+RACY_SECONDS = 2.0   # a folder changed this recently is listed again whatever its mtime says: a file system with
+#                      coarse mtimes may not show a change made within the same tick
+
+
+@dataclass
+class _Folder:
+    """One folder as a walk listed it: ``key`` (device, inode, mtime in ns) tells whether it changed since."""
+
+    key: tuple
+    folders: List[str]
+    names: List[str]
+    found: List[str]
+    problems: List[Problem]
+
+
+def _list_folder(directory: str, key: tuple) -> _Folder:
+    entries = sorted(os.scandir(directory), key=lambda e: e.name)
+    folder = _Folder(key, [], [], [], [])
+    for entry in entries:
+        try:
+            if entry.is_dir(follow_symlinks=True):
+                folder.folders.append(entry.path)
+                continue
+            folder.names.append(entry.name)
+            if not is_event_file(entry.name):
+                continue
+            problem = _check_local_file(entry.path, entry.stat(follow_symlinks=True))
+        except OSError as err:  # a dangling symlink, or an entry removed while walking
+            if is_event_file(entry.name):
+                folder.problems.append(Problem(entry.path, None, "unreadable", err.strerror or str(err)))
+            continue
+        if problem is not None:
+            folder.problems.append(problem)
+        else:
+            folder.found.append(entry.path)
+    return folder
+
+
+def _walk_local(root: str, listing: Optional[Dict[str, List[str]]] = None, cache: Optional[dict] = None
                 ) -> Tuple[Dict[str, List[str]], List[Problem]]:
+    """``cache`` (a dict the caller keeps between walks, replaced in place): each folder's listing, used again
+    while the folder's mtime is unchanged and older than ``RACY_SECONDS`` (adding, removing or renaming an entry
+    changes it; a file growing does not, and needs no new listing)."""
     groups: Dict[str, List[str]] = {}
     problems: List[Problem] = []
     seen_dirs = set()
     stack = [root]
+    listed: Dict[str, _Folder] = {}
+    recent = time.time() - RACY_SECONDS
     while stack:
         directory = stack.pop()
         try:
@@ -79,45 +123,37 @@ def _walk_local(root: str, listing: Optional[Dict[str, List[str]]] = None
         if (st.st_dev, st.st_ino) in seen_dirs:
             continue  # a symlink loop, or a second link to a directory already walked
         seen_dirs.add((st.st_dev, st.st_ino))
-        try:
-            entries = sorted(os.scandir(directory), key=lambda e: e.name)
-        except OSError as err:
-            if directory != root:
-                problems.append(Problem(directory, None, "unreadable", err.strerror or str(err)))
-            continue
-        found, names = [], []
-        for entry in entries:
+        key = (st.st_dev, st.st_ino, st.st_mtime_ns)
+        folder = cache.get(directory) if cache is not None else None
+        if folder is None or folder.key != key or st.st_mtime >= recent:
             try:
-                if entry.is_dir(follow_symlinks=True):
-                    stack.append(entry.path)
-                    continue
-                names.append(entry.name)
-                if not is_event_file(entry.name):
-                    continue
-                problem = _check_local_file(entry.path, entry.stat(follow_symlinks=True))
-            except OSError as err:  # a dangling symlink, or an entry removed while walking
-                if is_event_file(entry.name):
-                    problems.append(Problem(entry.path, None, "unreadable", err.strerror or str(err)))
+                folder = _list_folder(directory, key)
+            except OSError as err:
+                if directory != root:
+                    problems.append(Problem(directory, None, "unreadable", err.strerror or str(err)))
                 continue
-            if problem is not None:
-                problems.append(problem)
-            else:
-                found.append(entry.path)
-        if found or listing is not None and names:
+        listed[directory] = folder
+        stack.extend(folder.folders)
+        problems.extend(folder.problems)
+        if folder.found or listing is not None and folder.names:
             # (every folder below root is root joined with names by scandir: the rest of its path is relative)
             rel = directory[len(root):].lstrip(os.sep).replace(os.sep, "/") or "."
-            if found:
-                groups[rel] = found
-            if listing is not None and names:
-                listing[rel] = names
+            if folder.found:
+                groups[rel] = list(folder.found)
+            if listing is not None and folder.names:
+                listing[rel] = list(folder.names)
+    if cache is not None:
+        cache.clear()
+        cache.update(listed)
     return groups, problems
 
 
 def discover(path: str, runs: Optional[str] = None, storage_options: Optional[dict] = None,
-             listing: bool = False) -> Discovery:
+             listing: bool = False, cache: Optional[dict] = None) -> Discovery:
     """Walk ``path`` (a logdir, a run directory, one event file, or an fsspec URL); ``runs`` is a regex
-    (re.search) on run names; ``listing``: keep every folder's file names (see :class:`Discovery`).
-    FileNotFoundError when ``path`` does not exist."""
+    (re.search) on run names; ``listing``: keep every folder's file names (see :class:`Discovery`); ``cache``: a
+    dict kept between walks of a local logdir, so that a folder that did not change is not listed again (the live
+    loader's). FileNotFoundError when ``path`` does not exist."""
     path = os.fspath(path)
     fs = None
     root = path
@@ -143,7 +179,7 @@ def discover(path: str, runs: Optional[str] = None, storage_options: Optional[di
         else:
             raise FileNotFoundError("no such file or directory: %s" % path)
     elif os.path.isdir(path):
-        groups, problems = _walk_local(path, names)
+        groups, problems = _walk_local(path, names, cache)
     elif os.path.exists(path):
         problem = _check_local_file(path, os.stat(path))
         if problem is not None:

@@ -66,3 +66,46 @@ def test_inspect_does_not_block_on_a_fifo(hostile_logdir):
                          capture_output=True, text=True, timeout=60)
     assert "loss" in out.stdout
     assert "FIFO" in out.stderr
+
+
+def test_a_walk_with_a_cache_lists_again_only_the_folders_that_changed(hostile_logdir, monkeypatch):
+    """The live loader's walk (``discover(cache=)``) equals a fresh walk after every change: a new run, a new file
+    in a run, a removed run; a folder is listed again only when its mtime changed, or changed too recently to be
+    trusted (a coarse mtime may hide a change made in the same tick)."""
+    from tfevents.summaries.reader import walk
+    listed = []
+    real = walk._list_folder
+
+    def counting(directory, key):
+        listed.append(os.path.relpath(directory, hostile_logdir))
+        return real(directory, key)
+    monkeypatch.setattr(walk, "_list_folder", counting)
+
+    def same_as_fresh(cache):
+        """The cached walk (``listed``: the folders it listed) checked against a fresh one."""
+        fresh = discover(str(hostile_logdir), listing=True)
+        listed.clear()
+        cached = discover(str(hostile_logdir), listing=True, cache=cache)
+        assert (cached.runs, cached.listing) == (fresh.runs, fresh.listing)
+        assert [(p.path, p.kind) for p in cached.problems] == [(p.path, p.kind) for p in fresh.problems]
+        return cached
+
+    cache = {}
+    monkeypatch.setattr(walk, "RACY_SECONDS", 0.0)
+    first = same_as_fresh(cache)
+    assert [run for run, _ in first.runs] == ["run"] and first.problems   # (alias: the same folder, walked once)
+    same_as_fresh(cache)
+    assert listed == []                                       # nothing changed: no folder listed again
+    with SummaryWriter(str(hostile_logdir / "new")) as w:     # a new run: the logdir's folder and the new one
+        w.add_scalar("loss", 1.0, 0)
+    (hostile_logdir / "run" / "notes.txt").write_text("x")    # a new file in a run
+    assert [run for run, _ in same_as_fresh(cache).runs] == ["new", "run"]
+    assert sorted(listed) == [".", "new", "run"]              # the folders that changed, each once
+    os.remove(hostile_logdir / "run" / "notes.txt")
+    same_as_fresh(cache)
+    # a change within the same mtime tick: with the mtime put back, only the racy rule lists the folder again
+    monkeypatch.setattr(walk, "RACY_SECONDS", 3600.0)
+    stat = os.stat(hostile_logdir / "new")
+    (hostile_logdir / "new" / "notes.txt").write_text("x")
+    os.utime(hostile_logdir / "new", ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    assert "notes.txt" in same_as_fresh(cache).listing["new"]
