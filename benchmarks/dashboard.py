@@ -72,7 +72,8 @@ def ours_command(kind: str, logdir: str, port: int) -> list:
     if kind == "api":
         return tfevents + ["api", logdir, "--port", str(port)]
     if kind == "serve":
-        return tfevents + ["serve", logdir, "--dashboard-port", str(port), "--port", str(free_port())]
+        return tfevents + ["serve", logdir, "--dashboard-port", str(port), "--port", str(free_port()),
+                           "-v"]   # (-v: each reload pass's time, in the log under --cache)
     raise ValueError("--ours-command is api or serve, got %r" % kind)
 
 
