@@ -180,6 +180,9 @@ ALLOWED = {
                                "starts the tensorboard binary on the demo's logdir (argv list, no shell)"),
     "summaries/runs/hparams.py": ({"yaml.load"}, "with its own yaml.SafeLoader subclass: Python tags (Lightning's "
                                                  "!!python/tuple) are read as plain lists and maps, never constructed"),
+    "summaries/live/workers.py": ({"pickle"}, "unpickles only the runs that the worker processes it started itself "
+                                              "send back over multiprocessing's pipe (as ProcessPoolExecutor does "
+                                              "with any result), never a file's contents"),
     "viewer/serve/web.py": ({"subprocess"}, "starts TensorBoard's web server on our data provider (argv list, no "
                                             "shell; the logdir is one argument)"),
 }
