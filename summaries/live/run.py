@@ -126,14 +126,20 @@ class LiveRun:
             if s is None:
                 s = self._series(tag, *self._first_seen(tag, rows))
             cols = rows.scalars.get(tag)
-            if s.data_class == SCALAR and s.reservoir.capacity > 0 and cols is not None and len(cols[0]):
+            is_fresh = s.data_class == SCALAR and not len(s.reservoir) and s.reservoir.capacity > 0 and cols is not None
+            if s.data_class == SCALAR and s.reservoir.capacity > 0 and cols is not None and len(cols[0]) and not (
+                    is_fresh and tag not in rows.reduced_extremes):   # (fresh, unreduced: by its group, below)
                 noted.append(self._scan_extremes(tag, s, cols, rows))
-            if s.data_class == SCALAR and not len(s.reservoir) and s.reservoir.capacity > 0 and cols is not None:
-                fresh.append((s.reservoir, cols))
+            if is_fresh:
+                fresh.append((s, tag in rows.reduced_extremes, cols))
             else:
                 self._apply_tag(tag, s, rows)
-        for reservoirs, steps, walls, values in _same_steps(fresh):
-            fill_at_same_steps(reservoirs, steps, np.stack(walls), np.stack(values).astype(np.float32))
+        for group, steps, walls, values in _same_steps(fresh):
+            walls, values = np.stack(walls), np.stack(values).astype(np.float32)
+            found = extremes.of_rows(steps, walls, values)
+            noted.extend((s, scanned, stepped_back)   # (a fresh series has no last step: a restart only within)
+                         for (s, reduced), (scanned, stepped_back) in zip(group, found) if not reduced)
+            fill_at_same_steps([s.reservoir for s, _ in group], steps, walls, values)
         for s, scanned, restarted in noted:
             s.extremes = extremes.of_points(*s.reservoir.data)[0] if restarted else extremes.merge(s.extremes, scanned)
         for offset, step, wall, graph, from_meta_graph in rows.graphs:
@@ -199,21 +205,21 @@ class LiveRun:
 
 
 def _same_steps(fresh: List[tuple]) -> List[tuple]:
-    """``(reservoirs, steps, walls, values)`` groups of ``(reservoir, scalar columns)`` whose steps are equal (and
-    reservoirs of one capacity), in the order first met."""
+    """``([(series, extremes reduced by the scanner)], steps, walls, values)`` groups of ``(series, reduced, scalar
+    columns)`` whose steps are equal (and reservoirs of one capacity), in the order first met."""
     groups: List[tuple] = []
     candidates: Dict[tuple, List[tuple]] = {}   # groups by capacity, length, first and last step
-    for reservoir, (_, steps, walls, values) in fresh:
+    for s, reduced, (_, steps, walls, values) in fresh:
         if not len(steps):
             continue
-        key = (reservoir.capacity, len(steps), int(steps[0]), int(steps[-1]))
+        key = (s.reservoir.capacity, len(steps), int(steps[0]), int(steps[-1]))
         same = candidates.setdefault(key, [])
         group = next((g for g in same if np.array_equal(g[1], steps)), None)
         if group is None:
             group = ([], steps, [], [])
             same.append(group)
             groups.append(group)
-        group[0].append(reservoir)
+        group[0].append((s, reduced))
         group[2].append(walls)
         group[3].append(values)
     return groups
