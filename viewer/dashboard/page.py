@@ -5,8 +5,8 @@ The embedded document is the report's (``collect.py``'s shape) with the runs, th
 scalar charts and series, but no series' arrays: each series carries ``fetch``, ``[points, last_step]`` as listed
 now (a few bytes a series: 50,000 of them make a page of a few MB), and the page's ``served.js`` asks ``GET
 api/v1/scalars_of_tag`` for the shown series of a chart when the chart scrolls into view (one request per tag),
-reduced to the chart's pixel width (``points=``), then polls ``GET api/v1/runs?after=`` (the document's ``api.pass``, then each answer's) every reload interval and
-asks again for the series that changed.
+reduced to the chart's pixel width (``points=``), then polls ``GET api/v1/runs?after=`` (the document's
+``api.pass``, then each answer's) every reload interval and asks again for the series that changed.
 
 The other kinds (histograms and distributions, images, audio, text, PR curves, graphs, embeddings, meshes) and the
 HParams table's experiments come from a snapshot of what the loader keeps (``summaries/live/snapshot.py``: its
