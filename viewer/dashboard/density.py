@@ -76,26 +76,32 @@ def _transform(value: np.ndarray, logy: bool) -> np.ndarray:
         return np.log10(value)   # 0 -> -inf, negative -> NaN
 
 
+def _columns(series: Sequence[Series], logy: bool) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(x, t, lengths)``: every run's steps (float64) and values (``_transform``-ed) one run after the other, and
+    each run's point count. Concatenated once, so that the ranges are two reductions and a batch of runs a slice,
+    in array operations that release the GIL (two densities asked at once then share the CPUs)."""
+    lengths = np.array([len(step) for step, _ in series], dtype=np.int64)
+    if not lengths.sum():
+        return np.zeros(0), np.zeros(0), lengths
+    x = np.concatenate([np.asarray(step) for step, _ in series]).astype(np.float64)
+    t = _transform(np.concatenate([np.asarray(value) for _, value in series]), logy)
+    return x, t, lengths
+
+
 def data_range(series: Sequence[Series], logy: bool = False) -> Tuple[Tuple[float, float], Tuple[float, float]]:
     """The x range (least and greatest step) and y range (least and greatest finite value; with ``logy`` of the
     positive ones) of ``series``, each widened to a span of 1 (x) or to ``y ± 0.5`` (y; with ``logy``, ``y / 10`` to
     ``y * 10``) when it is a single number, and ``(0, 1)`` (``(0.1, 10)`` with logy) when there is none."""
-    steps = [np.asarray(s) for s, _ in series if len(s)]
-    if steps:
-        x0, x1 = float(min(s.min() for s in steps)), float(max(s.max() for s in steps))
+    x, t, _ = _columns(series, logy)
+    if x.size:
+        x0, x1 = float(x.min()), float(x.max())
     else:
         x0, x1 = 0.0, 1.0
     if x1 <= x0:
         x1 = x0 + 1.0
-    lows, highs = [], []
-    for _, value in series:
-        t = _transform(value, logy)
-        t = t[np.isfinite(t)]
-        if t.size:
-            lows.append(t.min())
-            highs.append(t.max())
-    if lows:
-        y0, y1 = float(min(lows)), float(max(highs))
+    t = t[np.isfinite(t)]
+    if t.size:
+        y0, y1 = float(t.min()), float(t.max())
     else:
         y0 = y1 = 0.0
     if y1 <= y0:
@@ -246,14 +252,15 @@ def density(series: Sequence[Series], x_range: Tuple[float, float], y_range: Tup
     diff = np.zeros((height + 1) * width, dtype=np.float64)
     runs = len(series)
     owner_key = np.full(height * width, -1, dtype=np.int64)
-    batch: list = []
-    cells = 0
-    for index, (step, value) in enumerate(series):
-        batch.append(index)
-        cells += len(step) + width
+    x, t, lengths = _columns(series, logy)
+    first, point, held, cells = 0, 0, 0, 0   # the batch's first run and point, its points and cells so far
+    for index, n in enumerate(lengths.tolist()):
+        held += n
+        cells += n + width
         if cells >= BATCH_CELLS or index == runs - 1:
-            _add_batch(series, batch, diff, owner_key, x0, sx, y1, sy, width, height, logy, runs)
-            batch, cells = [], 0
+            _add_batch(x[point:point + held], t[point:point + held], lengths[first:index + 1], first, diff,
+                       owner_key, x0, sx, y1, sy, width, height, runs)
+            first, point, held, cells = index + 1, point + held, 0, 0
     dens = diff.reshape(height + 1, width)
     np.cumsum(dens, axis=0, out=dens)   # (in place, as below: the peak memory)
     dens = dens[:height]
@@ -265,14 +272,13 @@ def density(series: Sequence[Series], x_range: Tuple[float, float], y_range: Tup
     return Density(dens.astype(np.float32), owner_key.astype(np.int32).reshape(height, width))
 
 
-def _add_batch(series, batch, diff, owner_key, x0, sx, y1, sy, width, height, logy, runs) -> None:
-    steps = [np.asarray(series[i][0]) for i in batch]
-    lengths = np.array([s.size for s in steps])
+def _add_batch(x, t, lengths, first, diff, owner_key, x0, sx, y1, sy, width, height, runs) -> None:
+    """Runs ``first`` to ``first + len(lengths) - 1``: their steps ``x`` and transformed values ``t`` (slices of
+    ``_columns``' arrays, not written to) added to the difference raster and the owner keys."""
     if not lengths.sum():
         return
-    x = np.concatenate(steps).astype(np.float64)
-    t = np.concatenate([_transform(series[i][1], logy) for i in batch])
-    run = np.repeat(np.asarray(batch, dtype=np.int64), lengths)
+    batch = np.arange(first, first + len(lengths), dtype=np.int64)
+    run = np.repeat(batch, lengths)
     if (np.diff(x)[run[1:] == run[:-1]] < 0).any():   # some run not by step: sort each by step, stably
         order = np.lexsort((x, run))
         x, t = x[order], t[order]
@@ -282,7 +288,7 @@ def _add_batch(series, batch, diff, owner_key, x0, sx, y1, sy, width, height, lo
     v[t == np.inf] = 0.0
     v[t == -np.inf] = height
     u[u == width] = np.nextafter(float(width), 0.0)   # the right edge is in the last column
-    local = run - batch[0]
+    local = run - first
     broken = np.bincount(local[np.isnan(v)], minlength=len(batch)) > 0
     found = []
     whole = ~broken & (lengths > 0)
@@ -303,7 +309,7 @@ def _add_batch(series, batch, diff, owner_key, x0, sx, y1, sy, width, height, lo
     diff -= np.bincount((m_hi + 1) * width + m_col, weights=w, minlength=diff.size)   # than np.add.at)
     # owner: greatest weight (fewest rows), then the first run: the greatest key (height - rows) * runs + (runs-1-r)
     length = m_hi - m_lo + 1
-    key = (height - rows) * runs + (runs - 1 - (m_run + batch[0]))
+    key = (height - rows) * runs + (runs - 1 - (m_run + first))
     pixel = np.repeat(m_lo * width + m_col - width * (np.cumsum(length) - length), length)
     pixel += width * np.arange(pixel.size)   # row m_lo + j of the interval's j-th pixel
     np.maximum.at(owner_key, pixel, np.repeat(key, length))
