@@ -23,7 +23,6 @@ as the Rust server's [k, 3] tensor when read), other tensors as serialized Tenso
 from __future__ import annotations
 
 import logging
-import math
 import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
@@ -37,7 +36,7 @@ from ..reader.kinds import BLOB_SEQUENCE, SCALAR, TENSOR, UNKNOWN
 from ..reader.walk import Discovery, discover
 from .read import read_run
 from .reservoir import sample_indices
-from .run import UNBOUNDED, LiveRun, Series
+from .run import UNBOUNDED, LiveRun, Series, TagInfo, tag_info
 from .workers import PROCESS_BYTES, jobs_of, read_in_processes
 
 __all__ = ["LiveLogdir", "TagInfo", "Points", "parse_samples_per_plugin", "SCALAR", "TENSOR", "BLOB_SEQUENCE",
@@ -70,25 +69,6 @@ def _bytes_to_read(run: LiveRun, files: List[str]) -> int:
     return pending
 
 
-class TagInfo(NamedTuple):
-    """One non-empty series as the views list it: what TensorBoard's List* RPCs report of it."""
-
-    run: str
-    tag: str
-    plugin: str
-    data_class: int
-    metadata: bytes          # its SummaryMetadata, serialized
-    count: int               # points kept
-    last_step: int           # the last step kept (TensorBoard's max_step)
-    max_wall_time: float
-    max_length: int          # blob sequences: the most blobs at one step (0 for the other data classes)
-    last: float              # scalars: the last value (NaN for the other data classes)
-    min: float               # scalars: the least and greatest value of the whole series (not only the points
-    min_step: int            # kept; NaN left out, NaN and step -1 when none: ``live/extremes.py``)
-    max: float
-    max_step: int
-
-
 class Points(NamedTuple):
     """A series' kept points, oldest first: ``step`` int64, ``wall_time`` float64, ``value`` (float32 scalars, or
     objects: tensors as the loader keeps them, see :func:`tensor_bytes`; blob sequences as lists of bytes)."""
@@ -118,21 +98,6 @@ def parse_samples_per_plugin(text: Optional[str]) -> Dict[str, int]:
             raise ValueError("%r: the count must be non-negative" % item)
         out[name.strip()] = count or UNBOUNDED
     return out
-
-
-def _tag_info(run: str, tag: str, s: Series) -> TagInfo:
-    """``s`` listed, the same object again while its points and extremes are (TensorBoard asks for every series'
-    listing every few seconds; a reservoir's ``stats`` and a series' ``extremes`` are replaced, never changed)."""
-    stats, found = s.reservoir.stats, s.extremes
-    cached = s.listed
-    if cached is not None and cached[0] is stats and cached[1] is found:
-        return cached[2]
-    count, last_step, max_wall = stats
-    info = TagInfo(run, tag, s.plugin, s.data_class, s.metadata, count, last_step, max_wall,
-                   max(len(v) for v in s.reservoir.data[2]) if s.data_class == BLOB_SEQUENCE else 0,
-                   float(s.reservoir.last_value) if s.data_class == SCALAR else math.nan, *found)
-    s.listed = (stats, found, info)
-    return info
 
 
 class LiveLogdir:
@@ -251,7 +216,7 @@ class LiveLogdir:
                     if s.reservoir.stats[0] and (plugin is None or s.plugin == plugin) and (
                             data_class is None or s.data_class == data_class) and (
                             changed_after is None or marks.get(tag, (0, 0, 0))[2] > changed_after):
-                        found.append(_tag_info(name, tag, s))
+                        found.append(tag_info(name, tag, s))
         return found
 
     def _series_of(self, run: str, tag: str) -> Optional[Series]:

@@ -3,8 +3,9 @@ scan of a file's new bytes is folded into them (``LiveRun.apply``), with the C s
 the reservoir a tag's rows go to) and the check that a reduced scan lost nothing (``reduction_exact``)."""
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
-from typing import Dict, FrozenSet, List, Mapping, Optional, Tuple
+from typing import Dict, FrozenSet, List, Mapping, NamedTuple, Optional, Tuple
 
 import numpy as np
 
@@ -16,7 +17,7 @@ from .reservoir import Reservoir, fill_at_same_steps
 from .values import (NULL_TENSOR, RUN_GRAPH_TAG, blob_sequence, compact_histogram, initial_metadata,
                      scalar_tensor_bytes)
 
-__all__ = ["LiveRun", "Series", "FileCursor", "UNBOUNDED"]
+__all__ = ["LiveRun", "Series", "FileCursor", "TagInfo", "tag_info", "UNBOUNDED"]
 
 UNBOUNDED = 2 ** 62  # a reservoir capacity that keeps every point (TensorBoard's ``--samples_per_plugin x=all``)
 
@@ -32,6 +33,42 @@ class Series:
     reservoir: Reservoir
     extremes: extremes.Extremes = extremes.NO_EXTREMES
     listed: Optional[tuple] = field(default=None, repr=False, compare=False)  # (stats, extremes, TagInfo) last listed
+
+
+class TagInfo(NamedTuple):
+    """One non-empty series as the views list it: what TensorBoard's List* RPCs report of it."""
+
+    run: str
+    tag: str
+    plugin: str
+    data_class: int
+    metadata: bytes          # its SummaryMetadata, serialized
+    count: int               # points kept
+    last_step: int           # the last step kept (TensorBoard's max_step)
+    max_wall_time: float
+    max_length: int          # blob sequences: the most blobs at one step (0 for the other data classes)
+    last: float              # scalars: the last value (NaN for the other data classes)
+    min: float               # scalars: the least and greatest value of the whole series (not only the points
+    min_step: int            # kept; NaN left out, NaN and step -1 when none: ``live/extremes.py``)
+    max: float
+    max_step: int
+
+
+
+
+def tag_info(run: str, tag: str, s: Series) -> TagInfo:
+    """``s`` listed, the same object again while its points and extremes are (TensorBoard asks for every series'
+    listing every few seconds; a reservoir's ``stats`` and a series' ``extremes`` are replaced, never changed)."""
+    stats, found = s.reservoir.stats, s.extremes
+    cached = s.listed
+    if cached is not None and cached[0] is stats and cached[1] is found:
+        return cached[2]
+    count, last_step, max_wall = stats
+    info = TagInfo(run, tag, s.plugin, s.data_class, s.metadata, count, last_step, max_wall,
+                   max(len(v) for v in s.reservoir.data[2]) if s.data_class == BLOB_SEQUENCE else 0,
+                   float(s.reservoir.last_value) if s.data_class == SCALAR else math.nan, *found)
+    s.listed = (stats, found, info)
+    return info
 
 
 @dataclass

@@ -30,7 +30,7 @@ import numpy as np
 
 from ..reader.decode import Problem
 from .read import read_run
-from .run import LiveRun
+from .run import LiveRun, tag_info
 
 __all__ = ["read_in_processes", "pack_runs", "unpack_runs", "jobs_of", "default_processes", "PROCESS_BYTES",
            "JOB_BYTES"]
@@ -132,6 +132,9 @@ def _read_runs(capacity: Mapping[str, int], plugins: Optional[FrozenSet[str]], c
     for name, files in job:
         run = LiveRun(name, capacity, plugins=plugins)
         read_run(None, run, files, check_crc, problems.append)
+        for tag, s in run.series.items():   # listed here, off the server's thread: its first listing finds them
+            if s.reservoir.stats[0]:
+                tag_info(name, tag, s)
         runs.append(run)
     return runs, problems
 

@@ -84,6 +84,9 @@ def test_runs_read_by_worker_processes_equal_runs_read_in_process(peer_logdir, t
     in_process.reload()
     assert len(many_jobs) == 1 and len(many_jobs[0]) > 2   # the first pass: every run, in several jobs
     assert sum(len(job) for job in many_jobs[0]) == len(in_process.run_names())
+    kept = [s for run in with_workers.runs.values() for s in run.series.values() if s.reservoir.stats[0]]
+    assert kept and all(s.listed is not None for s in kept)   # listed by the workers: the first tags() reuses them
+    assert {id(info) for info in with_workers.tags()} == {id(s.listed[2]) for s in kept}
     first = _state(in_process)
     assert {data_class for _, data_class, *_ in first["series"].values()} >= {TENSOR, BLOB_SEQUENCE}
     assert [kind for _, _, kind in first["problems"]] == ["corrupted"]
