@@ -179,13 +179,13 @@ def logdir(tmp_path):
 @pytest.fixture(scope="session")
 def s3_endpoint():
     """moto's S3 server on 127.0.0.1 (the real S3 protocol), shared by the tests that read object storage: its URL.
-    Each test uses buckets of its own."""
+    Each test uses buckets of its own. The server runs in a process of its own (tests/_moto_server.py), so it does
+    not share the test process's GIL with the clients it answers."""
     pytest.importorskip("s3fs")
-    server_mod = pytest.importorskip("moto.server")
-    server = server_mod.ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
-    server.start()
-    host, port = server.get_host_and_port()
-    yield "http://%s:%d" % (host, port)
+    pytest.importorskip("moto.server")
+    from _moto_server import MotoProcess
+    server = MotoProcess().start()
+    yield server.url
     server.stop()
 
 
