@@ -12,7 +12,6 @@ import subprocess
 import sys
 import textwrap
 import time
-import warnings
 from urllib.parse import urlparse
 
 import numpy as np
@@ -69,32 +68,55 @@ def tensorboard_steps(url: str, endpoint: str, tmp_path, tag: str = "loss") -> l
 
 # ------------------------------------------------------------------------------------------- (a) outage
 
-def test_an_outage_loses_no_value_and_raises_nothing_into_add_scalar(proxy, s3_endpoint, tmp_path):
-    """The store refuses connections for 20 s of a 22 s loop of add_scalar (before the fix, add_scalar raised
-    OSError ~4 s into the outage and the value of that call was lost): every step is stored afterwards, as our
-    reader and TensorBoard's read the objects. botocore is told not to retry (a common setting; the writer
-    retries), so every attempt fails fast."""
+# The 22 s loop of (a) runs in a process of its own (its writer, and the proxy in front of moto's server), started
+# when this module's first test starts and checked by the module's last test, so the other tests' waits on their
+# timeouts overlap with it.
+_OUTAGE_CHILD = textwrap.dedent("""
+    import json, sys, time, warnings
+    sys.path.insert(0, sys.argv[1])
+    from _tcp_proxy import TcpProxy
     from tfevents.summaries import SummaryWriter
-    url = "s3://%s/outage/run" % BUCKET
-    fail_fast = dict(options(proxy.url), config_kwargs={"retries": {"max_attempts": 1}})
-    w = SummaryWriter(url, flush_secs=0.5, storage_options=fail_fast)
-    step, started = 0, time.monotonic()
-    outage = (1.0, 21.0)   # the issue's 20 s
-    with warnings.catch_warnings(record=True):   # the writer may warn that the store is down: not an error
-        warnings.simplefilter("always")
-        while time.monotonic() - started < 22.0:
-            elapsed = time.monotonic() - started
-            if outage[0] <= elapsed < outage[1] and proxy.state != "refuse":
-                proxy.refuse()
-            elif elapsed >= outage[1] and proxy.state != "forward":
-                proxy.forward()
-            w.add_scalar("loss", float(step), step)
-            step += 1
-            time.sleep(0.002)
-    w.close()
-    assert step > 1000
-    np.testing.assert_array_equal(stored_steps(url, s3_endpoint), np.arange(step))
-    assert tensorboard_steps(url, s3_endpoint, tmp_path) == list(range(step))
+    url, opts, upstream = sys.argv[2], json.loads(sys.argv[3]), (sys.argv[4], int(sys.argv[5]))
+    with TcpProxy(upstream) as proxy:
+        # botocore is told not to retry (a common setting; the writer retries), so every attempt fails fast
+        opts["client_kwargs"]["endpoint_url"] = proxy.url
+        fail_fast = dict(opts, config_kwargs={"retries": {"max_attempts": 1}})
+        w = SummaryWriter(url, flush_secs=0.5, storage_options=fail_fast)
+        step, started = 0, time.monotonic()
+        outage = (1.0, 21.0)   # the issue's 20 s
+        with warnings.catch_warnings(record=True):   # the writer may warn that the store is down: not an error
+            warnings.simplefilter("always")
+            while time.monotonic() - started < 22.0:
+                elapsed = time.monotonic() - started
+                if outage[0] <= elapsed < outage[1] and proxy.state != "refuse":
+                    proxy.refuse()
+                elif elapsed >= outage[1] and proxy.state != "forward":
+                    proxy.forward()
+                w.add_scalar("loss", float(step), step)   # an exception here ends the child: the test fails
+                step += 1
+                time.sleep(0.002)
+        w.close()
+    print(json.dumps({"steps": step}), flush=True)
+""")
+OUTAGE_URL = "s3://%s/outage/run" % BUCKET
+
+
+@pytest.fixture(scope="module", autouse=True)
+def outage_run(s3_endpoint, bucket, tmp_path_factory):
+    """The child process of (a), running while the module's other tests run: ``(process, its stdout file, its
+    stderr file)``; the test at the end waits for it."""
+    parsed = urlparse(s3_endpoint)
+    out = tmp_path_factory.mktemp("outage")
+    with open(out / "stdout", "wb") as stdout, open(out / "stderr", "wb") as stderr:
+        proc = subprocess.Popen([sys.executable, "-c", _OUTAGE_CHILD, os.path.join(REPO, "tests"), OUTAGE_URL,
+                                 json.dumps(options(s3_endpoint)), parsed.hostname, str(parsed.port)],
+                                stdout=stdout, stderr=stderr, cwd=REPO)
+    try:
+        yield proc, out / "stdout", out / "stderr"
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        proc.wait()
 
 
 # ------------------------------------------------------------------------------------------- (b) black hole
@@ -310,3 +332,20 @@ def test_the_call_that_hears_of_an_error_keeps_its_value(tmp_path):
         w.add_scalar("loss", 5.0, 5)
     w.close()
     np.testing.assert_array_equal(read_scalars(str(tmp_path))[("run", "loss")].step, [5])
+
+
+# ------------------------------------------------------------------------------------------- (a) outage, checked
+
+def test_an_outage_loses_no_value_and_raises_nothing_into_add_scalar(outage_run, s3_endpoint, tmp_path):
+    """The store refuses connections for 20 s of a 22 s loop of add_scalar (before the fix, add_scalar raised
+    OSError ~4 s into the outage and the value of that call was lost): every step is stored afterwards, as our
+    reader and TensorBoard's read the objects. botocore is told not to retry (a common setting; the writer
+    retries), so every attempt fails fast. (The loop ran in a child process, ``_OUTAGE_CHILD``, since this
+    module's first test.)"""
+    proc, stdout, stderr = outage_run
+    returncode = proc.wait(timeout=180)
+    assert returncode == 0, stderr.read_text(errors="replace")[-3000:]
+    step = json.loads(stdout.read_text().strip().splitlines()[-1])["steps"]
+    assert step > 1000
+    np.testing.assert_array_equal(stored_steps(OUTAGE_URL, s3_endpoint), np.arange(step))
+    assert tensorboard_steps(OUTAGE_URL, s3_endpoint, tmp_path) == list(range(step))
