@@ -98,9 +98,16 @@ def _run_list_logdir_job(tmp_path_factory):
     return lambda: _run_list_logdir.write_in_subprocess(root)
 
 
+def _fresh_imports_job(tmp_path_factory):
+    import _fresh_imports
+    modules = _fresh_imports.source_modules()     # the modules in the source as the session starts
+    return lambda: {group: _fresh_imports.import_group(group, modules) for group in _fresh_imports.GROUPS}
+
+
 SLOW_JOBS = {"peer_logdir": _peer_runs_job, "example_runs": _example_runs_job, "example_graphs": _example_graphs_job,
              "project_example_runs": _project_example_runs_job, "peer_suite_reports": _peer_suites_job,
-             "demo_cli_run": _demo_cli_job, "run_list_logdir": _run_list_logdir_job}
+             "demo_cli_run": _demo_cli_job, "run_list_logdir": _run_list_logdir_job,
+             "fresh_imports": _fresh_imports_job}
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -167,6 +174,13 @@ def run_list_logdir(tmp_path_factory):
     """10,000 tiny runs and their interactive report (tests/_run_list_logdir.py): ``(report path, run names sorted,
     {name: lr}, {name: loss min})``."""
     return _slow("run_list_logdir", tmp_path_factory)
+
+
+@pytest.fixture(scope="session")
+def fresh_imports(tmp_path_factory):
+    """``{group: (its modules, failures, {module: our modules its import loaded})}``: every module of the package
+    imported alone, each in a fresh interpreter (tests/_fresh_imports.py; e2e/test_imports.py checks them)."""
+    return _slow("fresh_imports", tmp_path_factory)
 
 
 @pytest.fixture

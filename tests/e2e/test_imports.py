@@ -5,18 +5,12 @@ interpreter (so no import order can hide a cycle), and the kind names are spelle
 from __future__ import annotations
 
 import ast
-import json
 import os
-import subprocess
-import sys
-from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
+from _fresh_imports import GROUPS, source_modules
 from conftest import REPO
-
-FOLDERS = {"core": "tfevents.core", "summaries": "tfevents.summaries", "viewer": "tfevents.viewer",
-           "proto": "tfevents.proto", os.path.join("summaries", "integrations"): "tfevents.integrations"}
 
 # ARCHITECTURE.md's tables: what each part may import at module level (besides itself). ``tfevents.summaries`` is
 # its base modules (record, tags, atomic, lazy, iterator, the package's lazy exports); its parts go down this table.
@@ -56,24 +50,7 @@ PARTS = {
 }
 
 
-def _modules() -> dict:
-    """{dotted module name: source path} of the four folders."""
-    found = {}
-    for folder, package in FOLDERS.items():
-        top = os.path.join(REPO, folder)
-        for directory, subdirs, files in os.walk(top):
-            subdirs[:] = [d for d in subdirs if d != "__pycache__"
-                          and os.path.relpath(os.path.join(directory, d), REPO) not in FOLDERS]
-            for name in files:
-                if name.endswith(".py"):
-                    parts = os.path.relpath(os.path.join(directory, name), top)[:-3].split(os.sep)
-                    if parts[-1] == "__init__":
-                        parts = parts[:-1]
-                    found[".".join([package] + parts)] = os.path.join(directory, name)
-    return found
-
-
-MODULES = _modules()
+MODULES = source_modules()
 
 
 def _imports(module: str, path: str):
@@ -205,39 +182,16 @@ def test_function_level_imports_of_our_modules_say_why_they_are_lazy():
     assert unexplained == []
 
 
-_LOADED = "import json, sys; import %s; print(json.dumps(sorted(m for m in sys.modules if m.startswith('tfevents'))))"
-
-
-def _import_alone(module: str):
-    """``(failure text or "", our modules the import loaded)`` of ``import module`` in a fresh interpreter."""
-    proc = subprocess.run([sys.executable, "-c", _LOADED % module], capture_output=True, text=True, timeout=120,
-                          env=dict(os.environ, TFEVENTS_CORE_KERNELS="1"))
-    if proc.returncode != 0:
-        return "%s: %s" % (module, proc.stderr.strip().splitlines()[-1:]), set()
-    return "", set(json.loads(proc.stdout.strip().splitlines()[-1]))
-
-
-@pytest.mark.parametrize("group", ["tfevents.core", "tfevents.summaries", "tfevents.viewer", "tfevents.proto",
-                                   "tfevents.integrations"])
-def test_every_module_imports_alone_in_a_fresh_interpreter(group):
+@pytest.mark.parametrize("group", GROUPS)
+def test_every_module_imports_alone_in_a_fresh_interpreter(group, fresh_imports):
     """``import M`` alone, for every module M of the group. Python imports M's packages first, top down; if the
     import of one of them, P, loads M, then P's import has loaded every package between P and M too (a module's
     packages are imported before it), so a fresh ``import M`` runs exactly what a fresh ``import P`` runs, and
     only looks up the rest: M is covered by P's interpreter. So the packages go first (parents before children),
     and a module gets an interpreter of its own only when no package above it loaded it (``tfevents.core``'s
-    ``__init__`` loads most of core: one interpreter instead of one per module)."""
-    modules = sorted((m for m in MODULES if m == group or m.startswith(group + ".")), key=lambda m: (m.count("."), m))
-    loaded_by = {}    # module imported in an interpreter of its own -> our modules that import loaded
-    failures = []
-    for depth in sorted({m.count(".") for m in modules}):
-        level = [m for m in modules if m.count(".") == depth]
-        alone = [m for m in level if not any(m in loaded_by.get(".".join(m.split(".")[:i]), ())
-                                             for i in range(1, depth + 1))]
-        with ThreadPoolExecutor(2) as pool:
-            for module, (failure, loaded) in zip(alone, pool.map(_import_alone, alone)):
-                if failure:
-                    failures.append(failure)
-                loaded_by[module] = loaded
+    ``__init__`` loads most of core: one interpreter instead of one per module). (The interpreters of every group
+    run in the session's background, conftest's ``fresh_imports``: tests/_fresh_imports.py.)"""
+    modules, failures, loaded_by = fresh_imports[group]
     assert failures == []
     assert set(modules) <= set().union(*loaded_by.values())   # every module was imported by some interpreter
 
