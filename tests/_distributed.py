@@ -9,6 +9,8 @@ oracle for ``fold_ranks``.
 """
 import os
 import socket
+import subprocess
+import sys
 
 import numpy as np
 
@@ -60,3 +62,15 @@ def run_job(logdir: str) -> None:
     for name in ("RANK", "WORLD_SIZE", "SLURM_PROCID", "OMPI_COMM_WORLD_RANK", "PMI_RANK"):
         assert name not in os.environ, "%s is set: the job would not test torch.distributed's rank" % name
     mp.spawn(_process, args=(WORLD, _free_port(), logdir), nprocs=WORLD, join=True)
+
+
+def run_job_in_subprocess(logdir: str, timeout: float = 300) -> str:
+    """``run_job(logdir)`` from a process of its own (conftest's background job ``ranks_job``); returns logdir."""
+    proc = subprocess.run([sys.executable, os.path.abspath(__file__), logdir], capture_output=True, text=True,
+                          timeout=timeout)
+    assert proc.returncode == 0, "the torch.distributed job failed:\n%s" % (proc.stdout + proc.stderr)[-3000:]
+    return logdir
+
+
+if __name__ == "__main__":
+    run_job(sys.argv[1])

@@ -98,6 +98,12 @@ def _run_list_logdir_job(tmp_path_factory):
     return lambda: _run_list_logdir.write_in_subprocess(root)
 
 
+def _ranks_job(tmp_path_factory):
+    import _distributed
+    logdir = str(tmp_path_factory.mktemp("ranks_job"))
+    return lambda: _distributed.run_job_in_subprocess(logdir)
+
+
 def _fresh_imports_job(tmp_path_factory):
     import _fresh_imports
     modules = _fresh_imports.source_modules()     # the modules in the source as the session starts
@@ -107,7 +113,7 @@ def _fresh_imports_job(tmp_path_factory):
 SLOW_JOBS = {"peer_logdir": _peer_runs_job, "example_runs": _example_runs_job, "example_graphs": _example_graphs_job,
              "project_example_runs": _project_example_runs_job, "peer_suite_reports": _peer_suites_job,
              "demo_cli_run": _demo_cli_job, "run_list_logdir": _run_list_logdir_job,
-             "fresh_imports": _fresh_imports_job}
+             "fresh_imports": _fresh_imports_job, "ranks_job": _ranks_job}
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -205,10 +211,7 @@ def s3_endpoint():
 
 @pytest.fixture(scope="session")
 def ranks_job(tmp_path_factory):
-    """One real 2-process torch.distributed job (gloo on 127.0.0.1, tests/_distributed.py), shared by the tests that
-    read its runs: ``<root>/default`` (rank 0 only), ``<root>/all/rank_<N>``, torch's reductions ``reduced.npy``."""
+    """One real 2-process torch.distributed job (gloo on 127.0.0.1, tests/_distributed.py, run in the session's
+    background), shared by the tests that read its runs: ``<root>/default`` (rank 0 only), ``<root>/all/rank_<N>``, torch's reductions ``reduced.npy``."""
     pytest.importorskip("torch.distributed", reason="the ranks tests run a real torch.distributed job")
-    import _distributed
-    logdir = str(tmp_path_factory.mktemp("ranks_job"))
-    _distributed.run_job(logdir)
-    return logdir
+    return _slow("ranks_job", tmp_path_factory)
