@@ -212,6 +212,7 @@ def s3_endpoint():
 @pytest.fixture(scope="session")
 def ranks_job(tmp_path_factory):
     """One real 2-process torch.distributed job (gloo on 127.0.0.1, tests/_distributed.py, run in the session's
-    background), shared by the tests that read its runs: ``<root>/default`` (rank 0 only), ``<root>/all/rank_<N>``, torch's reductions ``reduced.npy``."""
+    background), shared by the tests that read its runs: ``<root>/default`` (rank 0 only), ``<root>/all/rank_<N>``,
+    torch's reductions ``reduced.npy``."""
     pytest.importorskip("torch.distributed", reason="the ranks tests run a real torch.distributed job")
     return _slow("ranks_job", tmp_path_factory)
