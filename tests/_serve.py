@@ -7,7 +7,7 @@ import subprocess
 import sys
 import tempfile
 
-from _tensorboard import stop_process_group
+from _tensorboard import stop_process_group, terminate_process_group
 
 
 class ProviderProcess:
@@ -33,6 +33,10 @@ class ProviderProcess:
     def log(self) -> str:
         with open(self.log_path, "rb") as f:
             return f.read().decode(errors="replace")
+
+    def terminate(self) -> None:
+        """SIGTERM its process group without waiting (``stop`` waits)."""
+        terminate_process_group(self.proc)
 
     def stop(self) -> None:
         if self.proc is not None:

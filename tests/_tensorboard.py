@@ -45,6 +45,16 @@ def tensorboard_without_tensorflow_command() -> list[str]:
     return [sys.executable, "-c", code]
 
 
+def terminate_process_group(proc: subprocess.Popen | None) -> None:
+    """SIGTERM a process started with ``start_new_session=True`` and return at once (``stop_process_group`` then
+    waits for it, and SIGKILLs it if it lingers)."""
+    if proc is not None and proc.poll() is None:
+        try:
+            os.killpg(proc.pid, signal.SIGTERM)
+        except ProcessLookupError:
+            pass
+
+
 def stop_process_group(proc: subprocess.Popen) -> None:
     """SIGTERM a process started with ``start_new_session=True`` (so its pgid is its pid), SIGKILL if it lingers."""
     if proc.poll() is not None:
@@ -92,6 +102,11 @@ class TensorBoardServer:
                 stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
                 env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", CUDA_VISIBLE_DEVICES="", **self.env))
         return self
+
+    def terminate(self) -> None:
+        """SIGTERM the server's process group without waiting (``stop`` waits): a fixture that stops several
+        servers terminates them all first, so they shut down together."""
+        terminate_process_group(self.proc)
 
     def stop(self) -> None:
         if self.proc is not None:

@@ -59,10 +59,13 @@ def servers(logdir, sweep, tmp_path_factory):
     """Both TensorBoard servers on the logdir, started together; stopped by PID afterwards."""
     logs = tmp_path_factory.mktemp("tb_logs")
     with contextlib.ExitStack() as stack:
-        yield {load_fast: stack.enter_context(TensorBoardServer(
-                   logdir[0], load_fast=load_fast == "true", timeout=TIMEOUT,
-                   log_path=os.path.join(str(logs), "load_fast_%s.log" % load_fast)))
-               for load_fast in ("false", "true")}
+        servers = {load_fast: stack.enter_context(TensorBoardServer(
+                       logdir[0], load_fast=load_fast == "true", timeout=TIMEOUT,
+                       log_path=os.path.join(str(logs), "load_fast_%s.log" % load_fast)))
+                   for load_fast in ("false", "true")}
+        yield servers
+        for server in servers.values():   # both asked to stop at once; the stack then waits for each
+            server.terminate()
 
 
 def _loaded(server, result, example_runs):

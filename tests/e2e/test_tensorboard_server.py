@@ -51,10 +51,13 @@ def servers(logdir, tmp_path_factory):
     pytest.importorskip("tensorboard")
     logs = tmp_path_factory.mktemp("tb_logs")
     with contextlib.ExitStack() as stack:
-        yield {load_fast: stack.enter_context(TensorBoardServer(
-                   logdir, load_fast=load_fast == "true", timeout=TIMEOUT, request_timeout=5,
-                   log_path=os.path.join(logs, "load_fast_%s.log" % load_fast)))
-               for load_fast in ("false", "true")}
+        servers = {load_fast: stack.enter_context(TensorBoardServer(
+                       logdir, load_fast=load_fast == "true", timeout=TIMEOUT, request_timeout=5,
+                       log_path=os.path.join(logs, "load_fast_%s.log" % load_fast)))
+                   for load_fast in ("false", "true")}
+        yield servers
+        for server in servers.values():   # both asked to stop at once; the stack then waits for each
+            server.terminate()
 
 
 def poll_scalars(server, tag, expected_steps):

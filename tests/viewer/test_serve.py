@@ -96,6 +96,9 @@ def served(peer_logdir, tmp_path_factory):
                 len(server.json("/data/runs")) >= 8
                 and server.json("/data/plugin/scalars/scalars", run="long", tag="loss")[-1][1] == last))
         yield root, servers, provider
+        for server in servers.values():   # all asked to stop at once; the stack then waits for each
+            server.terminate()
+        provider.terminate()
 
 
 # ---------------------------------------------------------------- what each dashboard asks
