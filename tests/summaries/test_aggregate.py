@@ -256,28 +256,30 @@ def test_bad_options_are_named(seeds):
 def test_written_runs_match_tensorboard_reducers_and_tensorboard_serves_them(seeds, tmp_path):
     out = tmp_path / "ours"
     df = aggregate(seeds, by=r"/seed_\d+$", write=str(out))
-    # tensorboard-reducer writes the same runs (names and values) for one group
-    group_dirs = [os.path.join(seeds, "lr0.01", "seed_%d" % s) for s in range(SEEDS)]
-    _, reduced = _reducer(group_dirs)
-    reducer_write.write_tb_events(reduced, str(tmp_path / "theirs" / "lr0.01"))
-    theirs = load_logdir(str(tmp_path / "theirs")).scalars
-    ours = load_logdir(str(out)).scalars
-    assert {k for k in ours if k[0].startswith("lr0.01-")} == set(theirs)
-    for key, series in theirs.items():
-        np.testing.assert_array_equal(ours[key].step, series.step)
-        np.testing.assert_array_equal(ours[key].value, series.value, err_msg=str(key))
-    with pytest.raises(FileExistsError, match="overwrite=True"):
-        aggregate(seeds, by=r"/seed_\d+$", write=str(out))
-
-    expected = {}
-    for group in GROUPS:
-        for tag in TAGS:
-            rows = df[(df.group == group) & (df.tag == tag)]
-            for stat in set(STATS) - {"std"}:
-                expected[("%s-%s" % (group, stat), tag)] = (rows["step"].to_numpy(), rows[stat].to_numpy())
-            expected[("%s-mean+std" % group, tag)] = (rows["step"].to_numpy(), (rows["mean"] + rows["std"]).to_numpy())
-            expected[("%s-mean-std" % group, tag)] = (rows["step"].to_numpy(), (rows["mean"] - rows["std"]).to_numpy())
+    # TensorBoard (which takes seconds to start) starts now, while the checks before its own run
     with TensorBoardServer(str(out), timeout=90) as server:
+        # tensorboard-reducer writes the same runs (names and values) for one group
+        group_dirs = [os.path.join(seeds, "lr0.01", "seed_%d" % s) for s in range(SEEDS)]
+        _, reduced = _reducer(group_dirs)
+        reducer_write.write_tb_events(reduced, str(tmp_path / "theirs" / "lr0.01"))
+        theirs = load_logdir(str(tmp_path / "theirs")).scalars
+        ours = load_logdir(str(out)).scalars
+        assert {k for k in ours if k[0].startswith("lr0.01-")} == set(theirs)
+        for key, series in theirs.items():
+            np.testing.assert_array_equal(ours[key].step, series.step)
+            np.testing.assert_array_equal(ours[key].value, series.value, err_msg=str(key))
+        with pytest.raises(FileExistsError, match="overwrite=True"):
+            aggregate(seeds, by=r"/seed_\d+$", write=str(out))
+
+        expected = {}
+        for group in GROUPS:
+            for tag in TAGS:
+                rows = df[(df.group == group) & (df.tag == tag)]
+                steps = rows["step"].to_numpy()
+                for stat in set(STATS) - {"std"}:
+                    expected[("%s-%s" % (group, stat), tag)] = (steps, rows[stat].to_numpy())
+                expected[("%s-mean+std" % group, tag)] = (steps, (rows["mean"] + rows["std"]).to_numpy())
+                expected[("%s-mean-std" % group, tag)] = (steps, (rows["mean"] - rows["std"]).to_numpy())
         server.wait_for("the aggregated runs", lambda: len(server.json("/data/plugin/scalars/tags")) == 14)
         for (run, tag), (steps, values) in expected.items():
             points = server.json("/data/plugin/scalars/scalars", run=run, tag=tag)
