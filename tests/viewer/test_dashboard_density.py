@@ -1,6 +1,8 @@
 """The density of many runs (viewer/dashboard/density.py, DenseLines) against hand-checked rasters and a direct
 per-segment, per-column reference; the owner raster and ``nearest_run``; the ``/api/v1/density`` route over a
-``LiveLogdir`` against the function on ``load_logdir``'s series; 2,000 runs."""
+``LiveLogdir`` against the function on ``load_logdir``'s series; 2,000 runs. Each test runs twice: with the C
+extension (``_density.c``) and with the numpy code it replaces (test_dashboard_density_extension.py holds the two
+to each other on many runs)."""
 from __future__ import annotations
 
 import asyncio
@@ -15,12 +17,22 @@ import numpy as np
 import pytest
 
 from tfevents.summaries import SummaryWriter, load_logdir
-from tfevents.viewer.dashboard.density import MAX_PIXELS, MAX_SIDE, data_range, density, nearest_run
+from tfevents.viewer.dashboard.density import MAX_PIXELS, MAX_SIDE, data_range, density, load_kernel, nearest_run
 
 pytest.importorskip("starlette")
 
 from tfevents.summaries.live.loader import LiveLogdir  # noqa: E402
 from tfevents.viewer.dashboard.app import build_app  # noqa: E402
+
+
+@pytest.fixture(autouse=True, params=["extension", "numpy"])
+def density_code(request, monkeypatch):
+    """Which code draws the densities: the C extension, or the numpy code (``TFEVENTS_DENSITY_KERNEL=0``)."""
+    if request.param == "numpy":
+        monkeypatch.setenv("TFEVENTS_DENSITY_KERNEL", "0")
+    elif load_kernel() is None:
+        pytest.skip("the _density extension is not built (no C compiler at install): the numpy code draws alone")
+    return request.param
 
 
 # -- a direct reference: each run's covered cells, column by column, in Python loops

@@ -1,6 +1,8 @@
 """The density of a chart with many runs (DenseLines, Moritz & Fisher 2018): how many runs pass through each pixel.
 
-Pure numpy; the API's ``/api/v1/density`` answers with it.
+The API's ``/api/v1/density`` answers with it. The optional C extension ``_density`` (``_density.c``) adds each run
+in one pass over its points, ~20x sooner than the numpy code below (the fallback without a compiler, and the reference
+the tests hold the extension to).
 
 The chart is ``width`` × ``height`` pixels over ``x_range = (x0, x1)`` (steps) and ``y_range = (y0, y1)`` (values;
 with ``logy``, their log10). A point ``(x, y)`` is at the continuous pixel position::
@@ -32,7 +34,9 @@ Hovering (:attr:`Density.owner`, :func:`nearest_run`): each pixel's *owner* is, 
 of greatest weight there (the flattest line through that pixel: fewest rows in that column), the first run on ties;
 -1 where no run passes. So the run named under the cursor passes through that pixel.
 
-Computed in batches of runs (``BATCH_CELLS``), vectorized over points and columns, as intervals ``(run, column,
+The extension walks each run's points in step order, with its crossings of the column edges, keeping one
+connected part's span in the current column, and adds each column's union of spans as below. The numpy code computes
+the same in batches of runs (``BATCH_CELLS``), vectorized over points and columns, as intervals ``(run, column,
 top row, bottom row)``: a run without a break (:func:`_unbroken`) is one connected polyline, so in each column it
 spans the ``v`` of its points there and of its crossings of the column's two edges (dense ``(runs, width)``
 arrays); a run with breaks (:func:`_pieces`) is laid out point by point with its crossings, reduced per connected
@@ -44,7 +48,9 @@ raises its pixels' owner keys (``np.maximum.at``).
 """
 from __future__ import annotations
 
-from typing import NamedTuple, Optional, Sequence, Tuple
+import os
+from types import ModuleType
+from typing import List, NamedTuple, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -66,6 +72,36 @@ class Density(NamedTuple):
 
     density: np.ndarray
     owner: np.ndarray
+
+
+def load_kernel() -> Optional[ModuleType]:
+    """The C extension, or None (not built, or turned off by ``TFEVENTS_DENSITY_KERNEL=0``)."""
+    if os.environ.get("TFEVENTS_DENSITY_KERNEL", "1") == "0":
+        return None
+    try:
+        from . import _density  # lazy: an optional compiled extension
+    except ImportError:
+        return None
+    return _density
+
+
+_STEPS = (np.dtype(np.int64), np.dtype(np.float64))
+_VALUES = (np.dtype(np.float32), np.dtype(np.float64))
+
+
+def _kernel_arrays(series: Sequence[Series]) -> Tuple[List[np.ndarray], List[np.ndarray]]:
+    """Each run's steps and values as the extension takes them (1-d, contiguous, int64/float64 and
+    float32/float64): as they are when they already are."""
+    steps, values = [], []
+    for step, value in series:
+        step, value = np.asarray(step), np.asarray(value)
+        if step.dtype not in _STEPS or not step.flags.c_contiguous or step.ndim != 1:
+            step = np.ascontiguousarray(step, dtype=np.float64).reshape(-1)
+        if value.dtype not in _VALUES or not value.flags.c_contiguous or value.ndim != 1:
+            value = np.ascontiguousarray(value, dtype=np.float64).reshape(-1)
+        steps.append(step)
+        values.append(value)
+    return steps, values
 
 
 def _transform(value: np.ndarray, logy: bool) -> np.ndarray:
@@ -92,18 +128,22 @@ def data_range(series: Sequence[Series], logy: bool = False) -> Tuple[Tuple[floa
     """The x range (least and greatest step) and y range (least and greatest finite value; with ``logy`` of the
     positive ones) of ``series``, each widened to a span of 1 (x) or to ``y ± 0.5`` (y; with ``logy``, ``y / 10`` to
     ``y * 10``) when it is a single number, and ``(0, 1)`` (``(0.1, 10)`` with logy) when there is none."""
-    x, t, _ = _columns(series, logy)
-    if x.size:
-        x0, x1 = float(x.min()), float(x.max())
+    kernel = load_kernel()
+    if kernel is not None:
+        x0, x1, v0, v1 = kernel.finite_ranges(*_kernel_arrays(series), logy)
+        if np.isnan(x0):
+            x0, x1 = 0.0, 1.0
+        if np.isnan(v0):
+            y0 = y1 = 0.0
+        else:   # (log10 is monotonic: the least log is the log of the least value)
+            y0, y1 = (float(np.log10(v0)), float(np.log10(v1))) if logy else (v0, v1)
     else:
-        x0, x1 = 0.0, 1.0
+        x, t, _ = _columns(series, logy)
+        x0, x1 = (float(x.min()), float(x.max())) if x.size else (0.0, 1.0)
+        t = t[np.isfinite(t)]
+        y0, y1 = (float(t.min()), float(t.max())) if t.size else (0.0, 0.0)
     if x1 <= x0:
         x1 = x0 + 1.0
-    t = t[np.isfinite(t)]
-    if t.size:
-        y0, y1 = float(t.min()), float(t.max())
-    else:
-        y0 = y1 = 0.0
     if y1 <= y0:
         y0, y1 = (y0 - 1.0, y1 + 1.0) if logy else (y0 - 0.5, y1 + 0.5)
     return (x0, x1), ((10.0 ** y0, 10.0 ** y1) if logy else (y0, y1))
@@ -249,8 +289,17 @@ def density(series: Sequence[Series], x_range: Tuple[float, float], y_range: Tup
     if logy:
         y0, y1 = np.log10(y0), np.log10(y1)
     sx, sy = width / (x1 - x0), height / (y1 - y0)
-    diff = np.zeros((height + 1) * width, dtype=np.float64)
     runs = len(series)
+    kernel = load_kernel()
+    if kernel is not None:
+        steps, values = _kernel_arrays(series)
+        diff_t, owner_t = np.zeros((width, height + 1)), np.full((width, height), -1, dtype=np.int64)
+        for i in kernel.add_runs(steps, values, 0, diff_t, owner_t, x0, sx, y1, sy, width, height, runs, logy):
+            order = np.argsort(steps[i], kind="stable")   # a run not by step: sorted, stably, as below
+            kernel.add_runs([steps[i][order]], [values[i][order]], i, diff_t, owner_t, x0, sx, y1, sy, width,
+                            height, runs, logy)
+        return _finish(diff_t.T.ravel(), owner_t.T.ravel(), runs, width, height)
+    diff = np.zeros((height + 1) * width, dtype=np.float64)
     owner_key = np.full(height * width, -1, dtype=np.int64)
     x, t, lengths = _columns(series, logy)
     first, point, held, cells = 0, 0, 0, 0   # the batch's first run and point, its points and cells so far
@@ -261,6 +310,11 @@ def density(series: Sequence[Series], x_range: Tuple[float, float], y_range: Tup
             _add_batch(x[point:point + held], t[point:point + held], lengths[first:index + 1], first, diff,
                        owner_key, x0, sx, y1, sy, width, height, runs)
             first, point, held, cells = index + 1, point + held, 0, 0
+    return _finish(diff, owner_key, runs, width, height)
+
+
+def _finish(diff: np.ndarray, owner_key: np.ndarray, runs: int, width: int, height: int) -> Density:
+    """The density (the difference raster summed down the rows) and each pixel's owner (from its key)."""
     dens = diff.reshape(height + 1, width)
     np.cumsum(dens, axis=0, out=dens)   # (in place, as below: the peak memory)
     dens = dens[:height]
