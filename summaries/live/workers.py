@@ -56,51 +56,40 @@ def _array_at(index: int) -> np.ndarray:
     raise RuntimeError("a packed array is rebuilt by unpack_runs only")
 
 
-class _Packer(pickle.Pickler):
-    """Pickles numeric ndarrays as ``_array_at(index)`` with their bytes set aside in ``parts`` (each padded to a
-    multiple of 8 bytes), everything else as pickle does. Through ``dispatch_table``, so only arrays cost a Python
-    call; the pickler's memo keeps an array referenced twice one array."""
+def _array_packer(parts: List[bytes], specs: List[tuple]) -> Callable[[np.ndarray], tuple]:
+    """What a pickler's ``dispatch_table`` calls for an ndarray: a numeric array's bytes go to ``parts`` (padded to
+    a multiple of 8 bytes), its ``(dtype, shape, offset)`` to ``specs``, and it is pickled as ``_array_at(index)``.
+    (A closure, not a method of the pickler: a pickler holding its own method would be a reference cycle, left with
+    everything its memo holds to the garbage collector.)"""
+    offset = 0
 
-    def __init__(self, file):
-        super().__init__(file, protocol=pickle.HIGHEST_PROTOCOL)
-        self.parts: List[bytes] = []
-        self.specs: List[tuple] = []   # (dtype, shape, offset) of each array
-        self.offset = 0
-        self.dispatch_table = {**copyreg.dispatch_table, np.ndarray: self._reduce_array}
-
-    def _reduce_array(self, a: np.ndarray):
+    def reduce_array(a: np.ndarray):
+        nonlocal offset
         if a.dtype.kind not in "biuf":
             return a.__reduce_ex__(pickle.HIGHEST_PROTOCOL)
         data = a.tobytes()
-        self.specs.append((a.dtype.str, a.shape, self.offset))
-        self.parts.append(data)
+        specs.append((a.dtype.str, a.shape, offset))
+        parts.append(data)
         pad = -len(data) % _ALIGN
         if pad:
-            self.parts.append(bytes(pad))
-        self.offset += len(data) + pad
-        return _array_at, (len(self.specs) - 1,)
+            parts.append(bytes(pad))
+        offset += len(data) + pad
+        return _array_at, (len(specs) - 1,)
+
+    return reduce_array
 
 
-class _Unpacker(pickle.Unpickler):
-    """Resolves ``_array_at(index)`` to a slice of the buffer read as the array's dtype (slicing costs less than
-    ``np.frombuffer``)."""
+def _array_viewer(buffer: bytearray, specs: Sequence[tuple]) -> Callable[[int], np.ndarray]:
+    """``_array_at(index)`` resolved: a slice of ``buffer`` read as the array's dtype (slicing costs less than
+    ``np.frombuffer``). A closure, for the reason :func:`_array_packer` gives."""
+    as_dtype: Dict[str, np.ndarray] = {}
 
-    def __init__(self, file, buffer: bytearray, specs: Sequence[tuple]):
-        super().__init__(file)
-        self.buffer, self.specs = buffer, specs
-        self.as_dtype: Dict[str, np.ndarray] = {}
-
-    def find_class(self, module: str, name: str):
-        if module == __name__ and name == "_array_at":
-            return self._view
-        return super().find_class(module, name)
-
-    def _view(self, at: int) -> np.ndarray:
-        dtype, shape, offset = self.specs[at]
-        whole = self.as_dtype.get(dtype)
+    def view(at: int) -> np.ndarray:
+        dtype, shape, offset = specs[at]
+        whole = as_dtype.get(dtype)
         if whole is None:
-            whole = np.frombuffer(self.buffer, dtype=dtype, count=len(self.buffer) // np.dtype(dtype).itemsize)
-            self.as_dtype[dtype] = whole
+            whole = as_dtype[dtype] = np.frombuffer(buffer, dtype=dtype,
+                                                    count=len(buffer) // np.dtype(dtype).itemsize)
         start = offset // whole.itemsize
         if len(shape) == 1:
             return whole[start:start + shape[0]]
@@ -109,19 +98,39 @@ class _Unpacker(pickle.Unpickler):
             count *= n
         return whole[start:start + count].reshape(shape)
 
+    return view
+
+
+class _Unpacker(pickle.Unpickler):
+    """Resolves ``_array_at`` to ``view`` (:func:`_array_viewer`), every other class as pickle does."""
+
+    def __init__(self, file, view: Callable[[int], np.ndarray]):
+        super().__init__(file)
+        self.view = view
+
+    def find_class(self, module: str, name: str):
+        if module == __name__ and name == "_array_at":
+            return self.view
+        return super().find_class(module, name)
+
 
 def pack_runs(runs: List[LiveRun]) -> Tuple[bytes, bytes, List[tuple]]:
     """``(pickle, buffer, specs)`` of ``runs``: their numeric arrays' bytes one after the other in ``buffer`` (each
-    at an offset a multiple of 8) and described by ``specs`` (dtype, shape, offset), the rest pickled."""
+    at an offset a multiple of 8) and described by ``specs`` (dtype, shape, offset), the rest pickled. Through
+    ``dispatch_table``, so only arrays cost a Python call; the pickler's memo keeps an array referenced twice one
+    array."""
     out = io.BytesIO()
-    packer = _Packer(out)
+    parts: List[bytes] = []
+    specs: List[tuple] = []
+    packer = pickle.Pickler(out, protocol=pickle.HIGHEST_PROTOCOL)
+    packer.dispatch_table = {**copyreg.dispatch_table, np.ndarray: _array_packer(parts, specs)}
     packer.dump(runs)
-    return out.getvalue(), b"".join(packer.parts), packer.specs
+    return out.getvalue(), b"".join(parts), specs
 
 
 def unpack_runs(pickled: bytes, buffer: bytes, specs: Sequence[tuple]) -> List[LiveRun]:
     """The runs :func:`pack_runs` packed, their numeric arrays writable views into one copy of ``buffer``."""
-    return _Unpacker(io.BytesIO(pickled), bytearray(buffer), specs).load()
+    return _Unpacker(io.BytesIO(pickled), _array_viewer(bytearray(buffer), specs)).load()
 
 
 def _read_runs(capacity: Mapping[str, int], plugins: Optional[FrozenSet[str]], check_crc: bool,

@@ -1,6 +1,7 @@
 """The live loader's first read in worker processes (``summaries/live/workers.py``): the runs they send back are the
 runs the loader reads in-process, series for series, point for point, with the same problems; and later passes go
 on from where the workers stopped."""
+import gc
 import logging
 import shutil
 
@@ -62,7 +63,8 @@ def many_jobs(monkeypatch):
         handed.append(jobs)
         return real(jobs, *args, **kwargs)
     monkeypatch.setattr(loader, "read_in_processes", recording)
-    return handed
+    yield handed
+    gc.unfreeze()   # what the loader froze (gc.freeze: every object of this test process), back in the collector's sight
 
 
 def test_runs_read_by_worker_processes_equal_runs_read_in_process(peer_logdir, tmp_path, many_jobs):
@@ -148,3 +150,28 @@ def test_a_small_first_read_starts_no_process(tmp_path, monkeypatch):
     live = LiveLogdir(str(tmp_path), processes=4)
     live.reload()
     assert live.run_names() == ["ours/a", "ours/b", "ours/c"]
+
+
+def test_runs_from_workers_are_frozen_and_hold_no_reference_cycles(tmp_path, many_jobs):
+    """The loader moves what each job installed out of the cyclic collector's sight (``gc.freeze``), which is sound
+    only if dropping it frees it by refcounting alone: no reference cycle among the runs, nor left by unpacking
+    (an unpickler holding its own method would be one, taking every object it unpickled with it)."""
+    _write_runs(tmp_path, 0)
+    gc.collect()
+    frozen = gc.get_freeze_count()
+    live = LiveLogdir(str(tmp_path), processes=2)
+    live.reload()
+    assert gc.get_freeze_count() > frozen and len(many_jobs[0]) == 3
+    gc.unfreeze()
+    gc.set_debug(gc.DEBUG_SAVEALL)
+    try:
+        gc.collect()
+        gc.garbage.clear()
+        del live
+        gc.collect()
+        ours = [o for o in gc.garbage if type(o).__module__.startswith(("tfevents.summaries.live", "pickle"))
+                or isinstance(o, dict) and "reservoir" in o]
+        assert not ours, ours[:5]
+    finally:
+        gc.set_debug(0)
+        gc.garbage.clear()
