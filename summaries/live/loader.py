@@ -237,6 +237,12 @@ class LiveLogdir:
             steps, walls, values = steps[keep], walls[keep], values[keep]
         return Points(steps, walls, values)
 
+    def steps_and_values(self, run: str, tag: str) -> Optional[Tuple[np.ndarray, np.ndarray]]:
+        """``(step, value)`` of every kept point of ``run``'s ``tag`` (None: no such series): :meth:`points`
+        without the wall times, which stay packed (a density of 10,000 runs unpacks half as much)."""
+        s = self._series_of(run, tag)
+        return s.reservoir.steps_values if s is not None else None
+
     def blob(self, run: str, tag: str, step: int, index: int) -> bytes:
         """Blob ``index`` of the blob sequence ``run``/``tag`` at ``step``; LookupError saying which part is
         missing (the run, the tag, the step — evicted or never logged — or the index)."""

@@ -25,7 +25,7 @@ from tfevents.proto import tensor_pb2, types_pb2
 from ..builders.histograms import default_bucket_edges
 from ..reader.fastscan import native
 
-__all__ = ["pack_columns", "pack_steps", "pack_walls", "unpack_columns", "narrow_ints", "widen_ints", "CompactHistogram"]
+__all__ = ["pack_columns", "pack_steps", "pack_walls", "unpack_columns", "unpack_steps_values", "narrow_ints", "widen_ints", "CompactHistogram"]
 
 _EXCEPTION_BYTES = 12   # an int32 index and an int64 value
 
@@ -131,6 +131,13 @@ def unpack_columns(packed: tuple) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
     if first_bits is not None:
         walls = _undiff(first_bits, walls).view(np.float64)
     return steps, walls, values
+
+
+def unpack_steps_values(packed: tuple) -> Tuple[np.ndarray, np.ndarray]:
+    """The int64 steps and the values of :func:`pack_columns`' result, without the wall times (half the work of
+    :func:`unpack_columns` for a reader that needs no wall time)."""
+    first_step, steps, _, _, values = packed
+    return (_undiff(first_step, steps) if first_step is not None else steps), values
 
 
 @functools.lru_cache(maxsize=1)

@@ -25,7 +25,7 @@ from typing import Sequence, Tuple
 
 import numpy as np
 
-from .packing import pack_columns, pack_steps, pack_walls, unpack_columns
+from .packing import pack_columns, pack_steps, pack_walls, unpack_columns, unpack_steps_values
 
 __all__ = ["Reservoir", "survivors", "sample_indices", "fill_at_same_steps"]
 
@@ -112,6 +112,12 @@ class Reservoir:
     def data(self) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
         stored = self._stored
         return unpack_columns(stored) if self._packed else stored
+
+    @property
+    def steps_values(self) -> Tuple[np.ndarray, np.ndarray]:
+        """``data``'s steps and values, the wall times left packed."""
+        stored = self._stored
+        return unpack_steps_values(stored) if self._packed else (stored[0], stored[2])
 
     def __len__(self) -> int:
         return self.stats[0]

@@ -13,7 +13,7 @@ from tfevents.summaries.live.loader import BLOB_SEQUENCE, SCALAR, TENSOR, LiveLo
 from tfevents.summaries.live.run import LiveRun
 from tfevents.summaries.live.values import tensor_bytes
 from tfevents.summaries.live.packing import (CompactHistogram, _edge_table, pack_columns, unpack_columns,
-                                            widen_ints)
+                                            unpack_steps_values, widen_ints)
 from tfevents.summaries.live.reservoir import Reservoir, fill_at_same_steps, sample_indices
 from tfevents.summaries.reader.decode import histo_row, tensor_to_ndarray
 
@@ -230,6 +230,8 @@ def test_packed_columns_take_the_cheapest_form_and_unpack_bit_for_bit():
         out = unpack_columns(packed)
         assert out[0].dtype == np.int64 and out[0].tobytes() == steps.tobytes()
         assert out[1].tobytes() == walls.tobytes()
+        step_values = unpack_steps_values(packed)   # (what a density reads: the wall times left packed)
+        assert step_values[0].tobytes() == steps.tobytes() and step_values[1] is out[2]
 
 
 def test_compact_histograms_rebuild_the_rust_servers_tensor_for_any_limits():
@@ -567,6 +569,9 @@ def test_read_api_answers_with_plain_values_equal_to_the_offline_reader(tmp_path
     few = live.points("a", "loss", num_points=10)
     assert few.step.tolist() == points.step[sample_indices(points.step, 10)].tolist() and few.step[-1] == 1499
     assert live.points("a", "nope") is None
+    steps, values = live.steps_and_values("a", "loss")
+    assert steps.tolist() == points.step.tolist() and values.tobytes() == points.value.tobytes()
+    assert live.steps_and_values("a", "nope") is None
     (image,) = live.tags(["b"], ["img"], data_class=BLOB_SEQUENCE)
     assert image.max_length == 3 and image.last_step == 2   # width, height, PNG
     png = offline.images[("b", "img")][-1].data
