@@ -456,6 +456,18 @@ def details(ours: dict) -> None:
         print("  console errors: %r" % ours["console_errors"])
 
 
+def warm(logdir: str) -> None:
+    """Read every file of ``logdir`` once, so that each side starts from the page cache (as right after the job that
+    wrote it): this VM reclaims cold pages, and a side that found them gone would read from disk."""
+    t = time.perf_counter()
+    for folder, _, names in os.walk(logdir):
+        for name in names:
+            with open(os.path.join(folder, name), "rb") as f:
+                while f.read(8 << 20):
+                    pass
+    print("  page cache warmed in %.1f s" % (time.perf_counter() - t), flush=True)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--sizes", choices=sorted(SIZES), default="full")
@@ -483,6 +495,7 @@ def main() -> None:
                   % (label, logdir, runs, tags, steps, runs * tags * steps / 1e6, size / 1e6, time.perf_counter() - t),
                   flush=True)
             try:
+                warm(logdir)
                 ours = measure_ours(args.ours_command, logdir, runs, args.cap, log)
                 details(ours)
             except Exception as err:
@@ -491,6 +504,7 @@ def main() -> None:
             tb = rep = None
             if "tensorboard" not in skip:
                 try:
+                    warm(logdir)
                     tb = measure_tensorboard(logdir, runs, args.cap, log)
                     print("  TensorBoard: port open %.2f s, runs toggled on at %s; last look: %r"
                           % (tb["listening_s"], "%.1f s" % tb["toggled_s"] if tb["toggled_s"] else "-", tb["state"]),
@@ -499,6 +513,7 @@ def main() -> None:
                     tb = "failed: %s" % err
             if "report" not in skip:
                 try:
+                    warm(logdir)
                     rep = measure_report(logdir, os.path.join(args.cache, "report_%s.html" % os.path.basename(logdir)),
                                          args.cap, log)
                 except Exception as err:
