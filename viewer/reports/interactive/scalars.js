@@ -134,6 +134,28 @@ function visibleSeries(chart) {
   return chart.series.map(i => SERIES[i]).filter(s => runVisible(s.run));
 }
 
+/** chartData's answer, without aligning or picking, when there is nothing to align or pick (a sweep's runs
+ * logged at the same steps): every shown series has the same strictly increasing x, no more points than m4 keeps
+ * whole, and only values that are drawn (finite; positive on log y). Its x and the series' own value and smoothed
+ * arrays, uncopied (the general path's arrays hold the same numbers); null otherwise. */
+function sharedData(shown, mode, logy, width) {
+  if (!shown.length) return null;
+  const x = xsOf(shown[0], mode).x, n = x.length;
+  if (!n || n > 4 * width) return null;
+  for (let i = 1; i < n; i++) if (!(x[i] > x[i - 1])) return null;
+  const drawn = ys => { for (let i = 0; i < n; i++) { const v = ys[i]; if (!isFinite(v) || logy && !(v > 0)) return false; } return true; };
+  const data = [x];
+  for (const s of shown) {
+    const own = xsOf(s, mode);
+    if (own.order || own.dropped || own.x.length !== n) return null;
+    if (own.x !== x) for (let i = 0; i < n; i++) if (own.x[i] !== x[i]) return null;
+    const sm = smoothed(s);
+    if (!drawn(s.value) || !drawn(sm)) return null;
+    data.push(s.value, sm);
+  }
+  return data;
+}
+
 /** uPlot's aligned data for a chart: one shared x (the union of the kept points' x) and, per series, raw
  * then smoothed y with null where the series has no point (spanGaps joins them). */
 function chartData(chart, range) {
@@ -141,6 +163,8 @@ function chartData(chart, range) {
   const mode = STATE.x, logy = STATE.logy, shown = chart.shown;
   const width = Math.max(200, chart.width || 400);
   const picks = [], logx = STATE.logx && mode !== "wall";   // on log x the points at x <= 0 are not drawn
+  const shared = range || logx ? null : sharedData(shown, mode, logy, width);
+  if (shared) return shared;
   let lo = Infinity, hi = -Infinity;
   for (const s of shown) {
     const {x} = xsOf(s, mode);
@@ -397,6 +421,7 @@ function chartCsv(chart) {
   return lines.join("\n") + "\n";
 }
 TFE.chartCsv = chartCsv;
+TFE.chartData = chartData;
 
 function downloadCsv(chart) {
   const url = URL.createObjectURL(new Blob([chartCsv(chart)], {type: "text/csv"}));
