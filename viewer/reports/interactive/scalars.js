@@ -143,7 +143,11 @@ function sharedData(shown, mode, logy, width) {
   const x = xsOf(shown[0], mode).x, n = x.length;
   if (!n || n > 4 * width) return null;
   for (let i = 1; i < n; i++) if (!(x[i] > x[i - 1])) return null;
-  const drawn = ys => { for (let i = 0; i < n; i++) { const v = ys[i]; if (!isFinite(v) || logy && !(v > 0)) return false; } return true; };
+  const drawn = ys => {   // (v - v is 0 for a finite v, NaN for NaN and ±inf: sooner than isFinite on typed arrays)
+    if (logy) { for (let i = 0; i < n; i++) if (!(ys[i] > 0) || ys[i] - ys[i] !== 0) return false; return true; }
+    for (let i = 0; i < n; i++) if (ys[i] - ys[i] !== 0) return false;
+    return true;
+  };
   const data = [x];
   for (const s of shown) {
     const own = xsOf(s, mode);
