@@ -26,6 +26,10 @@ TFE.pendingFor = function (chart) {
  * of more runs than ``API.density_above`` is drawn as a density instead (loadDensity). */
 TFE.whenPending = function (chart) {
   const dense = chart.shown.length > API.density_above;
+  // The page keeps its layout as data arrives, so that the charts found in view at load stay in view: the plot's
+  // height and a line for its note are kept while the chart waits.
+  chart.plot.style.minHeight = DENSITY_HEIGHT + "px";
+  chart.note.style.minHeight = chart.note.style.lineHeight = NOTE_LINE;
   if (chart.density) chart.density.remove();
   chart.density = null;
   chart.note.textContent = dense ? "" : "loading\u2026";
@@ -189,6 +193,7 @@ function merge(s, answer) {
 // --- many runs: a density (DenseLines), computed on the server (GET api/v1/density) ----------------------------
 
 const DENSITY_HEIGHT = 260;
+const NOTE_LINE = "15px";   // a chart's note: one line of its 11px text
 
 /** What a density was drawn for: the chart's shown runs and the log-y switch. */
 function densityKey(chart) {
@@ -466,10 +471,10 @@ function queryBox() {
  * interval, so the first screen's requests have the server to themselves. */
 function startPolling() {
   if (!TFE.charts.length && !TFE.ready) { setTimeout(startPolling, 100); return; }
-  firstScreen();
   queryBox();
   if (API.newest) SERVED.lastChange = API.newest;
   status();
+  firstScreen();   // (after the query box and the status line: the charts in view once they are laid out)
   if (API.interval > 0) setInterval(poll, API.interval * 1000);
   else poll();
 }
