@@ -16,6 +16,7 @@ inherit a lock one of them held. If the pool cannot start or a worker dies, the 
 """
 from __future__ import annotations
 
+import contextlib
 import copyreg
 import io
 import logging
@@ -32,7 +33,7 @@ from ..reader.decode import Problem
 from .read import read_run
 from .run import LiveRun, tag_info
 
-__all__ = ["read_in_processes", "pack_runs", "unpack_runs", "jobs_of", "default_processes", "PROCESS_BYTES",
+__all__ = ["read_in_processes", "start_pool", "pack_runs", "unpack_runs", "jobs_of", "default_processes", "PROCESS_BYTES",
            "JOB_BYTES"]
 
 log = logging.getLogger("tfevents.serve")
@@ -172,14 +173,34 @@ def jobs_of(work: Sequence[Tuple[str, List[str], int]]) -> List[Job]:
     return jobs
 
 
+def _ready() -> None:
+    """A worker's first task from :func:`start_pool`: unpickling it imports this module (numpy, the reader)."""
+
+
+def start_pool(processes: int) -> Optional[ProcessPoolExecutor]:
+    """``processes`` worker processes started now, each importing this module (~0.4 s of CPU) while the caller
+    goes on (walks the logdir); for :func:`read_in_processes`' ``pool``. None if they cannot start."""
+    try:
+        pool = ProcessPoolExecutor(processes, mp_context=multiprocessing.get_context("spawn"))
+        for _ in range(processes):
+            pool.submit(_ready)
+    except OSError as err:
+        log.warning("worker processes could not start (%s)", err)
+        return None
+    return pool
+
+
 def read_in_processes(jobs: List[Job], processes: int, capacity: Mapping[str, int],
                       plugins: Optional[FrozenSet[str]], check_crc: bool,
-                      done: Callable[[List[LiveRun], List[Problem]], None]) -> None:
-    """Read ``jobs`` in ``processes`` worker processes, calling ``done(runs, problems)`` in this thread as each
-    job's runs arrive (in the order they finish); the jobs a failed pool left are read in-process."""
+                      done: Callable[[List[LiveRun], List[Problem]], None],
+                      pool: Optional[ProcessPoolExecutor] = None) -> None:
+    """Read ``jobs`` in ``processes`` worker processes (those of ``pool``, which the caller shuts down, when given),
+    calling ``done(runs, problems)`` in this thread as each job's runs arrive (in the order they finish); the jobs a
+    failed pool left are read in-process."""
     left = dict(enumerate(jobs))
     try:
-        with ProcessPoolExecutor(min(processes, len(jobs)), mp_context=multiprocessing.get_context("spawn")) as pool:
+        with contextlib.nullcontext(pool) if pool is not None else ProcessPoolExecutor(
+                min(processes, len(jobs)), mp_context=multiprocessing.get_context("spawn")) as pool:
             futures = {pool.submit(_read_job, capacity, plugins, check_crc, job): i for i, job in left.items()}
             for future in as_completed(futures):
                 (pickled, buffer, specs), problems = future.result()

@@ -143,10 +143,32 @@ def test_a_pool_that_cannot_start_leaves_the_reading_to_this_process(tmp_path, m
     assert _state(live) == _state(expected) and len(live.run_names()) == 3
 
 
+def test_a_first_pass_over_many_runs_starts_its_workers_before_the_walk(tmp_path, monkeypatch, many_jobs):
+    """A top folder of at least PRESPAWN_ENTRIES entries (a sweep): the workers start before the walk and read the
+    runs; the loader then answers as the in-process one. A second pass starts none."""
+    _write_runs(tmp_path, 0, runs=("a", "b", "c"))
+    monkeypatch.setattr(loader, "PRESPAWN_ENTRIES", 3)
+    order = []
+    real_start, real_discover = loader.start_pool, loader.discover
+    monkeypatch.setattr(loader, "start_pool", lambda n: order.append("workers") or real_start(n))
+    monkeypatch.setattr(loader, "discover", lambda *a, **k: order.append("walk") or real_discover(*a, **k))
+    live = LiveLogdir(str(tmp_path), processes=2)
+    live.reload()
+    assert order == ["workers", "walk"] and len(many_jobs) == 1
+    expected = LiveLogdir(str(tmp_path), processes=1)
+    expected.reload()
+    assert _state(live) == _state(expected) and live.run_names() == ["a", "b", "c"]
+    del order[:]
+    live.reload()
+    assert order == ["walk"]
+
+
 def test_a_small_first_read_starts_no_process(tmp_path, monkeypatch):
-    """Below PROCESS_BYTES (starting workers costs more than the read) the runs are read in-process."""
+    """Below PROCESS_BYTES (starting workers costs more than the read) the runs are read in-process, and a top folder
+    of few entries starts no worker before the walk."""
     _write_runs(tmp_path, 0)
     monkeypatch.setattr(loader, "read_in_processes", lambda *a, **k: pytest.fail("workers started"))
+    monkeypatch.setattr(loader, "start_pool", lambda *a, **k: pytest.fail("workers started before the walk"))
     live = LiveLogdir(str(tmp_path), processes=4)
     live.reload()
     assert live.run_names() == ["ours/a", "ours/b", "ours/c"]
