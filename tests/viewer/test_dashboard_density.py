@@ -16,6 +16,7 @@ from typing import Dict, List, Set, Tuple
 import numpy as np
 import pytest
 
+from _density_runs import random_runs
 from tfevents.summaries import SummaryWriter, load_logdir
 from tfevents.viewer.dashboard.density import MAX_PIXELS, MAX_SIDE, data_range, density, load_kernel, nearest_run
 
@@ -166,20 +167,6 @@ def test_points_outside_the_x_range_are_clipped_away():
 
 
 # -- against the reference
-
-def random_runs(rng, runs: int, points: int, nan: bool = True) -> List[Tuple[np.ndarray, np.ndarray]]:
-    """Random walks over steps -5..59, some NaN (with ``nan``: most runs then have a break), ±inf."""
-    out = []
-    for _ in range(runs):
-        step = np.sort(rng.choice(np.arange(-5, 60), size=points, replace=False)).astype(np.int64)
-        value = np.cumsum(rng.normal(0, 0.4, points))
-        if nan:
-            value[rng.random(points) < 0.1] = np.nan
-        value[rng.random(points) < 0.04] = np.inf
-        value[rng.random(points) < 0.04] = -np.inf
-        out.append((step, value.astype(np.float32)))
-    return out
-
 
 @pytest.mark.parametrize("seed, width, height, nan", [(0, 13, 9, True), (1, 7, 17, True), (2, 30, 5, True),
                                                       (3, 1, 11, True), (4, 13, 9, False), (5, 40, 7, False)])

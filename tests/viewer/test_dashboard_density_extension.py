@@ -5,22 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from _density_runs import random_runs
 from tfevents.viewer.dashboard.density import data_range, density, load_kernel
-
-
-
-def random_runs(rng, runs: int, points: int, nan: bool = True):
-    """Random walks over steps 0..99 (float32), some NaN (with ``nan``), some ±inf."""
-    out = []
-    for _ in range(runs):
-        step = np.sort(rng.choice(np.arange(100), size=points, replace=False)).astype(np.int64)
-        value = np.cumsum(rng.normal(0, 0.4, points))
-        if nan:
-            value[rng.random(points) < 0.1] = np.nan
-        value[rng.random(points) < 0.03] = np.inf
-        value[rng.random(points) < 0.03] = -np.inf
-        out.append((step, value.astype(np.float32)))
-    return out
 
 
 @pytest.mark.parametrize("logy", [False, True])
