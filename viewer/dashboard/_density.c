@@ -104,9 +104,27 @@ static Run *get_runs(PyObject *steps, PyObject *values, Py_ssize_t *count) {
     return runs;
 }
 
+/* One interval alone in its column: weight 1 / its rows. */
+static inline void add_interval(Raster *g, Py_ssize_t c, Py_ssize_t lo, Py_ssize_t hi) {
+    Py_ssize_t rows = hi - lo + 1;
+    double w = 1.0 / (double)rows;
+    int64_t key = (int64_t)(g->height - rows) * g->runs + (g->runs - 1 - g->run);
+    double *diff = g->diff + c * (g->height + 1);
+    int64_t *owner = g->owner_key + c * g->height;
+    diff[lo] += w;
+    diff[hi + 1] -= w;
+    for (Py_ssize_t row = lo; row <= hi; row++)
+        if (owner[row] < key) owner[row] = key;
+}
+
 /* The union of the current column's intervals: each disjoint part gets weight 1 / (rows of the union). */
 static int flush_column(Raster *g) {
     if (g->count == 0) return 0;
+    if (g->count == 1) { /* the common case: one connected part in the column */
+        add_interval(g, g->column, g->lo[0], g->hi[0]);
+        g->count = 0;
+        return 0;
+    }
     Py_ssize_t n = g->count, c = g->column;
     for (Py_ssize_t i = 1; i < n; i++) { /* insertion sort by top row: a column rarely has more than one */
         Py_ssize_t lo = g->lo[i], hi = g->hi[i], j = i;
@@ -144,7 +162,7 @@ static int flush_column(Raster *g) {
 }
 
 /* A connected part's block of column `col` spanning v from top to bottom: its rows, if the chart shows any. */
-static int add_block(Raster *g, Py_ssize_t col, double top, double bottom) {
+static inline int add_block(Raster *g, Py_ssize_t col, double top, double bottom) {
     if (!(col < g->width && bottom >= 0 && top <= (double)g->height)) return 0;
     double h1 = (double)(g->height - 1);
     double flo = floor(top), fhi = floor(bottom);
@@ -177,7 +195,7 @@ typedef struct {
 } Block;
 
 /* One element of a part in x order (a point, or a crossing of a column's left edge). */
-static int element(Raster *g, Block *b, Py_ssize_t col, double y) {
+static inline int element(Raster *g, Block *b, Py_ssize_t col, double y) {
     if (b->open && col == b->col) {
         if (y < b->top) b->top = y;
         if (y > b->bottom) b->bottom = y;
@@ -211,7 +229,7 @@ static int add_run(Raster *g, const Run *r) {
     double last_u = nextafter(width, 0.0);
     Block block = {0, 0, 0.0, 0.0};
     int have_prev = 0;
-    double prev_u = 0.0, prev_v = 0.0;
+    double prev_u = 0.0, prev_v = 0.0, prev_fu = 0.0;
     g->column = -1;
     g->count = 0;
     for (Py_ssize_t i = 0; i < n; i++) {
@@ -229,7 +247,7 @@ static int add_run(Raster *g, const Run *r) {
         }
         double fu = floor(u);
         if (have_prev) { /* the crossings of the column edges b in (prev_u, u], from 0 to width */
-            double b = floor(prev_u) + 1.0;
+            double b = prev_fu + 1.0;
             if (b < 0) b = 0;
             double b_last = fu < width ? fu : width;
             for (; b <= b_last; b += 1.0) {
@@ -241,6 +259,7 @@ static int add_run(Raster *g, const Run *r) {
         have_prev = 1;
         prev_u = u;
         prev_v = v;
+        prev_fu = fu;
     }
     if (end_part(g, &block) < 0) return -1;
     flush_column(g);
