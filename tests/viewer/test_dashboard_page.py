@@ -336,3 +336,39 @@ def test_on_a_density_the_hovered_pinned_and_best_runs_are_drawn_on_top(browser,
     assert state["drawn"] > 100
     browser.execute_script("""const s = document.getElementById('run-sort'); s.value = 'name';
                               s.dispatchEvent(new Event('change'));""")
+
+
+def test_the_collector_is_paused_while_pages_are_built_and_back_after_the_last():
+    """page._collector_paused: off during one build or two at once, on again after the last ends (an error too),
+    and left off when it was off before."""
+    import gc
+    import threading
+    from tfevents.viewer.dashboard import page
+    assert gc.isenabled()
+    entered, release = threading.Barrier(3), threading.Event()
+
+    def build():
+        with page._collector_paused():
+            entered.wait()
+            release.wait()
+    threads = [threading.Thread(target=build) for _ in range(2)]
+    for t in threads:
+        t.start()
+    entered.wait()
+    assert not gc.isenabled()
+    release.set()
+    for t in threads:
+        t.join()
+    assert gc.isenabled()
+    with pytest.raises(RuntimeError):
+        with page._collector_paused():
+            assert not gc.isenabled()
+            raise RuntimeError("a failed build")
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        with page._collector_paused():
+            pass
+        assert not gc.isenabled()
+    finally:
+        gc.enable()

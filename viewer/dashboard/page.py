@@ -18,9 +18,12 @@ only through the loader's read API.
 """
 from __future__ import annotations
 
+import contextlib
 import datetime
+import gc
 import math
 import operator
+import threading
 from typing import Any, Dict, List, Optional
 
 
@@ -76,13 +79,14 @@ def live_document(live: LiveLogdir, *, title: str, api_base: str, reload_interva
                "bands": [i for t in members for i in bands_of.get(t, ())]}
               for title_, members in chart_groups(by_tag).items()]
     others = snapshot(live, DEFAULT_KINDS)
+    hparams = {run: live.hparams(run) for run in run_names}   # (parsed once: the run list and the HParams table)
     problems = [str(p) for p in getattr(live, "problems", None) or ()]
     doc: Dict[str, Any] = {
-        "runs": _run_entries(live, scalars, run_names, colors, infos_in(live.found) if live.found else {}),
+        "runs": _run_entries(hparams, scalars, run_names, colors, infos_in(live.found) if live.found else {}),
         "scalars": {"series": series, "charts": charts, "aggregates": aggregates, "x_tags": sorted(by_tag),
                     "x_only": []},
         **other_sections(others, index, blob, problems),
-        "hparams": _hparams(live, scalars, run_names, dict(others.hparams or {})),
+        "hparams": _hparams(hparams, scalars, run_names, dict(others.hparams or {})),
         "problems": problems,
         "title": title,
         "options": {"smoothing": DEFAULT_SMOOTHING, "x": "step", "logy": False, "logx": False, "smooth": None,
@@ -95,7 +99,7 @@ def live_document(live: LiveLogdir, *, title: str, api_base: str, reload_interva
     return doc, blob
 
 
-def _run_entries(live: LiveLogdir, scalars: List[TagInfo], run_names: List[str], colors: Dict[str, str],
+def _run_entries(hparams: Dict[str, dict], scalars: List[TagInfo], run_names: List[str], colors: Dict[str, str],
                  infos: Dict[str, RunInfo]) -> List[Dict[str, Any]]:
     """Each run's name and colour, its ``hparams`` (when it logged any), ``stats``: per scalar tag ``[last, min,
     max]`` as the loader keeps them (null when none or not finite; the sidebar's run list sorts by them), and its
@@ -104,10 +108,10 @@ def _run_entries(live: LiveLogdir, scalars: List[TagInfo], run_names: List[str],
     numbers = short_numbers([x for info in scalars for x in (info.last, info.min, info.max)])
     for i, info in enumerate(scalars):
         stats.setdefault(info.run, {})[info.tag] = numbers[3 * i:3 * i + 3]
-    return [run_entry(run, colors[run], live.hparams(run), stats.get(run), infos.get(run)) for run in run_names]
+    return [run_entry(run, colors[run], hparams[run], stats.get(run), infos.get(run)) for run in run_names]
 
 
-def _hparams(live: LiveLogdir, scalars: List[TagInfo], run_names: List[str],
+def _hparams(hparams: Dict[str, dict], scalars: List[TagInfo], run_names: List[str],
              records: Dict[str, Any]) -> Dict[str, Any]:
     """The HParams table (the report's shape): a row per run that logged hyperparameters or names metrics (its
     ``records``: the snapshot's, by run), its values, and per metric the last value and the best ones with their
@@ -118,7 +122,7 @@ def _hparams(live: LiveLogdir, scalars: List[TagInfo], run_names: List[str],
     metrics: List[str] = []
     rows = []
     for run in run_names:
-        values = live.hparams(run)
+        values = hparams[run]
         tags = list(getattr(records.get(run), "metrics", None) or [])
         if not values and not tags:
             continue
@@ -137,10 +141,36 @@ def _hparams(live: LiveLogdir, scalars: List[TagInfo], run_names: List[str],
     return {"hparams": names, "metrics": metrics, "rows": rows}
 
 
+_building = 0                      # page builds under way, in this process
+_building_lock = threading.Lock()
+_collector_was_enabled = True      # before the first of them began
+
+
+@contextlib.contextmanager
+def _collector_paused():
+    """The cyclic garbage collector off while a page is built, back on after the last build under way ends: a build
+    makes ~300,000 dicts and lists that hold no reference cycles and die with it, and the collector's passes over
+    them took ~0.2 s of a 1 s build at 10,000 runs."""
+    global _building, _collector_was_enabled
+    with _building_lock:
+        if not _building:
+            _collector_was_enabled = gc.isenabled()
+            gc.disable()
+        _building += 1
+    try:
+        yield
+    finally:
+        with _building_lock:
+            _building -= 1
+            if not _building and _collector_was_enabled:
+                gc.enable()
+
+
 def dashboard_html(live: LiveLogdir, *, title: str, api_base: str, reload_interval: float,
                    tensorboard: Optional[str] = None, aggregate: Optional[str] = None) -> str:
     """The page's HTML: the report's page with ``served.js``, allowed to ask this server (CSP ``connect-src
     'self'``) and nothing else."""
-    doc, blob = live_document(live, title=title, api_base=api_base, reload_interval=reload_interval,
-                              tensorboard=tensorboard, aggregate=aggregate)
-    return page_html(doc, blob, extra_scripts=(SERVED_SCRIPT,), connect="'self'")
+    with _collector_paused():
+        doc, blob = live_document(live, title=title, api_base=api_base, reload_interval=reload_interval,
+                                  tensorboard=tensorboard, aggregate=aggregate)
+        return page_html(doc, blob, extra_scripts=(SERVED_SCRIPT,), connect="'self'")
