@@ -25,7 +25,8 @@ from tfevents.proto import tensor_pb2, types_pb2
 from ..builders.histograms import default_bucket_edges
 from ..reader.fastscan import native
 
-__all__ = ["pack_columns", "pack_steps", "pack_walls", "unpack_columns", "unpack_steps_values", "narrow_ints", "widen_ints", "CompactHistogram"]
+__all__ = ["pack_columns", "pack_steps", "pack_walls", "unpack_columns", "unpack_steps_values", "narrow_ints",
+           "widen_ints", "CompactHistogram"]
 
 _EXCEPTION_BYTES = 12   # an int32 index and an int64 value
 

@@ -33,8 +33,8 @@ from ..reader.decode import Problem
 from .read import read_run
 from .run import LiveRun, tag_info
 
-__all__ = ["read_in_processes", "start_pool", "pack_runs", "unpack_runs", "jobs_of", "default_processes", "PROCESS_BYTES",
-           "JOB_BYTES"]
+__all__ = ["read_in_processes", "start_pool", "pack_runs", "unpack_runs", "jobs_of", "default_processes",
+           "PROCESS_BYTES", "JOB_BYTES"]
 
 log = logging.getLogger("tfevents.serve")
 
