@@ -17,7 +17,8 @@ from ..framework import dtypes, errors
 from ..framework.graph import Tensor, name_scope
 from ..framework.registry import apply_op, convert_to_tensor, register, shape_broadcast, shape_same
 from .broadcast_gradients import unbroadcast
-from .math_ops import (_binary, _pair, check_int_divisor, exp, floor_div, floormod, negative, reciprocal, sqrt,
+from .operands import _binary, _pair
+from .math_ops import (check_int_divisor, exp, floor_div, floormod, negative, reciprocal, sqrt,
                        square, squared_difference)
 from .nn_ops import softplus
 from .reduction_ops import cumprod
