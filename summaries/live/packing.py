@@ -143,9 +143,8 @@ def _undiff(first: int, packed: tuple) -> np.ndarray:
 
 def unpack_columns(packed: tuple) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The int64 steps, float64 wall times and values of :func:`pack_columns`' result."""
-    first_step, steps, first_bits, walls, values = packed
-    if first_step is not None:
-        steps = _undiff(first_step, steps)
+    steps, values = unpack_steps_values(packed)
+    _, _, first_bits, walls, _ = packed
     if first_bits is not None:
         walls = _undiff(first_bits, walls).view(np.float64)
     return steps, walls, values
