@@ -348,6 +348,16 @@ def build_app(live: LiveLogdir, path_prefix: str = "/", *, title: Optional[str] 
                                  "Referrer-Policy": "no-referrer"})
 
     queries = RunQueries(live)
+    # A page asks for the series of every chart in view at once. Built side by side, their answers share the GIL
+    # and all arrive at the end (six charts of 100 runs: each after ~0.3 s); built one at a time, in the order
+    # asked, the first arrives after ~0.03 s and the page draws it while the server builds the next.
+    series_answers = threading.Lock()
+
+    def one_at_a_time(read):
+        def locked(request: Request):
+            with series_answers:
+                return read(request)
+        return locked
 
     def answer(read):
         def endpoint(request: Request) -> Response:   # sync: Starlette runs it on its thread pool
@@ -364,7 +374,7 @@ def build_app(live: LiveLogdir, path_prefix: str = "/", *, title: Optional[str] 
         Route("/api/v1/tags", answer(lambda r: tags(live, _required(r, "run")))),
         Route("/api/v1/scalars", answer(lambda r: scalars(live, _required(r, "run"), _required(r, "tag"),
                                                           _points_parameter(r), _step_range(r), _binary(r)))),
-        Route("/api/v1/scalars_of_tag", answer(lambda r: scalars_of_tag(live, r, queries))),
+        Route("/api/v1/scalars_of_tag", answer(one_at_a_time(lambda r: scalars_of_tag(live, r, queries)))),
         Route("/api/v1/density", answer(lambda r: density_of(live, r, queries))),
     ]
     if tensorboard is not None:
