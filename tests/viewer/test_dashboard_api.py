@@ -8,12 +8,14 @@ import json
 import math
 import os
 import ssl
+import struct
 import subprocess
 import sys
 import time
 import urllib.error
 import urllib.parse
 import urllib.request
+from typing import Tuple
 
 import numpy as np
 import pytest
@@ -213,6 +215,43 @@ def test_base64_columns_are_the_json_columns(served):
                 want = np.array([as_float(v) for v in a[column]], dtype=np.float64)
                 np.testing.assert_array_equal(got.astype(np.float64), want.astype(dtype).astype(np.float64))
     assert get(base + "api/v1/scalars?" + query(run="spiky", tag="signal", encoding="xml"))[0] == 400
+
+
+def binary_series(body: bytes) -> Tuple[dict, list]:
+    """The head and the series (run, step, wall_time, value) of an ``encoding=binary`` answer, by its layout."""
+    size = struct.unpack_from("<I", body)[0]
+    head = json.loads(body[4:4 + size].decode("utf-8"))
+    at, n = 4 + size + (-(4 + size) % 8), sum(s["points"] for s in head["series"])
+    m = head["series"][0]["points"] if head["shared_steps"] else n
+    assert len(body) == at + 8 * m + 12 * n
+    step, wall = np.frombuffer(body, "<f8", m, at), np.frombuffer(body, "<f8", n, at + 8 * m)
+    value = np.frombuffer(body, "<f4", n, at + 8 * m + 8 * n)
+    ends = np.cumsum([0] + [s["points"] for s in head["series"]])
+    return head, [(s["run"], step if head["shared_steps"] else step[a:b], wall[a:b], value[a:b])
+                  for s, a, b in zip(head["series"], ends, ends[1:])]
+
+
+def test_binary_series_are_the_json_columns(served):
+    base = served["plain"].base
+    shared = []
+    for route, params in (("scalars", {"run": "spiky", "tag": "signal", "points": 100}),
+                          ("scalars_of_tag", {"tag": "loss", "points": 50}),
+                          ("scalars_of_tag", {"tag": "loss", "start": 2, "end": 7}),
+                          ("scalars_of_tag", {"tag": "loss", "runs": "^sweep/"})):
+        plain = get_json(base + "api/v1/%s?" % route + query(**params))
+        status, headers, body = get(base + "api/v1/%s?" % route + query(encoding="binary", **params))
+        assert status == 200 and headers["Content-Type"] == "application/octet-stream"
+        assert headers["X-Content-Type-Options"] == "nosniff"
+        head, series = binary_series(body)
+        shared.append(head["shared_steps"])
+        wanted = plain.get("series", [plain])
+        assert [run for run, *_ in series] == [s.get("run", plain.get("run")) for s in wanted]
+        assert head["tag"] == plain["tag"] and head.get("run") == plain.get("run")
+        for a, (_, step, wall, value) in zip(wanted, series):
+            for column, got, dtype in (("step", step, "<f8"), ("wall_time", wall, "<f8"), ("value", value, "<f4")):
+                want = np.array([as_float(v) for v in a[column]], dtype=np.float64)
+                np.testing.assert_array_equal(got.astype(np.float64), want.astype(dtype).astype(np.float64))
+    assert shared == [False, False, False, True]   # the sweep's runs, at the same steps: theirs sent once
 
 
 def test_runs_since_lists_only_the_series_with_newer_points(served):

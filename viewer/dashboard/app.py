@@ -2,7 +2,7 @@
 
 ``GET /``: the dashboard's page (``page.py``: the interactive report's page asking these routes for its data).
 
-API routes (every answer JSON, ``Content-Type: application/json``; run and tag names travel as query parameters,
+API routes (every answer JSON, ``Content-Type: application/json``, but series asked for with ``encoding=binary``; run and tag names travel as query parameters,
 since they hold slashes):
 
 - ``GET /api/v1/runs``: ``{"pass", "runs": [{"run", "start_time", "hparams": {name: value}, "scalars": {tag:
@@ -22,7 +22,9 @@ since they hold slashes):
   (inclusive), with ``points=N`` only those that N pixel columns draw (``reduce.m4_indices``; after the cut, so a
   zoomed-in chart asks for its range in full resolution); with ``encoding=base64`` each column is base64 of its
   little-endian values: ``step`` and ``wall_time`` float64, ``value`` float32 (a hundred thousand points encode in
-  milliseconds, where JSON's numbers take a good part of a second).
+  milliseconds, where JSON's numbers take a good part of a second); with ``encoding=binary`` the answer is those
+  columns' bytes after a JSON head (``responses.binary_series_response``; ``application/octet-stream``: what the
+  dashboard asks for, read as typed-array views of the answer).
 - ``GET /api/v1/scalars_of_tag?tag=T[&points=N][&runs=REGEX][&run=R...][&where=QUERY][&start=S][&end=E]``:
   ``{"tag", "series": [{"run", "step", "wall_time", "value"}]}``, the series ``T`` of every run that has it, whose name
   ``re.search``-matches ``REGEX`` and, when ``run=`` is given (repeatable: exact names), is one of those; runs by
@@ -63,11 +65,13 @@ from .density import MAX_PIXELS, MAX_SIDE, data_range, density
 from .page import dashboard_html
 from .proxy import MOUNT, tensorboard_routes
 from .reduce import m4_indices
-from .responses import base64_series_response, json_list, json_number, json_response
+from .responses import (SERIES_DTYPES, base64_series_response, binary_series_response, json_list, json_number,
+                        json_response)
 
 __all__ = ["build_app", "normalize_prefix", "MAX_POINTS"]
 
 MAX_POINTS = 100_000   # the most pixel columns ``points=`` may ask for
+ENCODINGS = ("json", "base64", "binary")
 FIRST_PASS_WAIT = 600  # seconds the page waits for the first pass over the logdir before showing what is in
 DATA_CLASS_NAMES = {SCALAR: "scalar", TENSOR: "tensor", BLOB_SEQUENCE: "blob_sequence"}
 
@@ -217,11 +221,13 @@ def tags(live: LiveLogdir, run: str) -> Dict[str, object]:
                                   "points": i.count} for i in infos]}
 
 
+Columns = Tuple[np.ndarray, np.ndarray, np.ndarray]   # a series' step, wall_time and value
+
+
 def _series(live: LiveLogdir, run: str, tag: str, points: Optional[int],
-            steps: Tuple[Optional[int], Optional[int]] = (None, None), binary: bool = False) -> Dict[str, object]:
-    """``{"step", "wall_time", "value"}`` of a scalar series, cut to the steps ``steps`` (inclusive bounds, None:
-    open), then reduced to ``points`` pixel columns when given; ``binary``: each column as base64 of little-endian
-    float64 (steps, exact up to 2**53; wall times) and float32 (values, as the loader keeps them)."""
+            steps: Tuple[Optional[int], Optional[int]] = (None, None)) -> Columns:
+    """``(step, wall_time, value)`` of a scalar series, cut to the steps ``steps`` (inclusive bounds, None: open),
+    then reduced to ``points`` pixel columns when given."""
     series = live.points(run, tag)
     step, wall_time, value = series.step, series.wall_time, series.value
     start, end = steps
@@ -235,8 +241,15 @@ def _series(live: LiveLogdir, run: str, tag: str, points: Optional[int],
     if points is not None:
         keep = m4_indices(step, value, points)
         step, wall_time, value = step[keep], wall_time[keep], value[keep]
-    if binary:
-        return {"step": _base64(step, "<f8"), "wall_time": _base64(wall_time, "<f8"), "value": _base64(value, "<f4")}
+    return step, wall_time, value
+
+
+def _columns(columns: Columns, encoding: str) -> Dict[str, object]:
+    """``{"step", "wall_time", "value"}``: JSON arrays, or with ``encoding`` "base64" each column as base64 of its
+    little-endian values (``SERIES_DTYPES``)."""
+    if encoding == "base64":
+        return {name: _base64(column, dtype) for (name, dtype), column in zip(SERIES_DTYPES, columns)}
+    step, wall_time, value = columns
     return {"step": step.tolist(), "wall_time": json_list(wall_time),
             "value": json_list(np.asarray(value, dtype=np.float64))}
 
@@ -245,20 +258,24 @@ def _base64(column: np.ndarray, dtype: str) -> str:
     return base64.b64encode(np.ascontiguousarray(column, dtype=dtype).tobytes()).decode("ascii")
 
 
-def _binary(request: Request) -> bool:
-    """``encoding=base64``: the columns as base64 (``_series``); ``json`` (the default): as JSON arrays."""
+def _encoding(request: Request) -> str:
+    """``encoding=``: ``json`` (the default), ``base64`` or ``binary``."""
     encoding = request.query_params.get("encoding", "json")
-    if encoding not in ("json", "base64"):
-        raise BadRequest(400, "encoding", "encoding must be json or base64, got %r" % encoding)
-    return encoding == "base64"
+    if encoding not in ENCODINGS:
+        raise BadRequest(400, "encoding", "encoding must be json, base64 or binary, got %r" % encoding)
+    return encoding
 
 
 def scalars(live: LiveLogdir, run: str, tag: str, points: Optional[int],
-            steps: Tuple[Optional[int], Optional[int]] = (None, None), binary: bool = False) -> Dict[str, object]:
+            steps: Tuple[Optional[int], Optional[int]] = (None, None), encoding: str = "json"):
+    """The answer's content, or with ``encoding=binary`` the answer itself (``binary_series_response``)."""
     _known_run(live, run)
     if not live.tags(runs=[run], tags=[tag], data_class=SCALAR):
         raise BadRequest(404, "tag", "run %r has no scalar series %r" % (run, tag))
-    return {"run": run, "tag": tag, **_series(live, run, tag, points, steps, binary)}
+    columns = _series(live, run, tag, points, steps)
+    if encoding == "binary":
+        return binary_series_response({"run": run, "tag": tag}, [(run, columns)])
+    return {"run": run, "tag": tag, **_columns(columns, encoding)}
 
 
 def _runs_pattern(request: Request) -> "re.Pattern":
@@ -284,14 +301,15 @@ def _chosen_runs(live: LiveLogdir, tag: str, request: Request, queries: RunQueri
 
 
 def scalars_of_tag(live: LiveLogdir, request: Request, queries: RunQueries):
-    """The answer's content, or with ``encoding=base64`` the answer itself (``base64_series_response``)."""
+    """The answer's content, or with ``encoding=base64`` or ``binary`` the answer itself."""
     tag, points, steps = _required(request, "tag"), _points_parameter(request), _step_range(request)
-    binary = _binary(request)
-    series = [(run, _series(live, run, tag, points, steps, binary))
-              for run in _chosen_runs(live, tag, request, queries)]
-    if binary:
-        return base64_series_response({"tag": tag}, series)
-    return {"tag": tag, "series": [{"run": run, **columns} for run, columns in series]}
+    encoding = _encoding(request)
+    series = [(run, _series(live, run, tag, points, steps)) for run in _chosen_runs(live, tag, request, queries)]
+    if encoding == "binary":
+        return binary_series_response({"tag": tag}, series)
+    if encoding == "base64":
+        return base64_series_response({"tag": tag}, [(run, _columns(columns, encoding)) for run, columns in series])
+    return {"tag": tag, "series": [{"run": run, **_columns(columns, encoding)} for run, columns in series]}
 
 
 def _side(request: Request, name: str) -> int:
@@ -373,7 +391,7 @@ def build_app(live: LiveLogdir, path_prefix: str = "/", *, title: Optional[str] 
         Route("/api/v1/runs", answer(lambda r: runs(live, _since(r), _where(r, queries), _after(r)))),
         Route("/api/v1/tags", answer(lambda r: tags(live, _required(r, "run")))),
         Route("/api/v1/scalars", answer(lambda r: scalars(live, _required(r, "run"), _required(r, "tag"),
-                                                          _points_parameter(r), _step_range(r), _binary(r)))),
+                                                          _points_parameter(r), _step_range(r), _encoding(r)))),
         Route("/api/v1/scalars_of_tag", answer(one_at_a_time(lambda r: scalars_of_tag(live, r, queries)))),
         Route("/api/v1/density", answer(lambda r: density_of(live, r, queries))),
     ]

@@ -69,14 +69,30 @@ async function getJson(route, params) {
   return answer.json();
 }
 
-/** A series' columns as the API sends them with ``encoding=base64`` (app.py _series): float64 steps and wall
- * times, float32 values, as typed arrays (no number parsing: a chart of many runs arrives in milliseconds). */
-function columns(answer) {
-  return {step: typedArray(answer.step, Float64Array), wall: typedArray(answer.wall_time, Float64Array),
-          value: typedArray(answer.value, Float32Array)};
+/** The series of a binary answer (GET ...&encoding=binary, responses.py binary_series_response): the head's runs,
+ * each with typed-array views of its columns in the answer's bytes (float64 steps and wall times, float32 values;
+ * no number or base64 character to read), runs at the same steps sharing one array of them. */
+async function getSeries(route, params) {
+  SERVED.requests++;
+  const answer = await fetch(apiUrl(route, Object.assign({}, params, {encoding: "binary"})),
+                             {credentials: "same-origin", cache: "no-store"});
+  if (!answer.ok) throw new Error(route + ": HTTP " + answer.status);
+  const bytes = await answer.arrayBuffer(), size = new DataView(bytes).getUint32(0, true);
+  const head = JSON.parse(new TextDecoder().decode(new Uint8Array(bytes, 4, size)));
+  const n = head.series.reduce((total, s) => total + s.points, 0), at = Math.ceil((4 + size) / 8) * 8;
+  const m = head.shared_steps ? head.series[0].points : n;   // shared: one series' steps, every one's
+  const step = new Float64Array(bytes, at, m), wall = new Float64Array(bytes, at + 8 * m, n);
+  const value = new Float32Array(bytes, at + 8 * m + 8 * n, n);
+  let from = 0;
+  return head.series.map(s => {
+    const to = from + s.points, got = {run: s.run, step: head.shared_steps ? step : step.subarray(from, to),
+                                       wall: wall.subarray(from, to), value: value.subarray(from, to)};
+    from = to;
+    return got;
+  });
 }
 
-/** An array the API sent as base64 of its little-endian values, as a ``Type`` (Float64Array, Int32Array...). */
+/** An array the API sent as base64 of its little-endian values, as a ``Type`` (Float32Array, Int32Array...). */
 function typedArray(text, Type) {
   const bytes = decodeBase64(text);
   return new Type(bytes.buffer, 0, bytes.length / Type.BYTES_PER_ELEMENT);
@@ -133,14 +149,13 @@ const NAMED_RUNS_MAX_CHARS = 8000;   // run= names in one URL at most (the serve
 /** One request for the series of ``tag`` (GET api/v1/scalars_of_tag), filling those of ``runs`` (name -> series):
  * only theirs, named (``run=``), unless that is every run of the tag or too long a URL. */
 async function loadTag(tag, runs, width) {
-  const names = Array.from(runs.keys()), params = {tag, points: width, encoding: "base64"};
+  const names = Array.from(runs.keys()), params = {tag, points: width};
   const ofTag = SERIES.filter(s => s.tag === tag && s.fetch).length;
   if (names.length < ofTag && names.reduce((n, name) => n + name.length + 5, 0) <= NAMED_RUNS_MAX_CHARS) params.run = names;
-  const got = await getJson("scalars_of_tag", params);
-  for (const answer of got.series) {
-    const s = runs.get(answer.run);
+  for (const got of await getSeries("scalars_of_tag", params)) {
+    const s = runs.get(got.run);
     if (!s) continue;
-    Object.assign(s, columns(answer));
+    Object.assign(s, {step: got.step, wall: got.wall, value: got.value});
     s.smoothed = null; s.weight = null; s.xs = {};
     s.pending = false;
     SERVED.loaded.add(s);
@@ -162,11 +177,10 @@ async function zoomIn(chart, range) {
   const tags = Array.from(new Set(shown.map(s => s.tag)));
   try {
     for (const tag of tags) {
-      const got = await getJson("scalars_of_tag", {tag, points: width, start, end, encoding: "base64"});
       const byRun = new Map(shown.filter(x => x.tag === tag).map(x => [x.fetch.run, x]));
-      for (const answer of got.series) {
-        const s = byRun.get(answer.run);
-        if (s) merge(s, answer);
+      for (const got of await getSeries("scalars_of_tag", {tag, points: width, start, end})) {
+        const s = byRun.get(got.run);
+        if (s) merge(s, got);
       }
     }
   } catch (err) {
@@ -177,11 +191,10 @@ async function zoomIn(chart, range) {
   refreshData(chart);
 }
 
-/** ``s`` with the points of ``answer`` added (by step; the answer's point wins where both have a step). */
-function merge(s, answer) {
+/** ``s`` with the points of ``got`` added (by step; the point got wins where both have a step). */
+function merge(s, got) {
   const byStep = new Map();
   for (let i = 0; i < s.step.length; i++) byStep.set(s.step[i], [s.wall[i], s.value[i]]);
-  const got = columns(answer);
   got.step.forEach((step, i) => byStep.set(step, [got.wall[i], got.value[i]]));
   const steps = Array.from(byStep.keys()).sort((a, b) => a - b);
   s.step = Float64Array.from(steps);
@@ -297,7 +310,7 @@ TFE.redrawOnTop = () => { for (const chart of TFE.charts) if (chart.densityData)
 async function seriesOnTop(run, tag, width) {
   const key = run + "\n" + tag + "\n" + width;
   if (!ON_TOP_CACHE.has(key)) {
-    ON_TOP_CACHE.set(key, getJson("scalars", {run, tag, points: width, encoding: "base64"}).then(columns));
+    ON_TOP_CACHE.set(key, getSeries("scalars", {run, tag, points: width}).then(got => got[0]));
   }
   return ON_TOP_CACHE.get(key);
 }
