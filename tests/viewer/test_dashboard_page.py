@@ -101,6 +101,22 @@ def test_each_chart_draws_what_the_api_answers_for_its_width(browser, served):
     assert all(url.startswith(origin) for url in network_requests(browser) if url.startswith("http"))
 
 
+def test_runs_at_the_same_steps_arrive_sharing_one_array_of_them(browser, served):
+    base = served["plain"].base
+    load(browser, base)
+    _wait(browser, lambda s: "samples_seen" in s, 20, "the page built")
+    browser.execute_script("window.__tfe.charts.find(c => c.title === 'samples_seen').card.scrollIntoView()")
+    state = _wait(browser, lambda s: s["samples_seen"]["drawn"], 20, "the samples_seen chart drawn")
+    same = browser.execute_script("""
+        const c = window.__tfe.charts.find(c => c.title === 'samples_seen'), [a, b] = c.shown;
+        return [a.step === b.step, c.u.data[0] === a.step || Array.from(c.u.data[0]).join() === Array.from(a.step).join(),
+                Array.from(a.value), Array.from(b.value)];""")
+    assert same[:2] == [True, True]   # one steps array (the binary answer's shared_steps), drawn as the x
+    for run, drawn in zip(("sweep/lr_0.01", "sweep/lr_0.1"), same[2:]):
+        answer = get_json(base + "api/v1/scalars?" + query(run=run, tag="samples_seen"))
+        assert state["samples_seen"]["series"][run] == answer["step"] and drawn == answer["value"]
+
+
 def test_appended_steps_are_drawn_within_two_reload_intervals_without_a_reload(browser, served):
     load(browser, served["plain"].base)
     _wait(browser, lambda s: s.get("loss", {}).get("drawn") and "growing" in s["loss"]["series"], 20,

@@ -82,6 +82,7 @@ TFE.xFromTag = xFromTag;
  * out the points without an x, ``dropped`` their count. */
 function xsOf(s, mode) {
   if (s.xs[mode]) return s.xs[mode];
+  if (mode === "step" && STEP_XS.has(s.step)) return (s.xs[mode] = STEP_XS.get(s.step));
   const n = s.step.length, out = new Float64Array(n);
   if (mode === "step") out.set(s.step);
   else if (mode === "wall") out.set(s.wall);
@@ -92,8 +93,12 @@ function xsOf(s, mode) {
   for (let i = 1; i < n; i++) if (out[i] < out[i - 1]) { sorted = false; break; }
   const order = sorted && !dropped ? null
     : Array.from(out.keys()).filter(i => out[i] === out[i]).sort((a, b) => out[a] - out[b] || a - b);
-  return (s.xs[mode] = {x: out, order, dropped});
+  s.xs[mode] = {x: out, order, dropped};
+  if (mode === "step") STEP_XS.set(s.step, s.xs[mode]);
+  return s.xs[mode];
 }
+const STEP_XS = new WeakMap();   // a steps array -> xsOf's answer on the step axis: the served page's runs at the
+                                 // same steps share one array of them (served.js getSeries), and so one x
 
 /** Indices (ascending x) kept for display: every point in [lo, hi] when they are few, else per bucket of
  * the range the first, last, min and max of ``a`` and ``b`` (M4); plus the neighbours just outside. */
