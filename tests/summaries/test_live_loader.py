@@ -241,6 +241,46 @@ def test_packed_columns_take_the_cheapest_form_and_unpack_bit_for_bit(code, monk
         assert step_values[0].tobytes() == steps.tobytes() and step_values[1] is out[2]
 
 
+def test_series_packed_at_the_same_steps_unpack_to_one_read_only_array():
+    """A sweep's runs logged at the same steps: one array of steps for all of them (a density of 10,000 runs reads
+    it, not 10,000 copies), which nothing can write; other steps, another array; a column with a difference kept
+    aside, or longer than SHARED_STEPS_MAX_POINTS, unpacked each time, read-only too."""
+    rng = np.random.default_rng(11)
+    steps = np.arange(0, 3000, 3, dtype=np.int64)
+    runs = [pack_columns(steps.copy(), 1.7e9 + np.arange(1000.0) * rng.random(), rng.random(1000).astype(np.float32))
+            for _ in range(3)]
+    got = [unpack_steps_values(packed)[0] for packed in runs]
+    assert got[0] is got[1] is got[2] and got[0].tolist() == steps.tolist()
+    assert unpack_columns(runs[0])[0] is got[0]
+    with pytest.raises(ValueError):
+        got[0][0] = 5
+    other = unpack_steps_values(pack_columns(steps + 1, np.zeros(1000), np.zeros(1000, np.float32)))[0]
+    assert other is not got[0] and other.tolist() == (steps + 1).tolist()
+    gap = np.r_[steps, 10 ** 12]   # a difference beyond int32: kept aside
+    long = np.arange(packing.SHARED_STEPS_MAX_POINTS + 1, dtype=np.int64)
+    for column in (gap, long):
+        packed = pack_columns(column, np.zeros(len(column)), np.zeros(len(column), np.float32))
+        a, b = unpack_steps_values(packed)[0], unpack_steps_values(packed)[0]
+        assert a is not b and a.tolist() == column.tolist() and not a.flags.writeable
+
+
+def test_steps_and_values_of_many_runs_are_each_runs(tmp_path):
+    for run, n in (("a", 5), ("b", 7), ("c", 0)):
+        with SummaryWriter(str(tmp_path / run)) as w:
+            for step in range(n):
+                w.add_scalar("loss", 1.0 / (step + 1), step * 2)
+            w.add_scalar("other", 3.0, 1)
+    live = LiveLogdir(str(tmp_path))
+    live.reload()
+    names = ["a", "b", "c", "no such run"]
+    got = live.steps_and_values_of(names, "loss")
+    alone = [live.steps_and_values(run, "loss") for run in names]
+    assert [g is None for g in got] == [a is None for a in alone] == [False, False, True, True]
+    for g, a in zip(got[:2], alone[:2]):
+        assert g[0].tolist() == a[0].tolist() and g[1].tolist() == a[1].tolist()
+    assert got[1][0].tolist() == [0, 2, 4, 6, 8, 10, 12]
+
+
 def test_compact_histograms_rebuild_the_rust_servers_tensor_for_any_limits():
     """Runs and subsets of TensorFlow's default edges, custom limits, counts float32 cannot hold, NaN counts,
     mismatched lengths: the rebuilt tensor is the row's, bit for bit; default edges are kept as table indices.
