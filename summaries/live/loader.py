@@ -27,7 +27,7 @@ import logging
 import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
-from typing import Callable, Collection, Dict, Iterable, List, Mapping, NamedTuple, Optional, Tuple
+from typing import Callable, Collection, Dict, Iterable, List, Mapping, NamedTuple, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -257,6 +257,14 @@ class LiveLogdir:
         without the wall times, which stay packed (a density of 10,000 runs unpacks half as much)."""
         s = self._series_of(run, tag)
         return s.reservoir.steps_values if s is not None else None
+
+    def steps_and_values_of(self, runs: Sequence[str], tag: str) -> List[Optional[Tuple[np.ndarray, np.ndarray]]]:
+        """:meth:`steps_and_values` of ``tag`` for each of ``runs``, the runs looked up under one hold of the lock
+        (a density of 10,000 runs)."""
+        with self.lock:
+            found = [self._shown_run(run) for run in runs]
+            series = [r.series.get(tag) if r is not None else None for r in found]
+        return [s.reservoir.steps_values if s is not None else None for s in series]
 
     def blob(self, run: str, tag: str, step: int, index: int) -> bytes:
         """Blob ``index`` of the blob sequence ``run``/``tag`` at ``step``; LookupError saying which part is

@@ -330,7 +330,7 @@ def density_of(live: LiveLogdir, request: Request, queries: RunQueries) -> Dict[
                                                                                              width * height))
     logy = request.query_params.get("logy", "0") not in ("0", "", "false")
     names = _chosen_runs(live, tag, request, queries)
-    series = [live.steps_and_values(run, tag) for run in names]
+    series = live.steps_and_values_of(names, tag)
     x_range, y_range = data_range(series, logy)
     d = density(series, x_range, y_range, width, height, logy)
     return {"tag": tag, "width": width, "height": height, "logy": logy, "x_range": list(x_range),
