@@ -18,13 +18,16 @@ function ema(values, weight) {
   for (let i = 1; i < n; i++) if (!(values[i] === values[0])) { constant = false; break; }
   if (n > 0 && !(values[0] === values[0])) constant = false;
   if (n === 0 || constant) { out.set(values); return out; }
-  let last = 0, count = 0;
+  // 1 - w**n is exactly 1 once w**n < 2**-54 (half the spacing of doubles below 1; smoothing.py's rule): from
+  // there on no power is taken (at w = 0.6 after 74 points), the same numbers ~10x sooner
+  let last = 0, count = 0, whole = weight === 1;   // w == 1: TensorBoard divides by 1
   for (let i = 0; i < n; i++) {
     const v = values[i];
     if (!isFinite(v)) { out[i] = v; continue; }
     last = last * weight + (1 - weight) * v;
     count++;
-    const debias = weight === 1 ? 1 : 1 - Math.pow(weight, count);
+    let debias = 1;
+    if (!whole) { const p = Math.pow(weight, count); if (p < 2 ** -54) whole = true; else debias = 1 - p; }
     out[i] = last / debias;
   }
   return out;
