@@ -18,7 +18,8 @@ const c = tfe.charts.find(c => c.title === title), u = c.u;
 const frame = () => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)));
 const image = () => u.ctx.getImageData(0, 0, u.ctx.canvas.width, u.ctx.canvas.height).data;
 (async () => {
-  if (zoom) { const x = u.data[0]; u.setScale("x", {min: x[Math.floor(x.length / 4)], max: x[Math.floor(x.length / 2)]}); }
+  const x = u.data[0];
+  if (zoom) u.setScale("x", {min: x[Math.floor(x.length / 4)], max: x[Math.floor(x.length / 2)]});
   u.redraw(true, false); await frame();
   const ours = u.series.slice(1).every(s => s.paths === tfe.linePaths), mine = image();
   for (const s of u.series.slice(1)) s.paths = uPlot.paths.linear();

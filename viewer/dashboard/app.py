@@ -2,8 +2,8 @@
 
 ``GET /``: the dashboard's page (``page.py``: the interactive report's page asking these routes for its data).
 
-API routes (every answer JSON, ``Content-Type: application/json``, but series asked for with ``encoding=binary``; run and tag names travel as query parameters,
-since they hold slashes):
+API routes (every answer JSON, ``Content-Type: application/json``, but series asked for with ``encoding=binary``;
+run and tag names travel as query parameters, since they hold slashes):
 
 - ``GET /api/v1/runs``: ``{"pass", "runs": [{"run", "start_time", "hparams": {name: value}, "scalars": {tag:
   {"last", "last_step", "last_wall_time", "min", "min_step", "max", "max_step", "points"}}}]}``, runs sorted by
