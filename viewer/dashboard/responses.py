@@ -41,7 +41,11 @@ def _json_text(content) -> str:
 
 
 def _response(text: str, status: int = 200) -> Response:
-    return Response(text.encode("utf-8"), status, media_type="application/json",
+    return _answer(text.encode("utf-8"), "application/json", status)
+
+
+def _answer(body: bytes, media_type: str, status: int = 200) -> Response:
+    return Response(body, status, media_type=media_type,
                     headers={"X-Content-Type-Options": "nosniff", "Cache-Control": "no-store"})
 
 
@@ -88,5 +92,4 @@ def binary_series_response(head: Dict[str, object], series: Sequence[Tuple[str, 
     for k, (_, dtype) in enumerate(SERIES_DTYPES):
         parts += [np.ascontiguousarray(columns[k], dtype=dtype).tobytes()
                   for _, columns in (series[:1] if shared and k == 0 else series)]
-    return Response(b"".join(parts), media_type="application/octet-stream",
-                    headers={"X-Content-Type-Options": "nosniff", "Cache-Control": "no-store"})
+    return _answer(b"".join(parts), "application/octet-stream")

@@ -62,22 +62,23 @@ function apiUrl(route, params) {
   return url;
 }
 
-async function getJson(route, params) {
+/** The answer of GET ``route`` with ``params`` (an Error unless it is a 200). */
+async function ask(route, params) {
   SERVED.requests++;
   const answer = await fetch(apiUrl(route, params), {credentials: "same-origin", cache: "no-store"});
   if (!answer.ok) throw new Error(route + ": HTTP " + answer.status);
-  return answer.json();
+  return answer;
+}
+
+async function getJson(route, params) {
+  return (await ask(route, params)).json();
 }
 
 /** The series of a binary answer (GET ...&encoding=binary, responses.py binary_series_response): the head's runs,
  * each with typed-array views of its columns in the answer's bytes (float64 steps and wall times, float32 values;
  * no number or base64 character to read), runs at the same steps sharing one array of them. */
 async function getSeries(route, params) {
-  SERVED.requests++;
-  const answer = await fetch(apiUrl(route, Object.assign({}, params, {encoding: "binary"})),
-                             {credentials: "same-origin", cache: "no-store"});
-  if (!answer.ok) throw new Error(route + ": HTTP " + answer.status);
-  const bytes = await answer.arrayBuffer(), size = new DataView(bytes).getUint32(0, true);
+  const bytes = await (await ask(route, Object.assign({}, params, {encoding: "binary"}))).arrayBuffer(), size = new DataView(bytes).getUint32(0, true);
   const head = JSON.parse(new TextDecoder().decode(new Uint8Array(bytes, 4, size)));
   const n = head.series.reduce((total, s) => total + s.points, 0), at = Math.ceil((4 + size) / 8) * 8;
   const m = head.shared_steps ? head.series[0].points : n;   // shared: one series' steps, every one's
